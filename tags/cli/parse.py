@@ -1,0 +1,106 @@
+"""``tags parse``: captions (one a line) -> scene graphs (FACTUAL strings or JSON lines)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, TextIO
+
+from tqdm import tqdm
+
+
+@dataclass
+class ParseStats:
+    lines: int = 0
+    empty: int = 0
+    undecodable: int = 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "parse",
+        help="parse captions into scene graphs",
+        description="Parse captions (one per line) into scene graphs. Output line i belongs "
+        "to input line i: empty lines give empty graphs, undecodable lines are reported "
+        "by line number and give empty graphs (or stop the run with --strict).",
+    )
+    p.add_argument("input", nargs="?", default="-", help="caption file, or - for stdin")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument(
+        "--format",
+        choices=("factual", "json"),
+        default="factual",
+        help="factual: 'caption<TAB>graph' lines; json: one SceneGraph object a line",
+    )
+    p.add_argument("--model", default=None, help="spaCy model package (default: auto)")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--workers", type=int, default=1, help="parser processes (fork)")
+    p.add_argument("--max-chars", type=int, default=None, help="cut longer captions")
+    p.add_argument("--strict", action="store_true", help="stop at the first undecodable line")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def read_captions(stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextIO) -> Iterator[str]:
+    """Decode UTF-8 lines; a bad line is reported with its number and yields ""."""
+    for number, raw in enumerate(stream, start=1):
+        stats.lines += 1
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            stats.undecodable += 1
+            message = f"line {number}: not valid UTF-8 ({err.reason} at byte {err.start})"
+            if strict:
+                raise ValueError(message) from err
+            print(f"warning: {message}; writing an empty graph", file=warn)
+            text = ""
+        text = text.rstrip("\r\n")
+        if not text.strip():
+            stats.empty += 1
+        yield text
+
+
+def run(args: argparse.Namespace) -> int:
+    from parsers.scene_graph_parser import DEFAULT_MAX_CHARS, SceneGraphParser
+
+    parser = SceneGraphParser(
+        args.model,
+        batch_size=args.batch_size,
+        max_chars=args.max_chars or DEFAULT_MAX_CHARS,
+    )
+    stats = ParseStats()
+    source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
+    sink = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    start = time.perf_counter()
+    try:
+        captions = read_captions(source, stats, args.strict, sys.stderr)
+        graphs = parser.pipe(captions, n_process=args.workers)
+        bar = tqdm(graphs, unit=" captions", disable=args.no_progress or None, file=sys.stderr)
+        for graph in bar:
+            if args.format == "json":
+                sink.write(json.dumps(graph.to_dict(), ensure_ascii=False) + "\n")
+            else:
+                caption = " ".join(graph.caption.split())
+                sink.write(f"{caption}\t{graph.to_factual()}\n")
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+        if sink is not sys.stdout:
+            sink.close()
+        else:
+            sink.flush()
+    seconds = time.perf_counter() - start
+    print(
+        f"parsed {stats.lines} lines in {seconds:.1f}s "
+        f"({stats.empty} empty, {stats.undecodable} undecodable, "
+        f"{parser.truncated} truncated to {parser.max_chars} chars)",
+        file=sys.stderr,
+    )
+    return 0
