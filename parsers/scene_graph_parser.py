@@ -428,7 +428,10 @@ class _Rules:
                     return self.entities_of(holder), passive
                 if holder.tag_.startswith("VB"):
                     return self.verb_subjects(holder)
-            return self.entities_of(head), passive
+            # conjuncts after the verb are its objects, not its subjects ("a man holding a
+            # cup and a plate" is often parsed with "plate" conjoined to "man")
+            before = [c for c in self.with_conjuncts(head) if c.i < v.i]
+            return [e for c in before if (e := self.resolve(c)) is not None], passive
         if v.dep_ in INHERIT_SUBJECT_DEPS and v.head is not v:
             subjects, head_passive = self.verb_subjects(v.head)
             if v.dep_ == "conj":
@@ -475,9 +478,16 @@ class _Rules:
         lemma = self.b.lem(v)
         particles = [c for c in v.children if c.dep_ == "prt"]
         found = False
+        late = []
+        if v.dep_ == "acl":
+            late = [c for c in self.with_conjuncts(v.head) if c.i > v.i]
         for c in v.children:
             if c.dep_ in OBJECT_DEPS:
-                objects = self.entities_of(c)
+                if c.lower_ in RELATIVE_PRONOUNS and v.dep_ == "relcl":
+                    continue  # the gapped object: handled below
+                objects = self.entities_of(c) + [
+                    e for x in late if (e := self.resolve(x)) is not None
+                ]
                 for s in subjects:
                     for o in objects:
                         self.b.add_relation(s, [v, *particles], o, lemma_with(lemma, particles))
@@ -513,7 +523,11 @@ class _Rules:
         if (
             v.dep_ == "relcl"
             and not found
-            and not any(c.dep_ in OBJECT_DEPS | {"prep", "prt"} for c in v.children)
+            and not any(
+                (c.dep_ in OBJECT_DEPS and c.lower_ not in RELATIVE_PRONOUNS)
+                or c.dep_ in {"prep", "prt"}
+                for c in v.children
+            )
         ):
             subj = self.nsubj_entities(v)
             if subj and not any(
@@ -609,7 +623,7 @@ class SceneGraphParser:
 
     def parse(self, caption: str) -> SceneGraph:
         """Parse one caption."""
-        return self.parse_batch([caption])[0]
+        return self.graph_from_doc(self.nlp(self._clip(caption)))
 
     def parse_batch(
         self, captions: Sequence[str], *, n_process: int = 1, batch_size: int | None = None
