@@ -648,7 +648,29 @@ class SceneGraphParser:
         if not doc.text.strip():
             return SceneGraph(caption=doc.text)
         _set_pos(doc)
+        self._merge_known_compounds(doc)
         return _Rules(doc, self.lemmatizer, self.lexicon).run()
+
+    def _merge_known_compounds(self, doc: Doc) -> None:
+        """Re-join a known compound noun ("fire hydrant") that the tagger split into a noun
+        and an adjective or verb, so it becomes one object as FACTUAL writes it."""
+        spans = []
+        for a, b in zip(doc, doc[1:]):
+            if a.tag_ not in NOUN_TAGS and a.tag_ != "JJ":
+                continue
+            if b.tag_ in NOUN_TAGS and a.head is b:
+                continue  # already parsed as a compound
+            key = f"{self.lemmatizer.lemma(a.text, 'NOUN')} {self.lemmatizer.lemma(b.text, 'NOUN')}"
+            hit = self.lexicon.pair.get(key)
+            if hit and hit[0] == "merge" and hit[1] >= 2 and (not spans or spans[-1].end <= a.i):
+                spans.append(doc[a.i : b.i + 1])
+        if not spans:
+            return
+        with doc.retokenize() as retok:
+            for span in spans:
+                last = span[-1]
+                tag = "NNS" if last.tag_ in {"NNS", "VBZ"} else "NN"
+                retok.merge(span, attrs={"TAG": tag, "POS": "NOUN"})
 
     # --------------------------------------------------------------- internals
     def _clip(self, caption: str) -> str:
@@ -721,7 +743,9 @@ def _set_pos(doc: Doc) -> None:
                 "acomp",
             } and ("prep" in deps or (t.dep_ == "ROOT" and t.i == len(doc) - 1) or tag == "XX"):
                 t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
-        elif (tag == "VBG" and t.dep_ == "pcomp" and not any(True for _ in t.children)) or tag == "XX":
+        elif (
+            tag == "VBG" and t.dep_ == "pcomp" and not any(True for _ in t.children)
+        ) or tag == "XX":
             t.tag_ = "NN"
     for t in doc:
         t.pos_ = TAG_TO_POS.get(t.tag_, "X")

@@ -57,7 +57,8 @@ def read_captions(stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextI
             if strict:
                 raise ValueError(message) from err
             print(f"warning: {message}; writing an empty graph", file=warn)
-            text = ""
+            yield ""
+            continue
         text = text.rstrip("\r\n")
         if not text.strip():
             stats.empty += 1

