@@ -10,6 +10,7 @@ clothing as "wear".
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -655,7 +656,7 @@ class SceneGraphParser:
         """Re-join a known compound noun ("fire hydrant") that the tagger split into a noun
         and an adjective or verb, so it becomes one object as FACTUAL writes it."""
         spans = []
-        for a, b in zip(doc, doc[1:]):
+        for a, b in itertools.pairwise(doc):
             if a.tag_ not in NOUN_TAGS and a.tag_ != "JJ":
                 continue
             if b.tag_ in NOUN_TAGS and a.head is b:

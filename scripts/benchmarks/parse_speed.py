@@ -44,7 +44,10 @@ def main() -> None:
     from parsers.scene_graph_parser import SceneGraphParser
 
     captions = [
-        line.strip() for f in args.captions for line in open(f, encoding="utf-8") if line.strip()
+        line.strip()
+        for f in args.captions
+        for line in Path(f).read_text(encoding="utf-8").splitlines()
+        if line.strip()
     ]
     n = len(captions)
     print(
