@@ -240,6 +240,14 @@ PRONOUN_NAMES = {"they": "people", "them": "people", "he": "man", "him": "man", 
 #: ("ground covered in snow" -> snow, cover, ground).
 AGENTIVE_PASSIVES = {"cover": {"in", "with", "by"}, "surround": {"by", "with"}}
 
+#: Prepositions FACTUAL writes in another form.
+PREP_NORMAL = {
+    "underneath": "under", "beneath": "under", "below": "under", "inside of": "inside",
+    "in between": "between", "atop": "on top of", "on front of": "in front of",
+    "in middle of": "on middle of", "on the middle of": "on middle of",
+    "in the middle of": "on middle of", "outside of": "outside", "close to": "near",
+}  # fmt: skip
+
 #: Verb + preposition predicates FACTUAL writes differently.
 VERB_PREP_NORMAL = {"dress in": "wear", "dress with": "wear", "clothe in": "wear"}
 
@@ -269,7 +277,7 @@ class LearnedLexicon:
         return cls(json.loads(file.read_text()))
 
     def compound(self, modifier: str, head: str) -> str:
-        """merge / attr / have / split / drop for the compound "modifier head"."""
+        """merge / join / attr / have / split / drop for the compound "modifier head"."""
         for table, key in (
             (self.pair, f"{modifier} {head}"),
             (self.mod, modifier),

@@ -26,6 +26,7 @@ from parsers.lexicon import (
     COLLECTIVES,
     COLOUR_DEGREES,
     NUMBER_WORDS,
+    PREP_NORMAL,
     PREP_PREFIXES,
     PRONOUN_NAMES,
     QUANTIFIERS,
@@ -63,6 +64,7 @@ class _Builder:
 
     doc: Doc
     lemma: Lemmatizer
+    lexicon: LearnedLexicon
     graph: SceneGraph = field(init=False)
     entity_of: dict[int, int] = field(default_factory=dict)
     _relations: set[tuple[int, str, int]] = field(default_factory=set)
@@ -81,7 +83,13 @@ class _Builder:
         phrase_first = min([first, *phrase], key=lambda t: t.i)
         text = self.doc.text[first.idx : head.idx + len(head.text)]
         if name is None:
-            name = " ".join([*(w.lower_ for w in words), self.lem(head)])
+            glue = " "
+            if (
+                len(words) == 1
+                and self.lexicon.compound(self.lem(words[0]), self.lem(head)) == "join"
+            ):
+                glue = ""  # "cell phone" -> cellphone
+            name = glue.join([*(w.lower_ for w in words), self.lem(head)])
         idx = len(self.graph.entities)
         self.graph.entities.append(
             Entity(
@@ -138,7 +146,7 @@ class _Rules:
     def __init__(self, doc: Doc, lemma: Lemmatizer, lexicon: LearnedLexicon):
         self.doc = doc
         self.lexicon = lexicon
-        self.b = _Builder(doc, lemma)
+        self.b = _Builder(doc, lemma, lexicon)
         self.redirect: dict[int, int] = {}  # collective token -> member noun token
 
     # ------------------------------------------------------------- entities
@@ -225,9 +233,9 @@ class _Rules:
             elif (
                 c.dep_ in {"compound", "nmod"}
                 and self.is_noun(c)
-                and self.compound_kind(c) == "merge"
+                and self.compound_kind(c) in {"merge", "join"}
             ):
-                words.extend(w for w in c.subtree if w.dep_ == "compound" or w is c)
+                words.extend(w for w in c.subtree if w.dep_ == "compound" or w == c)
         return sorted(words, key=lambda t: t.i)
 
     # ----------------------------------------------------------- attributes
@@ -236,8 +244,12 @@ class _Rules:
             e = self.b.entity_of.get(t.i)
             if e is None:
                 continue
-            for c in t.children:
-                self.modifier(e, c)
+            merged = self.compound_words(t)
+            merged_ids = {w.i for w in merged}
+            for w in [t, *merged]:
+                for c in w.children:
+                    if c.i not in merged_ids:
+                        self.modifier(e, c)
         for collective, member in self.redirect.items():
             e = self.resolve(self.doc[member])
             tok = self.doc[collective]
@@ -260,6 +272,8 @@ class _Rules:
 
     def modifier(self, e: int, c: Token) -> None:
         dep = c.dep_
+        if dep in {"amod", "compound", "nmod", "npadvmod"} and _degree_of(c) is not None:
+            return  # "light" in "light brown", "salmon" in "salmon colored": the next one's
         if dep == "nummod" or (dep in {"det", "quantmod"} and _number(c)):
             value = _number(c)
             if value is not None:
@@ -276,10 +290,10 @@ class _Rules:
             self.attribute_tokens(e, c)
             return
         if dep == "amod" or (dep in {"nmod", "npadvmod"} and c.tag_ in {"JJ", "VBN", "VBG"}):
-            if c.lower_ in QUANTIFIERS or (dep == "amod" and self.adjective_kind(c) != "attr"):
+            if c.lower_ in QUANTIFIERS:
                 return
-            if _degree_of(c) is not None:
-                return  # "light" in "light brown": part of the next attribute
+            if dep == "amod" and _degree_before(c) is None and self.adjective_kind(c) != "attr":
+                return
             if c.tag_ in {"VBG", "VBN"} and any(
                 x.dep_ in {"prep", "dobj", "agent"} for x in c.children
             ):
@@ -299,7 +313,7 @@ class _Rules:
                 words.extend(m.subtree)
             elif m.dep_ in {"punct"} and m.text == "-":
                 words.append(m)
-        words = [w for w in words if w.dep_ not in {"cc", "conj"} or w is c]
+        words = [w for w in words if w.dep_ not in {"cc", "conj"} or w == c]
         self.b.add_attribute(e, words)
         for m in c.children:
             if m.dep_ == "conj" and m.tag_ in {"JJ", "NN", "VBN", "VBG"}:
@@ -339,12 +353,10 @@ class _Rules:
             return words, pobj
         return words, None
 
-    def predicate(self, words: Iterable[Token], verb: Token | None = None) -> str:
-        ordered = sorted(set(words), key=lambda t: t.i)
-        out = []
-        for t in ordered:
-            out.append(self.b.lem(t) if t is verb else t.lower_)
-        return " ".join(out)
+    def predicate(self, words: Iterable[Token]) -> str:
+        """A preposition's words in order, in FACTUAL's spelling ("beneath" -> "under")."""
+        text = " ".join(t.lower_ for t in sorted(set(words), key=lambda t: t.i))
+        return PREP_NORMAL.get(text, text)
 
     def noun_preps(self) -> None:
         for t in self.doc:
@@ -420,7 +432,7 @@ class _Rules:
                 v.tag_ == "VBG"
                 and head.dep_ == "pobj"
                 and head.head.lower_ in {"with", "in"}
-                and head.head.head is not head.head
+                and head.head.head != head.head
             ):
                 # "girl with a hat riding a bike", "people sitting in bleachers watching
                 # a game": the -ing clause belongs to whoever has the hat / sits there.
@@ -433,7 +445,7 @@ class _Rules:
             # cup and a plate" is often parsed with "plate" conjoined to "man")
             before = [c for c in self.with_conjuncts(head) if c.i < v.i]
             return [e for c in before if (e := self.resolve(c)) is not None], passive
-        if v.dep_ in INHERIT_SUBJECT_DEPS and v.head is not v:
+        if v.dep_ in INHERIT_SUBJECT_DEPS and v.head != v:
             subjects, head_passive = self.verb_subjects(v.head)
             if v.dep_ == "conj":
                 passive = passive or (head_passive and v.tag_ == "VBN")
@@ -464,7 +476,16 @@ class _Rules:
         if not subjects:
             return
         for c in v.children:
-            if c.dep_ in {"acomp"} or (c.dep_ == "advmod" and c.lower_ in {"inside", "outside"}):
+            if (
+                c.dep_ == "acomp"
+                and c.lower_ in PREP_PREFIXES
+                and any(x.dep_ == "prep" for x in c.children)
+            ):  # "the sink is next to the toilet"
+                words, pobj = self.prep_phrase(c)
+                for s in subjects:
+                    for o in self.entities_of(pobj):
+                        self.noun_relation(s, words, o, self.predicate(words), pobj)
+            elif c.dep_ in {"acomp"} or (c.dep_ == "advmod" and c.lower_ in {"inside", "outside"}):
                 for s in subjects:
                     self.attribute_tokens(s, c)
             elif c.dep_ == "prep" or (
@@ -566,12 +587,15 @@ def lemma_with(lemma: str, particles: Sequence[Token]) -> str:
 
 
 def _degree_of(t: Token) -> Token | None:
-    """The adjective that degree word ``t`` modifies as its left sibling ("light brown")."""
-    if t.lower_ not in COLOUR_DEGREES or t.i + 1 >= len(t.doc):
+    """The adjective right after degree word ``t`` that it belongs to ("light brown",
+    "salmon colored"), when both modify the same noun or ``t`` modifies it."""
+    if t.i + 1 >= len(t.doc):
         return None
     nxt = t.doc[t.i + 1]
+    if t.lower_ not in COLOUR_DEGREES and nxt.lower_ not in {"colored", "coloured"}:
+        return None
     if (
-        nxt.head is t.head
+        (nxt.head == t.head or t.head == nxt)
         and nxt.dep_ in {"amod", "compound", "nmod"}
         and nxt.tag_ in {"JJ", "NN", "VBN"}
     ):
@@ -583,7 +607,7 @@ def _degree_before(t: Token) -> Token | None:
     if t.i == 0:
         return None
     prev = t.doc[t.i - 1]
-    return prev if _degree_of(prev) is t else None
+    return prev if _degree_of(prev) == t else None
 
 
 def _hyphenated(m: Token, c: Token) -> bool:
@@ -659,7 +683,7 @@ class SceneGraphParser:
         for a, b in itertools.pairwise(doc):
             if a.tag_ not in NOUN_TAGS and a.tag_ != "JJ":
                 continue
-            if b.tag_ in NOUN_TAGS and a.head is b:
+            if b.tag_ in NOUN_TAGS and a.head == b:
                 continue  # already parsed as a compound
             key = f"{self.lemmatizer.lemma(a.text, 'NOUN')} {self.lemmatizer.lemma(b.text, 'NOUN')}"
             hit = self.lexicon.pair.get(key)

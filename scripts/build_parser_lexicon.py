@@ -3,7 +3,7 @@
 Writes ``parsers/data/lexicon.json`` with two tables, read by the parser:
 
 * ``compound``: what FACTUAL makes of a noun-noun compound "c h": ``merge`` (one object
-  "tennis racket"), ``attr`` (h is c: "metal pole"), ``have`` (c have h: "tree branch"),
+  "tennis racket"), ``join`` (one word: "cell phone" -> "cellphone"), ``attr`` (h is c: "metal pole"), ``have`` (c have h: "tree branch"),
   ``split`` (two objects) or ``drop`` (only h). Keyed by the pair, with back-off tables by
   modifier and by head.
 * ``amod``: ``merge`` ("right leg", "hot dog"), ``attr`` or ``drop`` for an adjective.
@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from parsers import SceneGraphParser, read_factual, read_factual_csv
 from parsers.evaluation import graph_tuples
+from parsers.lexicon import ATTRIBUTE_NORMAL
 from parsers.scene_graph_parser import NOUN_TAGS, _set_pos
 
 OUT = Path(__file__).resolve().parents[1] / "parsers" / "data" / "lexicon.json"
@@ -70,11 +71,13 @@ def main() -> None:
             if len(comps) == 1:
                 c = comps[0]
                 cl = lemma(c.text, "NOUN")
-                if f"{c.lower_} {h}" in objects or f"{cl} {h}" in objects:
+                if f"{c.lower_}{h}" in objects or f"{cl}{h}" in objects:
+                    label = "join"  # "cell phone" -> cellphone
+                elif f"{c.lower_} {h}" in objects or f"{cl} {h}" in objects:
                     label = "merge"
                 elif (cl, "have", h) in gold["relation"]:
                     label = "have"
-                elif (h, c.lower_) in gold["attribute"] or (h, lemma(c.text, "ADJ")) in gold[
+                elif {(h, c.lower_), (h, ATTRIBUTE_NORMAL.get(c.lower_, c.lower_))} & gold[
                     "attribute"
                 ]:
                     label = "attr"
