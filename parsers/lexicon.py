@@ -240,6 +240,16 @@ PRONOUN_NAMES = {"they": "people", "them": "people", "he": "man", "him": "man", 
 #: ("ground covered in snow" -> snow, cover, ground).
 AGENTIVE_PASSIVES = {"cover": {"in", "with", "by"}, "surround": {"by", "with"}}
 
+#: Adjectives made from nouns that FACTUAL writes as a part the object has:
+#: "short sleeved shirt" -> (shirt, have, sleeve), (sleeve, is, short).
+DENOMINAL_ADJECTIVES = {
+    "sleeved": "sleeve", "legged": "legs", "haired": "hair", "bearded": "beard",
+    "eyed": "eyes", "tailed": "tail", "horned": "horns", "headed": "head", "faced": "face",
+    "roofed": "roof", "framed": "frame", "wheeled": "wheels", "handled": "handle",
+    "winged": "wings", "necked": "neck", "sided": "sides", "doored": "doors",
+    "windowed": "windows", "capped": "cap", "tiled": "tiles", "leaved": "leaves",
+}  # fmt: skip
+
 #: Prepositions FACTUAL writes in another form.
 PREP_NORMAL = {
     "underneath": "under", "beneath": "under", "below": "under", "inside of": "inside",

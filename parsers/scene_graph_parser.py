@@ -25,6 +25,7 @@ from parsers.lexicon import (
     CLOTHING,
     COLLECTIVES,
     COLOUR_DEGREES,
+    DENOMINAL_ADJECTIVES,
     NUMBER_WORDS,
     PREP_NORMAL,
     PREP_PREFIXES,
@@ -272,9 +273,14 @@ class _Rules:
 
     def modifier(self, e: int, c: Token) -> None:
         dep = c.dep_
+        if dep in {"amod", "nmod", "compound", "npadvmod"} and c.lower_ in DENOMINAL_ADJECTIVES:
+            self.denominal(e, c)
+            return
+        if _denominal_before(c):
+            return  # "short" in "short sleeved": describes the sleeve
         if dep in {"amod", "compound", "nmod", "npadvmod"} and _degree_of(c) is not None:
             return  # "light" in "light brown", "salmon" in "salmon colored": the next one's
-        if dep == "nummod" or (dep in {"det", "quantmod"} and _number(c)):
+        if dep == "nummod" or (dep in {"det", "quantmod"} and _number(c) is not None):
             value = _number(c)
             if value is not None:
                 self.b.set_quantity(e, value, c)
@@ -299,6 +305,22 @@ class _Rules:
             ):
                 return  # a reduced clause, handled as a relation
             self.attribute_tokens(e, c)
+
+    def denominal(self, e: int, c: Token) -> None:
+        """"short sleeved shirt": a sleeve the shirt has, and the sleeve is short."""
+        part = self.b.add_entity(c, [], name=DENOMINAL_ADJECTIVES[c.lower_])
+        self.b.add_relation(e, [], part, "have")
+        mods = [m for m in c.children if m.dep_ in {"amod", "advmod", "npadvmod", "nummod"}]
+        if c.i > 0:
+            prev = self.doc[c.i - 1]
+            if prev.head == c.head and prev.dep_ in {"amod", "nummod", "compound", "nmod"}:
+                mods.append(prev)
+        for m in mods:
+            value = _number(m)
+            if value is not None:
+                self.b.set_quantity(part, value, m)
+            elif m.tag_ in {"JJ", "JJR", "NN", "VBN", "RB"}:
+                self.attribute_tokens(part, m)
 
     def attribute_tokens(self, e: int, c: Token) -> None:
         """``c`` and its degree/hyphen modifiers as one attribute, plus its conjuncts."""
@@ -458,6 +480,8 @@ class _Rules:
         for v in self.doc:
             if not v.tag_.startswith("VB") or v.dep_ in {"aux", "auxpass"}:
                 continue
+            if v.i in self.b.entity_of:
+                continue  # "sleeved" in "short sleeved shirt" already names a part
             subjects, passive = self.verb_subjects(v)
             if self.b.lem(v) == "be":
                 self.copula(v, subjects)
@@ -584,6 +608,14 @@ class _Rules:
 
 def lemma_with(lemma: str, particles: Sequence[Token]) -> str:
     return " ".join([lemma, *(p.lower_ for p in particles)])
+
+
+def _denominal_before(t: Token) -> bool:
+    """``t`` describes the part named by the next word ("short" in "short sleeved")."""
+    if t.i + 1 >= len(t.doc):
+        return False
+    nxt = t.doc[t.i + 1]
+    return nxt.lower_ in DENOMINAL_ADJECTIVES and nxt.head == t.head
 
 
 def _degree_of(t: Token) -> Token | None:
