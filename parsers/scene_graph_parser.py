@@ -412,6 +412,13 @@ class _Rules:
         if e is None:
             return []
         if t.dep_ == "conj":
+            # "cereal and bowl on table": a preposition after the last conjunct of a bare
+            # coordination belongs to all of them
+            head = t.head
+            while head.dep_ == "conj":
+                head = head.head
+            if self.is_noun(head) and t.i == max(c.i for c in self.with_conjuncts(head)):
+                return self.entities_of(head)
             return [e]
         return self.entities_of(t)
 
@@ -478,6 +485,12 @@ class _Rules:
 
     def verbs(self) -> None:
         for v in self.doc:
+            if v.dep_ == "aux" and self.b.lem(v) == "have" and self.is_noun(v.head):
+                # "the floor has carpet", parsed with "has" as an auxiliary of the noun
+                for s in self.nsubj_entities(v.head) or self.nsubj_entities(v):
+                    for o in self.entities_of(v.head):
+                        self.b.add_relation(s, [v], o, "have")
+                continue
             if not v.tag_.startswith("VB") or v.dep_ in {"aux", "auxpass"}:
                 continue
             if v.i in self.b.entity_of:
@@ -557,6 +570,17 @@ class _Rules:
                     for o in objects:
                         self.b.add_relation(s, [v, *words], o, pred)
                         found = True
+        # small clause: "the elephant has its mouth open"
+        if lemma == "have" and not found:
+            for c in v.children:
+                if c.dep_ != "ccomp":
+                    continue
+                for o in self.nsubj_entities(c):
+                    for s in subjects:
+                        self.b.add_relation(s, [v], o, "have")
+                        found = True
+                    if c.tag_ in {"JJ", "VBN"}:
+                        self.attribute_tokens(o, c)
         # stranded preposition in a relative clause: "the sofa the man is sitting on"
         if v.dep_ == "relcl":
             for c in v.children:
@@ -780,29 +804,40 @@ def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
+_VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
+
+
 def _set_pos(doc: Doc) -> None:
     """Coarse POS from the tags, after repairing frequent tagging slips of region captions,
     which are mostly bare noun phrases: a head noun read as a verb or adjective
-    ("pancakes on a plate", "helmet on player 's head", "jeep on beach") and a noun after a
-    preposition read as a gerund ("roof on building")."""
+    ("pancakes on a plate", "helmet on player 's head", "jeep on beach", "drawing on door")
+    and a noun after a preposition read as a gerund or adjective ("roof on building")."""
     for t in doc:
+        if t.tag_ == "XX":  # unknown word, mostly nouns in captions
+            t.tag_ = "NN"
         tag = t.tag_
-        if tag in {"VB", "VBZ", "VBP", "JJ", "XX"} and (t.dep_ == "ROOT" or t.i == 0):
+        head_like = t.dep_ == "ROOT" or t.i == 0
+        if tag == "VBG":
+            head_like = t.dep_ == "ROOT" and t.i == 0
+        if tag in {"VB", "VBZ", "VBP", "VBG", "JJ"} and head_like:
             deps = {c.dep_ for c in t.children}
-            if not deps & {
-                "nsubj",
-                "nsubjpass",
-                "csubj",
-                "aux",
-                "auxpass",
-                "dobj",
-                "neg",
-                "acomp",
-            } and ("prep" in deps or (t.dep_ == "ROOT" and t.i == len(doc) - 1) or tag == "XX"):
+            if not deps & _VERB_LIKE_DEPS and (
+                "prep" in deps or (t.dep_ == "ROOT" and t.i == len(doc) - 1)
+            ):
                 t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
         elif (
-            tag == "VBG" and t.dep_ == "pcomp" and not any(True for _ in t.children)
-        ) or tag == "XX":
+            tag in {"VBG", "VBN", "JJ"}
+            and t.dep_ in {"pcomp", "pobj"}
+            and t.lower_ not in {"inside", "outside"}
+            and all(c.dep_ in {"prep", "det", "amod", "compound"} for c in t.children)
+        ):
             t.tag_ = "NN"
+        elif (
+            tag in {"RB", "JJ", "VB", "VBZ", "VBP", "VBN"}
+            and t.dep_ in {"nsubj", "nsubjpass", "dobj", "pobj"}
+            and all(c.dep_ in {"det", "amod", "compound", "prep", "poss"} for c in t.children)
+            and t.lower_ not in {"inside", "outside", "here", "there", "up", "down", "out"}
+        ):  # "skateboard has wheels": a subject or object is a noun
+            t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
     for t in doc:
         t.pos_ = TAG_TO_POS.get(t.tag_, "X")
