@@ -212,6 +212,9 @@ ATTRIBUTE_NORMAL = {
 #: Degree words that stay part of a colour attribute ("dark blue", "light brown").
 COLOUR_DEGREES = {"dark", "light", "bright", "pale", "deep", "navy", "baby", "hot", "royal", "neon"}
 
+#: Possessive pronouns: "his hand" -> (owner, have, hand).
+POSSESSIVE_PRONOUNS = {"his", "her", "its", "their"}
+
 #: Quantifiers that FACTUAL never writes as attributes.
 QUANTIFIERS = {
     "many",

@@ -29,6 +29,7 @@ from parsers.lexicon import (
     NUMBER_WORDS,
     PREP_NORMAL,
     PREP_PREFIXES,
+    POSSESSIVE_PRONOUNS,
     PRONOUN_NAMES,
     QUANTIFIERS,
     RELATIONAL_NOUNS,
@@ -386,6 +387,12 @@ class _Rules:
             if not subjects:
                 continue
             for c in t.children:
+                if c.dep_ == "poss" and c.lower_ in POSSESSIVE_PRONOUNS and t.dep_ == "pobj":
+                    owner = self.pronoun_owner(t)
+                    if owner is not None:
+                        for o in subjects:
+                            if o != owner:
+                                self.b.add_relation(owner, [], o, "have")
                 if c.dep_ == "poss" and self.resolve(c) is not None:
                     for s in self.entities_of(c):
                         for o in subjects:
@@ -404,6 +411,24 @@ class _Rules:
                 for s in subjects:
                     for o in objects:
                         self.noun_relation(s, words, o, pred, pobj)
+
+    def pronoun_owner(self, t: Token) -> int | None:
+        """Whom "his"/"her"/"its" in front of ``t`` refers to: the outermost entity before
+        it on the path to the root (a clause's subject, or the noun the phrase hangs from)."""
+        owner = None
+        cur = t
+        for _ in range(12):
+            head = cur.head
+            if head == cur:
+                break
+            if self.is_noun(head) and head.i in self.b.entity_of and head.i < t.i:
+                owner = self.b.entity_of[head.i]
+            elif head.tag_.startswith("VB"):
+                subjects, _ = self.verb_subjects(head)
+                if subjects:
+                    owner = subjects[0]
+            cur = head
+        return owner
 
     def subject_entities_for_noun(self, t: Token) -> list[int]:
         """The noun's entity, and its conjuncts' when the noun heads a coordination
