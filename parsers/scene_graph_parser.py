@@ -27,9 +27,9 @@ from parsers.lexicon import (
     COLOUR_DEGREES,
     DENOMINAL_ADJECTIVES,
     NUMBER_WORDS,
+    POSSESSIVE_PRONOUNS,
     PREP_NORMAL,
     PREP_PREFIXES,
-    POSSESSIVE_PRONOUNS,
     PRONOUN_NAMES,
     QUANTIFIERS,
     RELATIONAL_NOUNS,
@@ -308,7 +308,7 @@ class _Rules:
             self.attribute_tokens(e, c)
 
     def denominal(self, e: int, c: Token) -> None:
-        """"short sleeved shirt": a sleeve the shirt has, and the sleeve is short."""
+        """A part named by an adjective: "short sleeved shirt" -> shirt have sleeve, sleeve short."""
         part = self.b.add_entity(c, [], name=DENOMINAL_ADJECTIVES[c.lower_])
         self.b.add_relation(e, [], part, "have")
         mods = [m for m in c.children if m.dep_ in {"amod", "advmod", "npadvmod", "nummod"}]
