@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from parsers.scene_graph_parser import SceneGraphParser
 
-    captions = resources.files("tags.data").joinpath("sample_captions.txt").read_text()
+    captions = resources.files("tags.resources").joinpath("sample_captions.txt").read_text()
     lines = [line for line in captions.splitlines() if line.strip()]
     parser = SceneGraphParser()
     for graph in parser.parse_batch(lines):
