@@ -840,6 +840,17 @@ def _set_pos(doc: Doc) -> None:
     for t in doc:
         if t.tag_ == "XX":  # unknown word, mostly nouns in captions
             t.tag_ = "NN"
+        if (
+            t.tag_ == "NN"
+            and t.lower_.endswith("ing")
+            and t.dep_ == "ROOT"
+            and any(c.dep_ == "prep" or c.dep_ == "dobj" for c in t.children)
+        ):
+            # "a lady surfing in the ocean" read as the compound noun "lady surfing"
+            subject = [c for c in t.children if c.dep_ == "compound" and c.tag_ in NOUN_TAGS]
+            if subject:
+                t.tag_ = "VBG"
+                subject[-1].dep_ = "nsubj"
         tag = t.tag_
         head_like = t.dep_ == "ROOT" or t.i == 0
         if tag == "VBG":
@@ -850,6 +861,17 @@ def _set_pos(doc: Doc) -> None:
                 "prep" in deps or (t.dep_ == "ROOT" and t.i == len(doc) - 1)
             ):
                 t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
+            elif t.i == 0 and tag == "VB" and not deps & _VERB_LIKE_DEPS:
+                # "pan holding a pizza", "towel that the cat is lying on": a bare noun
+                # followed by a clause about it
+                clause = [c for c in t.children if c.dep_ in {"xcomp", "ccomp"} and c.tag_ == "VBG"]
+                if clause:
+                    t.tag_ = "NN"
+                    clause[0].dep_ = (
+                        "relcl"
+                        if any(c.dep_ in {"nsubj", "nsubjpass"} for c in clause[0].children)
+                        else "acl"
+                    )
         elif (
             tag in {"VBG", "VBN", "JJ"}
             and t.dep_ in {"pcomp", "pobj"}
