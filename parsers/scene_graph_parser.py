@@ -150,6 +150,7 @@ class _Rules:
         self.lexicon = lexicon
         self.b = _Builder(doc, lemma, lexicon)
         self.redirect: dict[int, int] = {}  # collective token -> member noun token
+        self._reciprocal: dict[int, list[int]] = {}  # "each other" token -> its subjects
 
     # ------------------------------------------------------------- entities
     def is_noun(self, t: Token) -> bool:
@@ -179,6 +180,9 @@ class _Rules:
     def entities_of(self, t: Token | None) -> list[int]:
         if t is None:
             return []
+        if t.lower_ in {"other", "another"} and t.dep_ == "pobj":
+            # "next to each other" / "one another": the subject itself
+            return self._reciprocal.get(t.i, [])
         out = []
         for c in self.with_conjuncts(t):
             e = self.resolve(c)
@@ -521,10 +525,13 @@ class _Rules:
             if v.i in self.b.entity_of:
                 continue  # "sleeved" in "short sleeved shirt" already names a part
             subjects, passive = self.verb_subjects(v)
+            for c in v.subtree:
+                if c.lower_ in {"other", "another"} and c.dep_ == "pobj":
+                    self._reciprocal[c.i] = subjects
             if self.b.lem(v) == "be":
                 self.copula(v, subjects)
                 continue
-            if not subjects:
+            if not subjects and not any(c.dep_ == "npadvmod" for c in v.lefts):
                 continue
             self.verb_relations(v, subjects, passive)
 
@@ -560,6 +567,17 @@ class _Rules:
 
     def verb_relations(self, v: Token, subjects: list[int], passive: bool) -> None:
         lemma = self.b.lem(v)
+        agent = next((c for c in v.lefts if c.dep_ == "npadvmod" and self.is_noun(c)), None)
+        if agent is not None and v.tag_ in {"VBN", "VBD"}:
+            # "snow covered hillside", "oil covered road": the noun before the participle
+            # does it to the noun it describes (or to its object)
+            targets = self.entities_of(v.head) if v.dep_ == "amod" else []
+            targets += [e for c in v.children if c.dep_ in OBJECT_DEPS for e in self.entities_of(c)]
+            for s in self.entities_of(agent):
+                for o in targets:
+                    self.b.add_relation(s, [v], o, lemma)
+            if targets:
+                return
         particles = [c for c in v.children if c.dep_ == "prt"]
         found = False
         late = []
@@ -829,6 +847,7 @@ def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
+_NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other", "another"}
 _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
 
 
@@ -875,7 +894,7 @@ def _set_pos(doc: Doc) -> None:
         elif (
             tag in {"VBG", "VBN", "JJ"}
             and t.dep_ in {"pcomp", "pobj"}
-            and t.lower_ not in {"inside", "outside"}
+            and t.lower_ not in _NOT_NOUNS
             and all(c.dep_ in {"prep", "det", "amod", "compound"} for c in t.children)
         ):
             t.tag_ = "NN"
@@ -883,7 +902,7 @@ def _set_pos(doc: Doc) -> None:
             tag in {"RB", "JJ", "VB", "VBZ", "VBP", "VBN"}
             and t.dep_ in {"nsubj", "nsubjpass", "dobj", "pobj"}
             and all(c.dep_ in {"det", "amod", "compound", "prep", "poss"} for c in t.children)
-            and t.lower_ not in {"inside", "outside", "here", "there", "up", "down", "out"}
+            and t.lower_ not in _NOT_NOUNS
         ):  # "skateboard has wheels": a subject or object is a noun
             t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
     for t in doc:
