@@ -60,6 +60,36 @@ CASES = {
     "they are on the sand": "( people , on , sand )",
     # an intransitive participle is a state
     "a cat sleeping": "( cat , is , sleeping )",
+    # conventions learned from FACTUAL train: materials, joined and merged compounds
+    "wood cabinet under sink": "( cabinet , under , sink ) , ( cabinet , is , wooden )",
+    "a man holding a cell phone": "( man , hold , cellphone )",
+    "a white light switch on the wall": (
+        "( light switch , on , wall ) , ( light switch , is , white )"
+    ),
+    # degree words and "X colored" stay one attribute
+    "a light brown dog": "( dog , is , light brown )",
+    "a dark colored carpet": "( carpet , is , dark colored )",
+    # parts named by -ed adjectives
+    "man in short sleeved plaid shirt": (
+        "( shirt , have , sleeve ) , ( man , wear , shirt ) , ( sleeve , is , short ) , "
+        "( shirt , is , plaid )"
+    ),
+    # "has" parsed as an auxiliary, small clauses, possessive pronouns
+    "the floor has carpet": "( floor , have , carpet )",
+    "the elephant has its mouth open": "( elephant , have , mouth ) , ( mouth , is , open )",
+    "a man with a game controller in his hands": (
+        "( man , with , game controller ) , ( game controller , in , hands ) , "
+        "( man , have , hands )"
+    ),
+    # tagger slips repaired: gerund read as a compound noun, noun-participle compounds
+    "a lady surfing in the ocean": "( lady , surf in , ocean )",
+    "snow covered hillside": "( snow , cover , hillside )",
+    # reciprocals and spelling of prepositions
+    "two motorcycles parked next to each other": (
+        "( motorcycle , park next to , motorcycle ) , ( motorcycle , is , 2 )"
+    ),
+    "a cat beneath a table": "( cat , under , table )",
+    "the sink is next to the toilet": "( sink , next to , toilet )",
 }
 
 
