@@ -241,7 +241,8 @@ class _Rules:
                 and self.is_noun(c)
                 and self.compound_kind(c) in {"merge", "join"}
             ):
-                words.extend(w for w in c.subtree if w.dep_ == "compound" or w == c)
+                words.append(c)
+                words.extend(self.compound_words(c))  # "tennis ball" in "tennis ball can"
         return sorted(words, key=lambda t: t.i)
 
     # ----------------------------------------------------------- attributes
