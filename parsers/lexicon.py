@@ -253,6 +253,11 @@ DENOMINAL_ADJECTIVES = {
     "windowed": "windows", "capped": "cap", "tiled": "tiles", "leaved": "leaves",
 }  # fmt: skip
 
+#: Object names FACTUAL writes in another form (by lemma; plural heads use the second map).
+NOUN_NORMAL = {"guy": "person", "dude": "person", "tshirt": "t-shirt", "tee shirt": "t-shirt",
+               "t shirt": "t-shirt", "tee": "t-shirt", "surf board": "surfboard"}  # fmt: skip
+NOUN_NORMAL_PLURAL = {"guy": "people", "dude": "people"}
+
 #: Prepositions FACTUAL writes in another form.
 PREP_NORMAL = {
     "underneath": "under", "beneath": "under", "below": "under", "inside of": "inside",
@@ -275,6 +280,7 @@ class LearnedLexicon:
         self.mod = compound.get("mod", {})
         self.head = compound.get("head", {})
         self.prep = data.get("prep", {})
+        self.objects: dict[str, int] = data.get("objects", {})
         amod = data.get("amod", {})
         self.amod_pair = amod.get("pair", {})
         self.amod_mod = amod.get("mod", {})
@@ -300,6 +306,20 @@ class LearnedLexicon:
             if hit is not None and (table is self.pair or hit[1] / hit[2] >= 0.5):
                 return hit[0]
         return "attr" if modifier in ATTRIBUTE_NOUNS else "merge"
+
+    def spelling(self, word: str, known: frozenset[str] | set[str]) -> str:
+        """``word``, or the most frequent FACTUAL object one edit away when ``word`` is
+        neither a FACTUAL object nor in ``known`` (e.g. the lemmatizer's noun index)."""
+        if word in self.objects or word in known or len(word) < 4 or not word.isalpha():
+            return word
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+        edits = {a + b[1:] for a, b in splits if b}
+        edits |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+        edits |= {a + c + b[1:] for a, b in splits if b for c in letters}
+        edits |= {a + c + b for a, b in splits for c in letters}
+        found = [(self.objects[e], e) for e in edits if e in self.objects]
+        return max(found)[1] if found else word
 
     def adjective(self, adjective: str, head: str) -> str:
         """merge / attr / drop for the adjectival modifier "adjective head"."""

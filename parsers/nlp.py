@@ -126,6 +126,11 @@ class Lemmatizer:
                     ]
         self.lemma = functools.lru_cache(maxsize=200_000)(self._lemma)
 
+    @property
+    def nouns(self) -> frozenset[str]:
+        """Known noun lemmas (empty without lemmatizer tables)."""
+        return self._index.get("noun", frozenset())
+
     def _lemma(self, word: str, pos: str) -> str:
         lower = word.lower()
         key = {"aux": "verb", "propn": "noun"}.get(pos.lower(), pos.lower())

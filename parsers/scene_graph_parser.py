@@ -26,6 +26,8 @@ from parsers.lexicon import (
     COLLECTIVES,
     COLOUR_DEGREES,
     DENOMINAL_ADJECTIVES,
+    NOUN_NORMAL,
+    NOUN_NORMAL_PLURAL,
     NUMBER_WORDS,
     POSSESSIVE_PRONOUNS,
     PREP_NORMAL,
@@ -91,7 +93,13 @@ class _Builder:
                 and self.lexicon.compound(self.lem(words[0]), self.lem(head)) == "join"
             ):
                 glue = ""  # "cell phone" -> cellphone
-            name = glue.join([*(w.lower_ for w in words), self.lem(head)])
+            head_name = self.lem(head)
+            if not words:
+                head_name = self.lexicon.spelling(head_name, self.lemma.nouns)
+            name = glue.join([*(w.lower_ for w in words), head_name])
+            if head.tag_ in {"NNS", "NNPS"} and name in NOUN_NORMAL_PLURAL:
+                name = NOUN_NORMAL_PLURAL[name]
+            name = NOUN_NORMAL.get(name, name)
         idx = len(self.graph.entities)
         self.graph.entities.append(
             Entity(

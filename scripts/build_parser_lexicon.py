@@ -7,6 +7,8 @@ Writes ``parsers/data/lexicon.json`` with two tables, read by the parser:
   ``split`` (two objects) or ``drop`` (only h). Keyed by the pair, with back-off tables by
   modifier and by head.
 * ``amod``: ``merge`` ("right leg", "hot dog"), ``attr`` or ``drop`` for an adjective.
+* ``objects``: object words FACTUAL uses (>= 3 times), for spelling repair of unknown
+  nouns ("bech" -> bench).
 * ``prep``: the predicate FACTUAL writes for "X with/in/of Y" given Y ("man with hair" ->
   have, "man in shirt" -> wear), with a direction flag.
 
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from parsers import SceneGraphParser, read_factual, read_factual_csv
+from parsers import SceneGraphParser, read_factual, read_factual_csv, split_factual
 from parsers.evaluation import graph_tuples
 from parsers.lexicon import ATTRIBUTE_NORMAL
 from parsers.scene_graph_parser import NOUN_TAGS, _set_pos
@@ -117,7 +119,14 @@ def main() -> None:
                         prep[(f"{p.lower_} {yl}", f"{r}>")] += 1
                     elif (s, o) == (yl, h):
                         prep[(f"{p.lower_} {yl}", f"{r}<")] += 1
+    object_counts = collections.Counter()
+    for ex in examples:
+        for parts in split_factual(ex.scene_graph):
+            for name in (parts[0], parts[2]) if len(parts) == 3 and parts[1] != "is" else parts[:1]:
+                if " " not in name and name.isalpha():
+                    object_counts[lemma(name, "NOUN")] += 1
     lexicon = {
+        "objects": {w: c for w, c in sorted(object_counts.items()) if c >= 3},
         "compound": {
             "pair": majority(pair, 1),
             "mod": majority(mod, 3),
@@ -131,6 +140,7 @@ def main() -> None:
         f"wrote {args.out}: "
         + ", ".join(f"{k} {len(v)}" for k, v in lexicon["compound"].items())
         + f", amod {len(lexicon['amod']['pair'])}, prep {len(lexicon['prep'])}"
+        + f", objects {len(lexicon['objects'])}"
     )
 
 

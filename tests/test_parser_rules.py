@@ -90,6 +90,9 @@ CASES = {
     ),
     "a cat beneath a table": "( cat , under , table )",
     "the sink is next to the toilet": "( sink , next to , toilet )",
+    # FACTUAL's names for people and clothes, and spelling repair of unknown nouns
+    "guy sitting on a bech": "( person , sit on , bench )",
+    "two guys wearing tee shirts": "( people , wear , t-shirt ) , ( people , is , 2 )",
 }
 
 
