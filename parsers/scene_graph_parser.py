@@ -242,10 +242,10 @@ class _Rules:
         """Modifiers merged into the object's name ("tree trunk", "right leg")."""
         words: list[Token] = []
         for c in head.lefts:
-            if c.dep_ == "amod" and self.adjective_kind(c) == "merge":
+            if c.dep_ == "amod" and not self.is_noun(c) and self.adjective_kind(c) == "merge":
                 words.append(c)
             elif (
-                c.dep_ in {"compound", "nmod"}
+                c.dep_ in {"compound", "nmod", "amod"}
                 and self.is_noun(c)
                 and self.compound_kind(c) in {"merge", "join"}
             ):
@@ -299,7 +299,7 @@ class _Rules:
             if value is not None:
                 self.b.set_quantity(e, value, c)
             return
-        if dep in {"compound", "nmod"} and self.is_noun(c):
+        if dep in {"compound", "nmod", "amod"} and self.is_noun(c) and c.head.i > c.i:
             kind = self.compound_kind(c)
             if kind == "attr":
                 self.attribute_tokens(e, c)
@@ -789,7 +789,7 @@ class SceneGraphParser:
         and an adjective or verb, so it becomes one object as FACTUAL writes it."""
         spans = []
         for a, b in itertools.pairwise(doc):
-            if a.tag_ not in NOUN_TAGS and a.tag_ != "JJ":
+            if not a.is_alpha:
                 continue
             if b.tag_ in NOUN_TAGS and a.head == b:
                 continue  # already parsed as a compound
