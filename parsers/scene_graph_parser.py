@@ -10,6 +10,7 @@ clothing as "wear".
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing as mp
 import os
@@ -734,6 +735,7 @@ class SceneGraphParser:
         max_chars: longer captions are cut at a word boundary (counted in
             :attr:`truncated`); the graph's ``caption`` is the kept prefix.
         fast_gemm: multiply with NumPy's BLAS instead of BLIS (see :mod:`parsers.nlp`).
+        blas_threads: BLAS threads while parsing (default 1; ``None``: leave as is).
         lexicon: JSON tables from ``scripts/build_parser_lexicon.py``; default: the
             tables shipped in ``parsers/data/lexicon.json`` (learned on FACTUAL train).
     """
@@ -746,8 +748,11 @@ class SceneGraphParser:
         max_chars: int = DEFAULT_MAX_CHARS,
         fast_gemm: bool = True,
         lexicon: str | None = None,
+        blas_threads: int | None = 1,
     ):
         self.nlp = load_pipeline(model, fast_gemm=fast_gemm)
+        self.blas_threads = blas_threads
+        self._threadpools = None
         self.lemmatizer = Lemmatizer(self.nlp)
         self.lexicon = LearnedLexicon.load(lexicon)
         self.batch_size = batch_size
@@ -756,7 +761,8 @@ class SceneGraphParser:
 
     def parse(self, caption: str) -> SceneGraph:
         """Parse one caption."""
-        return self.graph_from_doc(self.nlp(self._clip(caption)))
+        with self._blas_limit():
+            return self.graph_from_doc(self.nlp(self._clip(caption)))
 
     def parse_batch(
         self, captions: Sequence[str], *, n_process: int = 1, batch_size: int | None = None
@@ -772,9 +778,24 @@ class SceneGraphParser:
         if n_process > 1 and "fork" in mp.get_all_start_methods():
             yield from self._pipe_parallel(captions, n_process, batch_size)
             return
-        texts = (self._clip(c) for c in captions)
-        for doc in self.nlp.pipe(texts, batch_size=batch_size):
-            yield self.graph_from_doc(doc)
+        for chunk in _chunks((self._clip(c) for c in captions), batch_size):
+            with self._blas_limit():
+                graphs = [
+                    self.graph_from_doc(d) for d in self.nlp.pipe(chunk, batch_size=batch_size)
+                ]
+            yield from graphs
+
+    def _blas_limit(self) -> contextlib.AbstractContextManager:
+        """Cap BLAS threads while parsing: the parser's matrices are small, and idle
+        OpenBLAS threads spinning against other work on the cores cost far more than they
+        give (parallelism comes from ``n_process``). ``blas_threads=None`` leaves them."""
+        if self.blas_threads is None:
+            return contextlib.nullcontext()
+        if self._threadpools is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._threadpools = ThreadpoolController()  # scans the loaded libraries once
+        return self._threadpools.limit(limits=self.blas_threads, user_api="blas")
 
     def graph_from_doc(self, doc: Doc) -> SceneGraph:
         """Apply the rules to an already parsed ``Doc`` (tagger and parser must have run)."""
