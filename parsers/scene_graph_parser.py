@@ -619,9 +619,18 @@ class _Rules:
                             found = True
                     continue
                 pred = VERB_PREP_NORMAL.get(f"{lemma} {prep_text}", f"{lemma} {prep_text}")
+                spans = [v, *words]
+                dobjs = [x for x in v.children if x.dep_ in OBJECT_DEPS and x.i < c.i]
+                if dobjs and prep_text in {"in", "on"}:
+                    # "woman holding papers in hand": the preposition places the object
+                    for s in self.entities_of(dobjs[0]):
+                        for o in objects:
+                            self.b.add_relation(s, words, o, prep_text)
+                    found = True
+                    continue
                 for s in subjects:
                     for o in objects:
-                        self.b.add_relation(s, [v, *words], o, pred)
+                        self.b.add_relation(s, spans, o, pred)
                         found = True
         # small clause: "the elephant has its mouth open"
         if lemma == "have" and not found:
