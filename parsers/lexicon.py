@@ -255,7 +255,8 @@ DENOMINAL_ADJECTIVES = {
 
 #: Object names FACTUAL writes in another form (by lemma; plural heads use the second map).
 NOUN_NORMAL = {"guy": "person", "dude": "person", "tshirt": "t-shirt", "tee shirt": "t-shirt",
-               "t shirt": "t-shirt", "tee": "t-shirt", "surf board": "surfboard"}  # fmt: skip
+               "t shirt": "t-shirt", "tee": "t-shirt", "surf board": "surfboard",
+               "someone": "person", "somebody": "person"}  # fmt: skip
 NOUN_NORMAL_PLURAL = {"guy": "people", "dude": "people"}
 
 #: Prepositions FACTUAL writes in another form.

@@ -95,7 +95,7 @@ class _Builder:
             ):
                 glue = ""  # "cell phone" -> cellphone
             head_name = self.lem(head)
-            if not words:
+            if not words and head_name not in NOUN_NORMAL:
                 head_name = self.lexicon.spelling(head_name, self.lemma.nouns)
             name = glue.join([*(w.lower_ for w in words), head_name])
             if head.tag_ in {"NNS", "NNPS"} and name in NOUN_NORMAL_PLURAL:
@@ -815,9 +815,24 @@ class SceneGraphParser:
         return _Rules(doc, self.lemmatizer, self.lexicon).run()
 
     def _merge_known_compounds(self, doc: Doc) -> None:
-        """Re-join a known compound noun ("fire hydrant") that the tagger split into a noun
-        and an adjective or verb, so it becomes one object as FACTUAL writes it."""
+        """Re-join words the tokenizer or tagger split: hyphenated words ("counter-top",
+        "t-shirt") and known compound nouns ("fire hydrant") read as a noun and an
+        adjective or verb, so each becomes one object as FACTUAL writes it."""
         spans = []
+        i = 0
+        while i + 2 < len(doc):
+            a, hyphen, b = doc[i], doc[i + 1], doc[i + 2]
+            if (
+                hyphen.text == "-"
+                and a.is_alpha
+                and b.is_alpha
+                and not a.whitespace_
+                and not hyphen.whitespace_
+            ):
+                spans.append(doc[i : i + 3])
+                i += 3
+            else:
+                i += 1
         for a, b in itertools.pairwise(doc):
             if not a.is_alpha:
                 continue
@@ -825,15 +840,22 @@ class SceneGraphParser:
                 continue  # already parsed as a compound
             key = f"{self.lemmatizer.lemma(a.text, 'NOUN')} {self.lemmatizer.lemma(b.text, 'NOUN')}"
             hit = self.lexicon.pair.get(key)
-            if hit and hit[0] == "merge" and hit[1] >= 2 and (not spans or spans[-1].end <= a.i):
+            if hit and hit[0] == "merge" and hit[1] >= 2:
                 spans.append(doc[a.i : b.i + 1])
         if not spans:
             return
+        taken: set[int] = set()
         with doc.retokenize() as retok:
-            for span in spans:
+            for span in sorted(spans, key=lambda sp: sp.start):
+                if taken & set(range(span.start, span.end)):
+                    continue
+                taken.update(range(span.start, span.end))
                 last = span[-1]
-                tag = "NNS" if last.tag_ in {"NNS", "VBZ"} else "NN"
-                retok.merge(span, attrs={"TAG": tag, "POS": "NOUN"})
+                if span[1].text == "-":  # hyphenated: keep the head word's reading
+                    retok.merge(span, attrs={"TAG": last.tag_})
+                else:
+                    tag = "NNS" if last.tag_ in {"NNS", "VBZ"} else "NN"
+                    retok.merge(span, attrs={"TAG": tag, "POS": "NOUN"})
 
     # --------------------------------------------------------------- internals
     def _clip(self, caption: str) -> str:
