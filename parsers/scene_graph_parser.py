@@ -564,6 +564,15 @@ class _Rules:
                 for s in subjects:
                     for o in self.entities_of(pobj):
                         self.noun_relation(s, words, o, self.predicate(words), pobj)
+            elif (
+                v.dep_ == "relcl"
+                and c.dep_ in {"advmod", "prt"}
+                and c.lower_ in STRANDED_PREPOSITIONS
+                and not any(True for _ in c.children)
+            ):  # "the desk the laptop is on", with "on" read as an adverb
+                for s in subjects:
+                    for o in self.entities_of(v.head):
+                        self.b.add_relation(s, [c], o, c.lower_)
             elif c.dep_ in {"acomp"} or (c.dep_ == "advmod" and c.lower_ in {"inside", "outside"}):
                 for s in subjects:
                     self.attribute_tokens(s, c)
@@ -571,8 +580,11 @@ class _Rules:
                 c.dep_ == "advmod" and any(x.dep_ == "prep" for x in c.children)
             ):
                 words, pobj = self.prep_phrase(c)
+                objects = self.entities_of(pobj)
+                if pobj is None and v.dep_ == "relcl":
+                    objects = self.entities_of(v.head)  # "the desk the laptop is on"
                 for s in subjects:
-                    for o in self.entities_of(pobj):
+                    for o in objects:
                         self.noun_relation(s, words, o, self.predicate(words), pobj)
 
     def verb_relations(self, v: Token, subjects: list[int], passive: bool) -> None:
@@ -908,6 +920,18 @@ def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
+STRANDED_PREPOSITIONS = {
+    "on",
+    "in",
+    "under",
+    "behind",
+    "near",
+    "above",
+    "over",
+    "at",
+    "inside",
+    "by",
+}
 _NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other", "another"}
 _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
 

@@ -53,6 +53,8 @@ CASES = {
     "a man who is riding a horse": "( man , ride , horse )",
     "the horse that the man is riding": "( man , ride , horse )",
     "the sofa the man is sitting on is brown": "( man , sit on , sofa ) , ( sofa , is , brown )",
+    "the desk the laptop is on": "( laptop , on , desk )",
+    "counter-top reflected in mirror": "( counter-top , reflect in , mirror )",
     # collectives and pronouns, as FACTUAL writes them
     "a group of people walking down the street": (
         "( people , walk down , street ) , ( people , is , group of )"
