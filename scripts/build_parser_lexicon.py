@@ -29,7 +29,8 @@ from tqdm import tqdm
 from parsers import SceneGraphParser, read_factual, read_factual_csv, split_factual
 from parsers.evaluation import graph_tuples
 from parsers.lexicon import ATTRIBUTE_NORMAL
-from parsers.scene_graph_parser import NOUN_TAGS, _set_pos
+from parsers.repair import repair_tags
+from parsers.rules import NOUN_TAGS
 
 OUT = Path(__file__).resolve().parents[1] / "parsers" / "data" / "lexicon.json"
 LEARNED_PREPS = ("with", "in", "of", "on")
@@ -62,7 +63,7 @@ def main() -> None:
     amod_pair, amod_mod = collections.Counter(), collections.Counter()
     docs = parser.nlp.pipe((e.caption for e in examples), batch_size=256)
     for ex, doc in tqdm(zip(examples, docs), total=len(examples), desc="learning"):
-        _set_pos(doc)
+        repair_tags(doc)
         gold = graph_tuples(read_factual(ex.scene_graph), lemma)
         objects = {o[0] for o in gold["object"]}
         for t in doc:

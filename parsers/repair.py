@@ -1,0 +1,124 @@
+"""Repairs applied to a spaCy parse before the rules: tagger slips and split words.
+
+Region captions are mostly bare noun phrases ("helmet on player 's head"), which the
+English models, trained on full sentences, often tag as verbs or adjectives. The repairs
+only relabel tags (and a few dependency labels) or merge tokens; offsets stay valid.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from parsers.lexicon import LearnedLexicon
+from parsers.nlp import TAG_TO_POS, Lemmatizer
+from parsers.rules import NOUN_TAGS
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+
+_NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other", "another"}
+_VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
+
+
+def repair_tags(doc: Doc) -> None:
+    """Coarse POS from the tags, after repairing frequent tagging slips of region captions,
+    which are mostly bare noun phrases: a head noun read as a verb or adjective
+    ("pancakes on a plate", "helmet on player 's head", "jeep on beach", "drawing on door")
+    and a noun after a preposition read as a gerund or adjective ("roof on building")."""
+    for t in doc:
+        if t.tag_ == "XX":  # unknown word, mostly nouns in captions
+            t.tag_ = "NN"
+        if (
+            t.tag_ == "NN"
+            and t.lower_.endswith("ing")
+            and t.dep_ == "ROOT"
+            and any(c.dep_ == "prep" or c.dep_ == "dobj" for c in t.children)
+        ):
+            # "a lady surfing in the ocean" read as the compound noun "lady surfing"
+            subject = [c for c in t.children if c.dep_ == "compound" and c.tag_ in NOUN_TAGS]
+            if subject:
+                t.tag_ = "VBG"
+                subject[-1].dep_ = "nsubj"
+        tag = t.tag_
+        head_like = t.dep_ == "ROOT" or t.i == 0
+        if tag == "VBG":
+            head_like = t.dep_ == "ROOT" and t.i == 0
+        if tag in {"VB", "VBZ", "VBP", "VBG", "JJ"} and head_like:
+            deps = {c.dep_ for c in t.children}
+            if not deps & _VERB_LIKE_DEPS and (
+                "prep" in deps or (t.dep_ == "ROOT" and t.i == len(doc) - 1)
+            ):
+                t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
+            elif t.i == 0 and tag == "VB" and not deps & _VERB_LIKE_DEPS:
+                # "pan holding a pizza", "towel that the cat is lying on": a bare noun
+                # followed by a clause about it
+                clause = [c for c in t.children if c.dep_ in {"xcomp", "ccomp"} and c.tag_ == "VBG"]
+                if clause:
+                    t.tag_ = "NN"
+                    clause[0].dep_ = (
+                        "relcl"
+                        if any(c.dep_ in {"nsubj", "nsubjpass"} for c in clause[0].children)
+                        else "acl"
+                    )
+        elif (
+            tag in {"VBG", "VBN", "JJ"}
+            and t.dep_ in {"pcomp", "pobj"}
+            and t.lower_ not in _NOT_NOUNS
+            and all(c.dep_ in {"prep", "det", "amod", "compound"} for c in t.children)
+        ):
+            t.tag_ = "NN"
+        elif (
+            tag in {"RB", "JJ", "VB", "VBZ", "VBP", "VBN"}
+            and t.dep_ in {"nsubj", "nsubjpass", "dobj", "pobj"}
+            and all(c.dep_ in {"det", "amod", "compound", "prep", "poss"} for c in t.children)
+            and t.lower_ not in _NOT_NOUNS
+        ):  # "skateboard has wheels": a subject or object is a noun
+            t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
+    for t in doc:
+        t.pos_ = TAG_TO_POS.get(t.tag_, "X")
+
+
+def merge_split_words(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon) -> None:
+    """Re-join words the tokenizer or tagger split: hyphenated words ("counter-top",
+    "t-shirt") and known compound nouns ("fire hydrant") read as a noun and an
+    adjective or verb, so each becomes one object as FACTUAL writes it."""
+    spans = []
+    i = 0
+    while i + 2 < len(doc):
+        a, hyphen, b = doc[i], doc[i + 1], doc[i + 2]
+        if (
+            hyphen.text == "-"
+            and a.is_alpha
+            and b.is_alpha
+            and not a.whitespace_
+            and not hyphen.whitespace_
+        ):
+            spans.append(doc[i : i + 3])
+            i += 3
+        else:
+            i += 1
+    for a, b in itertools.pairwise(doc):
+        if not a.is_alpha:
+            continue
+        if b.tag_ in NOUN_TAGS and a.head == b:
+            continue  # already parsed as a compound
+        key = f"{lemmatizer.lemma(a.text, 'NOUN')} {lemmatizer.lemma(b.text, 'NOUN')}"
+        hit = lexicon.pair.get(key)
+        if hit and hit[0] == "merge" and hit[1] >= 2:
+            spans.append(doc[a.i : b.i + 1])
+    if not spans:
+        return
+    taken: set[int] = set()
+    with doc.retokenize() as retok:
+        for span in sorted(spans, key=lambda sp: sp.start):
+            if taken & set(range(span.start, span.end)):
+                continue
+            taken.update(range(span.start, span.end))
+            last = span[-1]
+            if span[1].text == "-":  # hyphenated: keep the head word's reading
+                retok.merge(span, attrs={"TAG": last.tag_})
+            else:
+                tag = "NNS" if last.tag_ in {"NNS", "VBZ"} else "NN"
+                retok.merge(span, attrs={"TAG": tag, "POS": "NOUN"})
