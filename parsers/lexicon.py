@@ -20,6 +20,9 @@ COLLECTIVES: dict[str, str | None] = {
     "collection": None, "kind": None, "type": None, "sort": None, "plenty": None,
     "handful": None, "couples": None, "pairs": None, "herds": None, "rows": None,
     "stacks": None, "piles": None, "bundle": None, "array": None, "series": None,
+    "batch": None, "batches": None, "clump": None, "bits": None, "bit": None, "loaf": None,
+    "bouquet": None, "amount": None, "half": None, "view": None, "scene": None,
+    "depiction": None, "mass": None, "family": None, "grouping": "group of", "teams": None,
 }  # fmt: skip
 
 #: Nouns that turn "on top of", "in front of", "on the side of" into one preposition.
@@ -212,6 +215,15 @@ ATTRIBUTE_NORMAL = {
 #: Degree words that stay part of a colour attribute ("dark blue", "light brown").
 COLOUR_DEGREES = {"dark", "light", "bright", "pale", "deep", "navy", "baby", "hot", "royal", "neon"}
 
+#: People and animals (heads of object names), for possessive pronouns' owners.
+ANIMATE = {
+    "man", "woman", "person", "people", "boy", "girl", "child", "kid", "lady", "baby",
+    "adult", "player", "men", "women", "children", "guy", "family", "crowd", "team",
+    "dog", "cat", "horse", "elephant", "giraffe", "zebra", "bear", "bird", "cow", "sheep",
+    "animal", "duck", "goat", "pig", "monkey", "calf", "lamb", "puppy", "kitten", "deer",
+    "umpire", "catcher", "pitcher", "batter", "skier", "surfer", "chef", "officer", "cop",
+}  # fmt: skip
+
 #: Possessive pronouns: "his hand" -> (owner, have, hand).
 POSSESSIVE_PRONOUNS = {"his", "her", "its", "their"}
 
@@ -282,6 +294,7 @@ class LearnedLexicon:
         self.head = compound.get("head", {})
         self.prep = data.get("prep", {})
         self.objects: dict[str, int] = data.get("objects", {})
+        self.prep_subject = data.get("prep_subject", {})
         amod = data.get("amod", {})
         self.amod_pair = amod.get("pair", {})
         self.amod_mod = amod.get("mod", {})
@@ -332,10 +345,10 @@ class LearnedLexicon:
             return hit[0]
         return "attr"
 
-    def preposition(self, prep: str, obj: str) -> tuple[str, bool] | None:
-        """(predicate, reversed) FACTUAL writes for "X prep obj", if learned."""
-        hit = self.prep.get(f"{prep} {obj}")
-        if hit is None or hit[1] / hit[2] < 0.5:
-            return None
-        label = hit[0]
-        return label[:-1], label.endswith("<")
+    def preposition(self, prep: str, obj: str, subject: str = "") -> tuple[str, bool] | None:
+        """(predicate, reversed) FACTUAL writes for "subject prep obj", if learned: by the
+        object first ("with hair" -> have), then by the subject ("plate of" -> have)."""
+        for hit in (self.prep.get(f"{prep} {obj}"), self.prep_subject.get(f"{subject} {prep}")):
+            if hit is not None and hit[1] / hit[2] >= 0.5:
+                return hit[0][:-1], hit[0].endswith("<")
+        return None

@@ -31,6 +31,23 @@ def repair_tags(doc: Doc) -> None:
         if t.tag_ == "XX":  # unknown word, mostly nouns in captions
             t.tag_ = "NN"
         if (
+            t.tag_ == "NNS"
+            and t.dep_ == "ROOT"
+            and any(c.dep_ == "compound" and c.tag_ == "NN" for c in t.children)
+            and any(
+                d.lower_ in {"a", "an"}
+                for c in t.children
+                for d in (c, *c.children)
+                if c.dep_ in {"det", "compound"}
+            )
+        ):
+            # "a dog runs": a singular determiner cannot take a plural head, so the
+            # "plural noun" is a verb and the compound its subject
+            t.tag_ = "VBZ"
+            for c in t.children:
+                if c.dep_ == "compound":
+                    c.dep_ = "nsubj"
+        if (
             t.tag_ == "NN"
             and t.lower_.endswith("ing")
             and t.dep_ == "ROOT"
@@ -86,17 +103,21 @@ def merge_split_words(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon)
     adjective or verb, so each becomes one object as FACTUAL writes it."""
     spans = []
     i = 0
-    while i + 2 < len(doc):
-        a, hyphen, b = doc[i], doc[i + 1], doc[i + 2]
-        if (
-            hyphen.text == "-"
-            and a.is_alpha
-            and b.is_alpha
-            and not a.whitespace_
-            and not hyphen.whitespace_
+    while i < len(doc):
+        # a maximal run word-word(-word...) written without spaces: "black-and-white"
+        j = i
+        while (
+            j + 2 < len(doc)
+            and doc[j].is_alpha
+            and doc[j + 1].text == "-"
+            and doc[j + 2].is_alpha
+            and not doc[j].whitespace_
+            and not doc[j + 1].whitespace_
         ):
-            spans.append(doc[i : i + 3])
-            i += 3
+            j += 2
+        if j > i:
+            spans.append(doc[i : j + 1])
+            i = j + 1
         else:
             i += 1
     for a, b in itertools.pairwise(doc):

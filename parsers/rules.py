@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from parsers.graph import Attribute, CharSpan, Entity, Relation, SceneGraph
 from parsers.lexicon import (
     AGENTIVE_PASSIVES,
+    ANIMATE,
     ATTRIBUTE_NORMAL,
     ATTRIBUTE_NOUNS,
     CLOTHING,
@@ -448,6 +449,8 @@ class _Rules:
                 if subjects:
                     owner = subjects[0]
             cur = head
+        if owner is None or not is_animate(self.b.graph.entities[owner].name):
+            return None  # "bracelets on his wrist": the bracelets own nothing
         return owner
 
     def subject_entities_for_noun(self, t: Token) -> list[int]:
@@ -470,7 +473,8 @@ class _Rules:
     def noun_relation(self, s: int, words: list[Token], o: int, pred: str, pobj) -> None:
         learned = None
         if pobj is not None and len(words) == 1:
-            learned = self.lexicon.preposition(pred, self.b.lem(pobj))
+            subject = self.b.graph.entities[s].name
+            learned = self.lexicon.preposition(pred, self.b.lem(pobj), subject)
         if learned is not None:
             label, reverse = learned
             if reverse:
@@ -708,6 +712,12 @@ class _Rules:
         self.noun_preps()
         self.verbs()
         return self.b.graph
+
+
+def is_animate(name: str) -> bool:
+    """A person or an animal, who can own body parts and clothes ("his hand")."""
+    head = name.split()[-1] if name else ""
+    return head in ANIMATE or (head.endswith(("er", "or")) and head not in {"water", "paper"})
 
 
 def lemma_with(lemma: str, particles: Sequence[Token]) -> str:

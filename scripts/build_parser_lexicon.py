@@ -7,6 +7,7 @@ Writes ``parsers/data/lexicon.json`` with two tables, read by the parser:
   ``split`` (two objects) or ``drop`` (only h). Keyed by the pair, with back-off tables by
   modifier and by head.
 * ``amod``: ``merge`` ("right leg", "hot dog"), ``attr`` or ``drop`` for an adjective.
+* ``prep_subject``: the same keyed by X ("plate of" -> plate, have, Y), the back-off.
 * ``objects``: object words FACTUAL uses (>= 3 times), for spelling repair of unknown
   nouns ("bech" -> bench).
 * ``prep``: the predicate FACTUAL writes for "X with/in/of Y" given Y ("man with hair" ->
@@ -59,7 +60,7 @@ def main() -> None:
     parser = SceneGraphParser()
     lemma = parser.lemmatizer.lemma
     pair, mod, head = collections.Counter(), collections.Counter(), collections.Counter()
-    prep = collections.Counter()
+    prep, prep_subject = collections.Counter(), collections.Counter()
     amod_pair, amod_mod = collections.Counter(), collections.Counter()
     docs = parser.nlp.pipe((e.caption for e in examples), batch_size=256)
     for ex, doc in tqdm(zip(examples, docs), total=len(examples), desc="learning"):
@@ -118,8 +119,10 @@ def main() -> None:
                 for s, r, o in gold["relation"]:
                     if (s, o) == (h, yl):
                         prep[(f"{p.lower_} {yl}", f"{r}>")] += 1
+                        prep_subject[(f"{h} {p.lower_}", f"{r}>")] += 1
                     elif (s, o) == (yl, h):
                         prep[(f"{p.lower_} {yl}", f"{r}<")] += 1
+                        prep_subject[(f"{h} {p.lower_}", f"{r}<")] += 1
     object_counts = collections.Counter()
     for ex in examples:
         for parts in split_factual(ex.scene_graph):
@@ -135,6 +138,7 @@ def main() -> None:
         },
         "amod": {"pair": majority(amod_pair, 2), "mod": majority(amod_mod, 3)},
         "prep": majority(prep, 2),
+        "prep_subject": majority(prep_subject, 3),
     }
     Path(args.out).write_text(json.dumps(lexicon, indent=0, sort_keys=True) + "\n")
     print(

@@ -55,6 +55,9 @@ CASES = {
     "the sofa the man is sitting on is brown": "( man , sit on , sofa ) , ( sofa , is , brown )",
     "the desk the laptop is on": "( laptop , on , desk )",
     "counter-top reflected in mirror": "( counter-top , reflect in , mirror )",
+    "a black-and-white dog": "( dog , is , black-and-white )",
+    "a dog runs on the beach": "( dog , run on , beach )",
+    "a plate of food": "( food , on , plate )",  # learned: "plate of X" -> X on plate
     # collectives and pronouns, as FACTUAL writes them
     "a group of people walking down the street": (
         "( people , walk down , street ) , ( people , is , group of )"
