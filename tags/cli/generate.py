@@ -1,0 +1,343 @@
+"""``tags generate``: captions -> hard negative captions (TAGS-DC), one negative a line.
+
+Refill source, by option: ``--model DIR`` (a TagsModel: image-conditioned MLM refills and
+top-m ITM selection), ``--mlm DIR`` (any local masked LM, text-only refills), or the default
+``--refill vocab`` (typed substitution from the corpus's own scene-graph vocabulary). Run
+under ``torchrun``/``accelerate launch`` every process takes a shard and the main process
+joins the parts. See ``docs/generate.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+#: Settings that must match when a run is resumed.
+_RESUME_KEYS = (
+    "captions",
+    "format",
+    "split",
+    "model",
+    "mlm",
+    "refill",
+    "features",
+    "k",
+    "l",
+    "temperature",
+    "top_m",
+    "seed",
+    "masking",
+    "mask_ratio",
+    "max_tokens",
+    "tokenizer",
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "generate",
+        help="generate hard negative captions",
+        description="Generate hard negative captions with labelled edits (TAGS-DC: mask "
+        "scene-graph units, refill, filter false negatives, select). Writes JSON Lines, one "
+        "negative a line; --resume continues an interrupted run, --shard I/N takes one part.",
+    )
+    io = p.add_argument_group("input and output")
+    io.add_argument("--captions", required=True, help="caption file")
+    io.add_argument("--out", required=True, help="output .jsonl file")
+    io.add_argument(
+        "--format",
+        choices=("karpathy", "precomp", "jsonl"),
+        default=None,
+        help="caption format (default: from the extension: .json karpathy, .jsonl jsonl, "
+        "else precomp)",
+    )
+    io.add_argument("--split", default=None, help="Karpathy split(s), e.g. test or train,restval")
+    io.add_argument("--features", default=None, help="region features: .npz folder or _ims.npy")
+    io.add_argument(
+        "--export", choices=("parquet", "dataset"), default=None, help="also write this format"
+    )
+    io.add_argument("--on-error", choices=("skip", "stop"), default="skip", help="bad lines")
+    io.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    io.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    io.add_argument("--shard", default=None, metavar="I/N", help="process only shard I of N")
+
+    src = p.add_argument_group("refill source (one of)")
+    source = src.add_mutually_exclusive_group()
+    source.add_argument("--model", default=None, help="TagsModel directory (MLM + ITM)")
+    source.add_argument("--mlm", default=None, help="local masked-LM directory (text only)")
+    source.add_argument("--refill", choices=("vocab",), default=None, help="default: vocab")
+    src.add_argument(
+        "--vocab", default=None, help="vocabulary JSON (loaded if it exists, else saved)"
+    )
+    src.add_argument("--tokenizer", default=None, help="tokenizer directory for WoD/WoC labels")
+
+    gen = p.add_argument_group("generation")
+    gen.add_argument("--k", "--num-copies", type=int, default=20, help="masked copies per caption")
+    gen.add_argument("--l", "--num-samples", type=int, default=20, help="refills per masked copy")
+    gen.add_argument("--temperature", type=float, default=1.5)
+    gen.add_argument("--top-m", type=int, default=31, help="negatives kept per caption")
+    gen.add_argument("--masking", choices=("unit", "word"), default="unit")
+    gen.add_argument("--mask-ratio", type=float, default=0.15)
+    gen.add_argument("--max-tokens", type=int, default=64, help="longer captions are cut")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--batch-size", type=int, default=64, help="captions per batch")
+    gen.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    gen.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+# ---------------------------------------------------------------------- setup helpers
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {key: getattr(args, key) for key in _RESUME_KEYS}
+
+
+def _check_settings(meta: Path, args: argparse.Namespace, resume: bool) -> None:
+    settings = _settings(args)
+    if resume and meta.exists():
+        saved = json.loads(meta.read_text())
+        changed = [k for k in _RESUME_KEYS if saved.get(k) != settings[k]]
+        if changed:
+            raise ValueError(
+                f"--resume with settings different from the interrupted run: {', '.join(changed)}"
+            )
+    meta.write_text(json.dumps(settings, indent=1))
+
+
+def _reader(args: argparse.Namespace, policy: Any) -> Iterator[Any]:
+    from tags.negatives.io import read_captions
+
+    return read_captions(args.captions, args.format, on_error=policy, split=args.split)
+
+
+def _count(args: argparse.Namespace) -> tuple[int, int]:
+    """(image groups, captions) of the whole input; bad lines raise only with --on-error stop."""
+    from tags.negatives.io import ErrorPolicy
+
+    groups = captions = 0
+    for group in _reader(args, ErrorPolicy(args.on_error)):
+        groups += 1
+        captions += len(group.captions)
+    return groups, captions
+
+
+def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -> Any:
+    """Load the vocabulary from ``path`` or build it from the whole corpus and save it there."""
+    from tags.negatives.io import ErrorPolicy
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    def build() -> SceneGraphVocabulary:
+        if path.exists() and (args.vocab or args.resume):
+            return SceneGraphVocabulary.load(path)
+        texts = (
+            " ".join(c.text.split())
+            for group in _reader(args, ErrorPolicy(args.on_error))
+            for c in group.captions
+        )
+        bar = tqdm(
+            parser.pipe(texts),
+            desc="vocabulary",
+            unit=" captions",
+            disable=args.no_progress or None,
+            file=sys.stderr,
+        )
+        vocab = SceneGraphVocabulary().update(bar)
+        vocab.save(path)
+        return vocab
+
+    if state is None:
+        return build()
+    with state.main_process_first():
+        return build() if state.is_main_process else SceneGraphVocabulary.load(path)
+
+
+def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) -> dict[str, Any]:
+    """Refiller, scorer, regions and label tokenizer for the chosen refill source."""
+    from tags.negatives.models import (
+        HFMaskedLM,
+        TagsMaskedLM,
+        TagsPairScorer,
+        load_tags_model,
+        load_tokenizer,
+    )
+    from tags.negatives.refill import MLMRefiller, VocabularyRefiller
+
+    device = args.device
+    if state is not None and device is None:
+        device = state.device
+    regions = None
+    if args.features:
+        from tags.negatives.features import open_regions
+
+        regions = open_regions(args.features)
+    scorer = None
+    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
+    mlm_options = {"num_samples": args.l, "temperature": args.temperature}
+    if args.features and not args.model:
+        print("warning: --features is only used with --model (a TagsModel)", file=sys.stderr)
+    if args.model:
+        model, model_tokenizer = load_tags_model(args.model, device, args.tokenizer)
+        mlm = TagsMaskedLM(model, model_tokenizer, device, use_image=regions is not None)
+        refiller = MLMRefiller(mlm, model_tokenizer, **mlm_options)
+        if regions is not None:
+            scorer = TagsPairScorer(model, model_tokenizer, device)
+        else:
+            print(
+                "warning: no --features: text-only refills and a seeded sample instead of "
+                "ITM selection",
+                file=sys.stderr,
+            )
+        tokenizer = tokenizer or model_tokenizer
+    elif args.mlm:
+        mlm, mlm_tokenizer = HFMaskedLM.from_pretrained(args.mlm, device)
+        refiller = MLMRefiller(mlm, mlm_tokenizer, **mlm_options)
+        tokenizer = tokenizer or mlm_tokenizer
+    else:
+        vocab_path = Path(args.vocab) if args.vocab else out.with_name(out.name + ".vocab.json")
+        refiller = VocabularyRefiller(
+            _vocabulary(args, parser, vocab_path, state), num_samples=args.l
+        )
+    return {
+        "refiller": refiller,
+        "scorer": scorer,
+        "regions": regions,
+        "label_tokenizer": tokenizer,
+    }
+
+
+def _distributed_state() -> Any:
+    """Accelerate's process state when launched with several processes, else ``None``."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    import torch
+    from accelerate import PartialState
+
+    return PartialState(cpu=not torch.cuda.is_available())
+
+
+def _merge(parts: list[Path], out: Path) -> None:
+    """Concatenate shard outputs in shard order (equal to the unsharded output)."""
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "wb") as sink:
+        for part in parts:
+            with open(part, "rb") as source:
+                while chunk := source.read(1 << 20):
+                    sink.write(chunk)
+    os.replace(tmp, out)
+    for part in parts:
+        part.unlink()
+        part.with_name(part.name + ".meta.json").unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------- the command
+def run(args: argparse.Namespace) -> int:
+    from tags.negatives.features import MissingFeaturesError
+    from tags.negatives.io import ErrorPolicy, InputError, parse_shard
+
+    out = Path(args.out)
+    try:
+        shard = parse_shard(args.shard) if args.shard else (0, 1)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if out.exists() and not (args.resume or args.overwrite):
+        print(f"error: {out} exists; pass --resume to continue it or --overwrite", file=sys.stderr)
+        return 2
+    state = _distributed_state()
+    target = out
+    if state is not None:  # every process takes a sub-shard of the requested shard
+        procs = state.num_processes
+        shard = (shard[0] * procs + state.process_index, shard[1] * procs)
+        target = _part(out, state.process_index, procs)
+    policy = ErrorPolicy(args.on_error, warn=lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
+    start = time.perf_counter()
+    try:
+        stats, point = _generate(args, out, target, shard, state, policy)
+    except (InputError, MissingFeaturesError, FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if state is not None:
+        state.wait_for_everyone()
+        if state.is_main_process:
+            _merge([_part(out, i, state.num_processes) for i in range(state.num_processes)], out)
+    if args.export and (state is None or state.is_main_process):
+        print(f"exported {export_path(out, args.export)}", file=sys.stderr)
+    print(stats.summary(), file=sys.stderr)
+    resumed = (
+        f"; resumed after caption {point.last_caption_id!r} ({point.records} records kept)"
+        if point.last_caption_id is not None
+        else ""
+    )
+    print(
+        f"bad input lines skipped: {policy.count}; wall time {time.perf_counter() - start:.1f}s; "
+        f"output: {target}{resumed}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def export_path(out: Path, kind: str) -> Path:
+    from tags.negatives.io import export
+
+    return export(out, kind)
+
+
+def _part(out: Path, index: int, count: int) -> Path:
+    return out.with_name(f"{out.name}.part{index}of{count}")
+
+
+def _generate(
+    args: argparse.Namespace,
+    out: Path,
+    target: Path,
+    shard: tuple[int, int],
+    state: Any,
+    policy: Any,
+) -> tuple[Any, Any]:
+    """Write ``target``; returns the run's statistics and the resume point used."""
+    from tags.negatives.io import JsonlWriter, shard_bounds, take_shard
+    from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
+
+    config = GenerationConfig(
+        num_copies=args.k,
+        num_samples=args.l,
+        temperature=args.temperature,
+        top_m=args.top_m,
+        mask_ratio=args.mask_ratio,
+        masking=args.masking,
+        max_tokens=args.max_tokens,
+        batch_size=args.batch_size,
+        seed=args.seed,
+    )
+    total_groups, total_captions = _count(args)
+    first, stop = shard_bounds(total_groups, *shard)
+    parser = default_parser()
+    components = _components(args, parser, out, state)
+    generator = NegativeGenerator(config=config, parser=parser, **components)
+    _check_settings(target.with_name(target.name + ".meta.json"), args, args.resume)
+    writer = JsonlWriter(target)
+    point = writer.open(resume=args.resume)
+    if point.dropped_bytes:
+        print(
+            f"resume: dropped {point.dropped_bytes} bytes of an unfinished caption", file=sys.stderr
+        )
+    bar = tqdm(
+        total=total_captions if shard[1] == 1 else None,
+        unit=" captions",
+        disable=args.no_progress or None,
+        file=sys.stderr,
+        desc="generate" if shard[1] == 1 else f"shard {shard[0]}/{shard[1]}",
+    )
+    groups = take_shard(_reader(args, policy), first, stop)
+    with writer, bar:
+        for done, result in enumerate(generator.generate(groups, point.last_caption_id), 1):
+            writer.write(record.to_dict() for record in result.records)
+            bar.update(generator.stats.skipped + done - bar.n)
+    return generator.stats, point

@@ -1,0 +1,70 @@
+"""TAGS-DC negative generation: mask scene-graph units, refill, filter, select, label.
+
+One module per stage:
+
+- ``masking``: :class:`UnitMasker` (scene-graph units) and :class:`WordMasker` (baseline);
+- ``refill``: :class:`MLMRefiller` (any :class:`MaskedLM`) and :class:`VocabularyRefiller`
+  (typed substitution from the corpus's :class:`SceneGraphVocabulary`, no weights);
+- ``models``: adapters for local HF masked LMs and :class:`~tags.modeling.TagsModel`;
+- ``filters``: identical / debris / duplicate / false-negative filters;
+- ``selection``: top-m by ITM score (:class:`PairScorer`) or a seeded sample;
+- ``labels``: WoD labels and WoC targets of a negative;
+- ``pipeline``: :class:`NegativeGenerator`, the streaming pipeline;
+- ``io`` / ``features``: caption readers, resumable writer, region features.
+
+Heavy modules (torch, transformers) load on first attribute access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Candidate": "types",
+    "Caption": "types",
+    "Edit": "types",
+    "ImageGroup": "types",
+    "apply_edits": "types",
+    "MaskedCopy": "masking",
+    "TokenView": "masking",
+    "UnitMasker": "masking",
+    "WordMasker": "masking",
+    "SceneGraphVocabulary": "vocabulary",
+    "MaskedLM": "refill",
+    "MLMRefiller": "refill",
+    "RefillJob": "refill",
+    "VocabularyRefiller": "refill",
+    "sample_refills": "refill",
+    "HFMaskedLM": "models",
+    "TagsMaskedLM": "models",
+    "TagsPairScorer": "models",
+    "load_tags_model": "models",
+    "filter_candidates": "filters",
+    "PairScorer": "selection",
+    "select": "selection",
+    "TokenLabels": "labels",
+    "token_labels": "labels",
+    "GenerationConfig": "pipeline",
+    "GenerationStats": "pipeline",
+    "NegativeGenerator": "pipeline",
+    "NegativeRecord": "pipeline",
+    "caption_seed": "pipeline",
+    "JsonlWriter": "io",
+    "read_captions": "io",
+    "scan_output": "io",
+    "Regions": "features",
+    "open_regions": "features",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,136 @@
+"""Image region features for image-conditioned refilling and ITM scoring.
+
+Two layouts are read:
+
+- a directory of ``.npz`` files, one per image (UNITER layout): ``features`` ``[R, D]``,
+  ``boxes`` ``[R, 4]`` pixel ``(x1, y1, x2, y2)`` with optional ``width``/``height`` (or
+  ``image_w``/``image_h``), or boxes already normalised to [0, 1], or 7-d boxes;
+- a SCAN precomp ``{split}_ims.npy`` ``[N, R, D]`` (memory-mapped; row = image id). It has no
+  boxes: every region gets the whole-image box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class MissingFeaturesError(FileNotFoundError):
+    """No region features exist for an image."""
+
+
+@dataclass(frozen=True)
+class Regions:
+    """One image's regions: ``features`` ``[R, D]`` and normalised 7-d ``boxes`` ``[R, 7]``."""
+
+    features: np.ndarray
+    boxes: np.ndarray
+
+
+def expand_boxes(boxes: np.ndarray) -> np.ndarray:
+    """``(x1, y1, x2, y2)`` in [0, 1] -> UNITER's ``(x1, y1, x2, y2, w, h, w*h)``."""
+    if boxes.shape[-1] == 7:
+        return boxes.astype(np.float32)
+    w = boxes[:, 2] - boxes[:, 0]
+    h = boxes[:, 3] - boxes[:, 1]
+    return np.concatenate([boxes, w[:, None], h[:, None], (w * h)[:, None]], 1).astype(np.float32)
+
+
+def whole_image_boxes(num_regions: int) -> np.ndarray:
+    return np.tile(np.array([[0, 0, 1, 1, 1, 1, 1]], dtype=np.float32), (num_regions, 1))
+
+
+class RegionStore(Protocol):
+    def get(self, image_id: Any, filename: str | None = None) -> Regions: ...
+
+
+class NpzRegions:
+    """``{image_id}.npz`` (or ``{filename stem}.npz``) files in one directory."""
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+
+    def path(self, image_id: Any, filename: str | None = None) -> Path:
+        names = [str(image_id)]
+        if filename:
+            names += [Path(filename).stem, filename]
+        for name in names:
+            candidate = self.directory / f"{name}.npz"
+            if candidate.is_file():
+                return candidate
+        looked = ", ".join(f"{n}.npz" for n in names)
+        raise MissingFeaturesError(
+            f"no region features for image {image_id!r}: looked for {looked} in {self.directory}"
+        )
+
+    def get(self, image_id: Any, filename: str | None = None) -> Regions:
+        path = self.path(image_id, filename)
+        with np.load(path) as data:
+            if "features" not in data or "boxes" not in data:
+                raise ValueError(f"{path}: needs arrays 'features' [R, D] and 'boxes' [R, 4]")
+            features = np.asarray(data["features"], dtype=np.float32)
+            boxes = np.asarray(data["boxes"], dtype=np.float32)
+            width = _first(data, "width", "image_w", "image_width")
+            height = _first(data, "height", "image_h", "image_height")
+        if boxes.ndim != 2 or boxes.shape[0] != features.shape[0] or boxes.shape[1] not in (4, 7):
+            raise ValueError(f"{path}: boxes {boxes.shape} do not match features {features.shape}")
+        if boxes.shape[1] == 4 and width is not None and height is not None:
+            boxes = boxes / np.array([width, height, width, height], dtype=np.float32)
+        boxes = np.clip(boxes, 0.0, 1.0) if boxes.max(initial=0.0) <= 1.0 + 1e-3 else boxes
+        if boxes.max(initial=0.0) > 1.0:
+            raise ValueError(f"{path}: pixel boxes need 'width' and 'height' to be normalised")
+        return Regions(features, expand_boxes(boxes))
+
+
+def _first(data: Any, *names: str) -> float | None:
+    for name in names:
+        if name in data:
+            return float(np.asarray(data[name]).reshape(-1)[0])
+    return None
+
+
+class PrecompRegions:
+    """A SCAN ``{split}_ims.npy`` array ``[N, R, D]``; image ``i`` is row ``i``."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.array = np.load(self.path, mmap_mode="r")
+        if self.array.ndim != 3:
+            raise ValueError(f"{self.path}: expected [N, R, D] features, got {self.array.shape}")
+
+    def get(self, image_id: Any, filename: str | None = None) -> Regions:
+        try:
+            index = int(image_id)
+        except (TypeError, ValueError):
+            index = -1
+        if not 0 <= index < self.array.shape[0]:
+            raise MissingFeaturesError(
+                f"no region features for image {image_id!r}: {self.path} holds images "
+                f"0..{self.array.shape[0] - 1}"
+            )
+        features = np.asarray(self.array[index], dtype=np.float32)
+        return Regions(features, whole_image_boxes(features.shape[0]))
+
+
+def open_regions(path: str | Path) -> RegionStore:
+    """A directory of ``.npz`` files or a precomp ``.npy`` array."""
+    path = Path(path)
+    if path.is_dir():
+        return NpzRegions(path)
+    if path.suffix == ".npy" and path.is_file():
+        return PrecompRegions(path)
+    raise MissingFeaturesError(f"--features {path}: not a directory of .npz files nor a .npy file")
+
+
+__all__ = [
+    "MissingFeaturesError",
+    "NpzRegions",
+    "PrecompRegions",
+    "RegionStore",
+    "Regions",
+    "expand_boxes",
+    "open_regions",
+]

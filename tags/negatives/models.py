@@ -1,0 +1,216 @@
+"""Adapters from concrete models to the engine's protocols.
+
+- :class:`HFMaskedLM`: any local ``*ForMaskedLM`` checkpoint directory (text-only refills);
+- :class:`TagsMaskedLM` / :class:`TagsPairScorer`: a :class:`~tags.modeling.TagsModel`'s
+  MLM head (image-conditioned refills) and ITM head (selection scores), through its
+  ``masked_lm_logits`` and ``score_pairs`` entry points.
+
+Everything loads from local directories only; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tags.negatives.features import Regions
+
+
+def _device(device: str | torch.device | None) -> torch.device:
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """A fast tokenizer from a local directory (offsets are needed for masking)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{path}: a fast tokenizer (tokenizer.json) is needed for offsets")
+    return tokenizer
+
+
+class HFMaskedLM:
+    """A `transformers` masked LM, text only.
+
+    The vocabulary projection runs on the masked positions only (for BERT- and RoBERTa-style
+    heads), so memory does not grow with ``sequence length x vocabulary``.
+    """
+
+    conditions_on_image = False
+
+    def __init__(self, model: Any, tokenizer: Any, device: str | torch.device | None = None):
+        self.device = _device(device)
+        self.model = model.to(self.device).eval()
+        self.mask_token_id = int(tokenizer.mask_token_id)
+        self.pad_token_id = int(tokenizer.pad_token_id or 0)
+        base = getattr(model, model.base_model_prefix, None)
+        head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
+        self._split = (base, head) if base is not None and head is not None else None
+
+    @classmethod
+    def from_pretrained(
+        cls, path: str | Path, device: str | torch.device | None = None
+    ) -> tuple[HFMaskedLM, Any]:
+        """``(adapter, tokenizer)`` for a local ``*ForMaskedLM`` directory."""
+        from transformers import AutoModelForMaskedLM
+
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"{path}: no config.json (a local model directory is needed)")
+        tokenizer = load_tokenizer(path)
+        model = AutoModelForMaskedLM.from_pretrained(str(path), local_files_only=True)
+        return cls(model, tokenizer, device), tokenizer
+
+    @torch.no_grad()
+    def logits_at(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        masked_positions: torch.Tensor,
+        images: Sequence[Regions] | None = None,
+    ) -> torch.Tensor:
+        input_ids = input_ids.to(self.device)
+        attention_mask = attention_mask.to(self.device)
+        masked_positions = masked_positions.to(self.device)
+        if self._split is not None:
+            base, head = self._split
+            hidden = base(input_ids=input_ids, attention_mask=attention_mask)[0]
+            return head(hidden[masked_positions]).float().cpu()
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+        return logits[masked_positions].float().cpu()
+
+
+def _pad_regions(
+    images: Sequence[Regions], device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Stack per-row regions into ``features [B, R, D]``, ``boxes [B, R, 7]``, ``mask [B, R]``."""
+    count = max(r.features.shape[0] for r in images)
+    dim = images[0].features.shape[1]
+    features = torch.zeros(len(images), count, dim)
+    boxes = torch.zeros(len(images), count, 7)
+    mask = torch.zeros(len(images), count, dtype=torch.long)
+    for i, regions in enumerate(images):
+        n = regions.features.shape[0]
+        features[i, :n] = torch.from_numpy(regions.features)
+        boxes[i, :n] = torch.from_numpy(regions.boxes)
+        mask[i, :n] = 1
+    return features.to(device), boxes.to(device), mask.to(device)
+
+
+class TagsMaskedLM:
+    """A TagsModel's MLM head as the refill model; image-conditioned when ``use_image``.
+
+    ``model`` may be anything with TagsModel's ``masked_lm_logits`` (the
+    ``tags.modeling.MaskedLMGenerator`` protocol), e.g. a ``StaticMLMGenerator``.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        device: str | torch.device | None = None,
+        use_image: bool = True,
+    ):
+        self.device = _device(device)
+        self.model = model.to(self.device).eval()
+        self.mask_token_id = int(tokenizer.mask_token_id)
+        self.pad_token_id = int(tokenizer.pad_token_id or 0)
+        self.conditions_on_image = use_image
+
+    @torch.no_grad()
+    def logits_at(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        masked_positions: torch.Tensor,
+        images: Sequence[Regions] | None = None,
+    ) -> torch.Tensor:
+        regions: dict[str, torch.Tensor] = {}
+        if images is not None:
+            features, boxes, mask = _pad_regions(images, self.device)
+            regions = {"region_features": features, "region_boxes": boxes, "region_mask": mask}
+        output = self.model.masked_lm_logits(
+            input_ids.to(self.device),
+            attention_mask.to(self.device),
+            masked_positions=masked_positions.to(self.device),
+            **regions,
+        )
+        return output.logits.float().cpu()
+
+
+class TagsPairScorer:
+    """ITM scores of captions against one image with a TagsModel's ITM head."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        device: str | torch.device | None = None,
+        batch_size: int = 256,
+        max_length: int = 128,
+    ):
+        self.device = _device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.max_length = max_length
+
+    @torch.no_grad()
+    def score(self, texts: Sequence[str], image: Regions) -> list[float]:
+        features, boxes, mask = _pad_regions([image], self.device)
+        scores: list[float] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = self.tokenizer(
+                list(texts[start : start + self.batch_size]),
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            output = self.model.score_pairs(
+                batch["input_ids"],
+                batch["attention_mask"],
+                region_features=features,
+                region_boxes=boxes,
+                region_mask=mask,
+            )
+            scores.extend(output.scores.float().cpu().reshape(-1).tolist())
+        return scores
+
+
+def load_tags_model(
+    path: str | Path,
+    device: str | torch.device | None = None,
+    tokenizer_path: str | Path | None = None,
+) -> tuple[Any, Any]:
+    """``(TagsModel, tokenizer)`` from a saved TagsModel directory.
+
+    The tokenizer is read from ``tokenizer_path`` or the model directory itself.
+    """
+    from tags.modeling import TagsModel
+
+    path = Path(path)
+    config = path / "config.json"
+    if not config.is_file():
+        raise FileNotFoundError(f"{path}: no config.json (save the model with save_pretrained)")
+    if json.loads(config.read_text()).get("model_type") != "tags":
+        raise ValueError(f"{path} is not a TagsModel directory; use --mlm for a plain masked LM")
+    model = TagsModel.from_pretrained(str(path))
+    try:
+        tokenizer = load_tokenizer(tokenizer_path or path)
+    except (OSError, ValueError) as err:
+        raise ValueError(
+            f"no fast tokenizer in {tokenizer_path or path}: save it next to the model or "
+            "pass --tokenizer DIR"
+        ) from err
+    return model.to(_device(device)), tokenizer
+
+
+__all__ = ["HFMaskedLM", "TagsMaskedLM", "TagsPairScorer", "load_tags_model", "load_tokenizer"]

