@@ -220,3 +220,30 @@ def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
     assert "output: " + str(out) + ".part1of2" in result.stderr  # the second process worked
     assert out.read_bytes() == reference.read_bytes()
     assert not list(tmp_path.glob("dist.jsonl.part*of2"))
+
+
+def test_precomp_feature_array_needs_precomp_captions(tmp_path):
+    caps = tmp_path / "caps.jsonl"
+    caps.write_text('{"image_id": 7, "caption": "a dog on a mat"}\n')
+    feats = tmp_path / "test_ims.npy"
+    np.save(feats, np.zeros((1, 2, 8), dtype=np.float32))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tags.cli",
+            "generate",
+            "--captions",
+            str(caps),
+            "--out",
+            str(tmp_path / "o.jsonl"),
+            "--features",
+            str(feats),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    assert "needs --format precomp" in proc.stderr

@@ -134,3 +134,22 @@ def test_npz_features_normalised_and_missing_is_an_error(tmp_path):
         precomp.get(2)
     with pytest.raises(MissingFeaturesError):
         open_regions(tmp_path / "nothing_here")
+
+
+def test_pixel_boxes_overshooting_the_border_are_clipped(tmp_path):
+    import numpy as np
+
+    from tags.negatives.features import NpzRegions
+
+    np.savez(
+        tmp_path / "3.npz",
+        features=np.ones((2, 4), np.float32),
+        boxes=np.array([[0, 0, 201, 100], [10, 20, 110, 80]], np.float32),
+        width=200,
+        height=100,
+    )
+    regions = NpzRegions(tmp_path).get(3)
+    assert regions.boxes.shape == (2, 7)
+    assert regions.boxes[0, :4].tolist() == [0.0, 0.0, 1.0, 1.0]
+    np.testing.assert_allclose(regions.boxes[1, :4], [0.05, 0.2, 0.55, 0.8])
+    np.testing.assert_allclose(regions.boxes[1, 6], 0.5 * 0.6, rtol=1e-6)

@@ -175,8 +175,18 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
     regions = None
     if args.features:
         from tags.negatives.features import open_regions
+        from tags.negatives.io import detect_format
 
         regions = open_regions(args.features)
+        fmt = args.format or detect_format(args.captions)
+        if str(args.features).endswith(".npy") and fmt != "precomp":
+            # rows of a SCAN _ims.npy follow the split's image order, which only the precomp
+            # caption layout (image id = line // 5) shares
+            raise SystemExit(
+                f"--features {args.features}: a precomp .npy array needs --format precomp "
+                "captions (its rows are the split's images in caption order); use a folder "
+                "of {image_id}.npz files with Karpathy or jsonl captions"
+            )
     scorer = None
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
     mlm_options = {"num_samples": args.l, "temperature": args.temperature}

@@ -78,7 +78,8 @@ class NpzRegions:
         if boxes.ndim != 2 or boxes.shape[0] != features.shape[0] or boxes.shape[1] not in (4, 7):
             raise ValueError(f"{path}: boxes {boxes.shape} do not match features {features.shape}")
         if boxes.shape[1] == 4 and width is not None and height is not None:
-            boxes = boxes / np.array([width, height, width, height], dtype=np.float32)
+            # pixel boxes: detectors may overshoot the border by a pixel or so
+            boxes = np.clip(boxes / np.array([width, height, width, height], np.float32), 0, 1)
         boxes = np.clip(boxes, 0.0, 1.0) if boxes.max(initial=0.0) <= 1.0 + 1e-3 else boxes
         if boxes.max(initial=0.0) > 1.0:
             raise ValueError(f"{path}: pixel boxes need 'width' and 'height' to be normalised")
