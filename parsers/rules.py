@@ -77,13 +77,14 @@ class _Builder:
     doc: Doc
     lemma: Lemmatizer
     lexicon: LearnedLexicon
+    text: str
     graph: SceneGraph = field(init=False)
     entity_of: dict[int, int] = field(default_factory=dict)
     _relations: set[tuple[int, str, int]] = field(default_factory=set)
     _attributes: set[tuple[int, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.graph = SceneGraph(caption=self.doc.text)
+        self.graph = SceneGraph(caption=self.text)
 
     # ----------------------------------------------------------------- helpers
     def lem(self, token: Token) -> str:
@@ -93,7 +94,7 @@ class _Builder:
         first = min([head, *words], key=lambda t: t.i)
         phrase = [t for t in head.subtree if t.dep_ in {"det", "amod", "compound", "nummod"}]
         phrase_first = min([first, *phrase], key=lambda t: t.i)
-        text = self.doc.text[first.idx : head.idx + len(head.text)]
+        text = self.graph.caption[first.idx : head.idx + len(head.text)]
         if name is None:
             glue = " "
             if (
@@ -130,7 +131,7 @@ class _Builder:
     def add_attribute(self, entity: int, tokens: Sequence[Token]) -> None:
         tokens = sorted(tokens, key=lambda t: t.i)
         start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1].text)
-        text = self.doc.text[start:end]
+        text = self.graph.caption[start:end]
         value = " ".join(text.lower().split())
         value = ATTRIBUTE_NORMAL.get(value, value)
         if (entity, value) in self._attributes:
@@ -161,10 +162,12 @@ def _runs(words: Sequence[Token]) -> tuple[CharSpan, ...]:
 class _Rules:
     """The extraction rules for one parsed caption."""
 
-    def __init__(self, doc: Doc, lemma: Lemmatizer, lexicon: LearnedLexicon):
+    def __init__(self, doc: Doc, lemma: Lemmatizer, lexicon: LearnedLexicon, text: str):
         self.doc = doc
+        self.tokens = list(doc)  # one Token object per position, reused by every pass
+        self.has_reciprocal = any(t.lower_ in {"other", "another"} for t in self.tokens)
         self.lexicon = lexicon
-        self.b = _Builder(doc, lemma, lexicon)
+        self.b = _Builder(doc, lemma, lexicon, text)
         self.redirect: dict[int, int] = {}  # collective token -> member noun token
         self._reciprocal: dict[int, list[int]] = {}  # "each other" token -> its subjects
 
@@ -176,7 +179,7 @@ class _Rules:
         """Entity index of token ``t`` (following collectives), if it names one."""
         seen = 0
         while t is not None and t.i in self.redirect and seen < 8:
-            t = self.doc[self.redirect[t.i]]
+            t = self.tokens[self.redirect[t.i]]
             seen += 1
         if t is None:
             return None
@@ -207,8 +210,7 @@ class _Rules:
         return out
 
     def collect_entities(self) -> None:
-        doc = self.doc
-        for t in doc:
+        for t in self.tokens:
             if (
                 t.dep_ in NOUN_MODIFIER_DEPS
                 and self.is_noun(t.head)
@@ -263,7 +265,7 @@ class _Rules:
 
     # ----------------------------------------------------------- attributes
     def collect_attributes(self) -> None:
-        for t in self.doc:
+        for t in self.tokens:
             e = self.b.entity_of.get(t.i)
             if e is None:
                 continue
@@ -274,8 +276,8 @@ class _Rules:
                     if c.i not in merged_ids:
                         self.modifier(e, c)
         for collective, member in self.redirect.items():
-            e = self.resolve(self.doc[member])
-            tok = self.doc[collective]
+            e = self.resolve(self.tokens[member])
+            tok = self.tokens[collective]
             if e is None:
                 continue
             attr = COLLECTIVES.get(tok.lower_)
@@ -334,7 +336,7 @@ class _Rules:
         self.b.add_relation(e, [], part, "have")
         mods = [m for m in c.children if m.dep_ in {"amod", "advmod", "npadvmod", "nummod"}]
         if c.i > 0:
-            prev = self.doc[c.i - 1]
+            prev = self.tokens[c.i - 1]
             if prev.head == c.head and prev.dep_ in {"amod", "nummod", "compound", "nmod"}:
                 mods.append(prev)
         for m in mods:
@@ -403,7 +405,7 @@ class _Rules:
         return PREP_NORMAL.get(text, text)
 
     def noun_preps(self) -> None:
-        for t in self.doc:
+        for t in self.tokens:
             subjects = self.subject_entities_for_noun(t)
             if not subjects:
                 continue
@@ -533,7 +535,7 @@ class _Rules:
         return [], passive
 
     def verbs(self) -> None:
-        for v in self.doc:
+        for v in self.tokens:
             if v.dep_ == "aux" and self.b.lem(v) == "have" and self.is_noun(v.head):
                 # "the floor has carpet", parsed with "has" as an auxiliary of the noun
                 for s in self.nsubj_entities(v.head) or self.nsubj_entities(v):
@@ -545,9 +547,10 @@ class _Rules:
             if v.i in self.b.entity_of:
                 continue  # "sleeved" in "short sleeved shirt" already names a part
             subjects, passive = self.verb_subjects(v)
-            for c in v.subtree:
-                if c.lower_ in {"other", "another"} and c.dep_ == "pobj":
-                    self._reciprocal[c.i] = subjects
+            if self.has_reciprocal:
+                for c in v.subtree:
+                    if c.lower_ in {"other", "another"} and c.dep_ == "pobj":
+                        self._reciprocal[c.i] = subjects
             if self.b.lem(v) == "be":
                 self.copula(v, subjects)
                 continue
@@ -762,6 +765,9 @@ def _hyphenated(m: Token, c: Token) -> bool:
     return len(between) == 1 and between[0].text == "-"
 
 
-def extract_graph(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon) -> SceneGraph:
-    """Apply the rules to a tagged, parsed and repaired ``Doc``."""
-    return _Rules(doc, lemmatizer, lexicon).run()
+def extract_graph(
+    doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon, text: str | None = None
+) -> SceneGraph:
+    """Apply the rules to a tagged, parsed and repaired ``Doc`` (``text``: its text, when
+    the caller has it; ``Doc.text`` is rebuilt from the tokens on every access)."""
+    return _Rules(doc, lemmatizer, lexicon, doc.text if text is None else text).run()

@@ -59,7 +59,8 @@ class SceneGraphParser:
     def parse(self, caption: str) -> SceneGraph:
         """Parse one caption."""
         with self._blas_limit():
-            return self.graph_from_doc(self.nlp(self._clip(caption)))
+            text = self._clip(caption)
+            return self.graph_from_doc(self.nlp(text), text)
 
     def parse_batch(
         self, captions: Sequence[str], *, n_process: int = 1, batch_size: int | None = None
@@ -78,7 +79,8 @@ class SceneGraphParser:
         for chunk in _chunks((self._clip(c) for c in captions), batch_size):
             with self._blas_limit():
                 graphs = [
-                    self.graph_from_doc(d) for d in self.nlp.pipe(chunk, batch_size=batch_size)
+                    self.graph_from_doc(d, text)
+                    for text, d in zip(chunk, self.nlp.pipe(chunk, batch_size=batch_size))
                 ]
             yield from graphs
 
@@ -94,13 +96,15 @@ class SceneGraphParser:
             self._threadpools = ThreadpoolController()  # scans the loaded libraries once
         return self._threadpools.limit(limits=self.blas_threads, user_api="blas")
 
-    def graph_from_doc(self, doc: Doc) -> SceneGraph:
-        """Apply the rules to an already parsed ``Doc`` (tagger and parser must have run)."""
-        if not doc.text.strip():
-            return SceneGraph(caption=doc.text)
+    def graph_from_doc(self, doc: Doc, text: str | None = None) -> SceneGraph:
+        """Apply the rules to an already parsed ``Doc`` (tagger and parser must have run);
+        ``text`` is the doc's text when the caller has it at hand."""
+        text = doc.text if text is None else text
+        if not text.strip():
+            return SceneGraph(caption=text)
         repair_tags(doc)
         merge_split_words(doc, self.lemmatizer, self.lexicon)
-        return extract_graph(doc, self.lemmatizer, self.lexicon)
+        return extract_graph(doc, self.lemmatizer, self.lexicon, text)
 
     # --------------------------------------------------------------- internals
     def _clip(self, caption: str) -> str:
