@@ -166,6 +166,9 @@ class _Rules:
         self.doc = doc
         self.tokens = list(doc)  # one Token object per position, reused by every pass
         self.has_reciprocal = any(t.lower_ in {"other", "another"} for t in self.tokens)
+        self.extra_conj: dict[int, list[Token]] = {}  # clothing conjuncts moved to their list
+        self.detached: set[int] = set()
+        self._reattach_clothing()
         self.lexicon = lexicon
         self.b = _Builder(doc, lemma, lexicon, text)
         self.redirect: dict[int, int] = {}  # collective token -> member noun token
@@ -185,13 +188,37 @@ class _Rules:
             return None
         return self.b.entity_of.get(t.i)
 
+    def _reattach_clothing(self) -> None:
+        """ "man in black shirt and shorts", "man wearing a hat and a shirt": the parser
+        often hangs the last garment on the man; move it to the list of garments."""
+        for t in self.tokens:
+            if not self.is_noun(t):
+                continue
+            garments = [
+                o
+                for x in t.children
+                if x.dep_ in {"prep", "acl"}
+                for o in x.children
+                if o.dep_ in {"pobj", "dobj"} and o.lower_ in CLOTHING
+            ]
+            for c in t.children:
+                if c.dep_ in {"conj", "appos"} and c.lower_ in CLOTHING:
+                    before = [o for o in garments if o.i < c.i]
+                    if before:
+                        self.extra_conj.setdefault(before[-1].i, []).append(c)
+                        self.detached.add(c.i)
+
     def with_conjuncts(self, t: Token) -> list[Token]:
         out = [t]
         stack = [t]
         while stack:
             cur = stack.pop()
-            for c in cur.children:
-                if c.dep_ == "conj" and (self.is_noun(c) or c.i in self.b.entity_of):
+            for c in [*cur.children, *self.extra_conj.get(cur.i, ())]:
+                if c.i in self.detached and c not in self.extra_conj.get(cur.i, ()):
+                    continue
+                if c.dep_ in {"conj", "appos"} and (self.is_noun(c) or c.i in self.b.entity_of):
+                    if c.dep_ == "appos" and c.i not in self.detached:
+                        continue
                     out.append(c)
                     stack.append(c)
         return out
