@@ -1,0 +1,126 @@
+"""``tags evaluate``: image-text retrieval R@K / RSum of a saved TagsModel on one split.
+
+Runs in one process or under ``torchrun`` / ``accelerate launch`` (each process scores a
+shard of the images; the main process prints and writes the results). See
+``docs/evaluation.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "evaluate",
+        help="image-text retrieval evaluation (R@K, RSum)",
+        description="Image-text retrieval of a saved TagsModel: i2t/t2i R@1/5/10, RSum, median "
+        "and mean rank, by full cross-encoder scoring, dual embeddings, or dual top-k + "
+        "cross-encoder rerank. Prints a table; --out writes JSON.",
+    )
+    p.add_argument("--model", required=True, help="TagsModel directory (save_pretrained)")
+    p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: --model)")
+    p.add_argument(
+        "--captions", required=True, help="caption file, or a SCAN data dir ({split}_caps.txt)"
+    )
+    p.add_argument(
+        "--format",
+        choices=("karpathy", "precomp", "jsonl"),
+        default=None,
+        help="caption format (default: .json karpathy, .jsonl jsonl, else precomp)",
+    )
+    p.add_argument(
+        "--features",
+        required=True,
+        help="directory of per-image .npz files, or a precomp {split}_ims.npy (or its dir)",
+    )
+    p.add_argument("--split", default="test", help="split to evaluate (default: test)")
+    p.add_argument(
+        "--protocol",
+        choices=("full", "f30k-1k", "coco-1k", "coco-5k"),
+        default="full",
+        help="full / f30k-1k / coco-5k: the split at once; coco-1k: mean over 5 folds",
+    )
+    p.add_argument("--mode", choices=("cross", "dual", "two-stage"), default="cross")
+    p.add_argument("--topk", type=int, default=128, help="two-stage: candidates reranked")
+    p.add_argument("--batch-size", type=int, default=256, help="pairs (or items) per forward")
+    p.add_argument("--max-length", type=int, default=None, help="truncate captions (tokens)")
+    p.add_argument("--max-images", type=int, default=None, help="only the first N images")
+    p.add_argument(
+        "--use-scores",
+        action="store_true",
+        help="rank by sigmoid ITM scores instead of logits (same order unless saturated)",
+    )
+    p.add_argument("--cpu", action="store_true", help="force the CPU")
+    p.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default=None)
+    p.add_argument("--out", default=None, help="write the metrics as JSON here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from accelerate import Accelerator
+    from transformers import AutoTokenizer
+
+    from tags.evaluation.io import load_retrieval_split
+    from tags.evaluation.retrieval import evaluate_retrieval, format_table
+    from tags.modeling import TagsModel
+
+    accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
+    say = accelerator.print
+    model = TagsModel.from_pretrained(args.model).to(accelerator.device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model, local_files_only=True)
+    try:
+        images, texts, notes = load_retrieval_split(
+            args.captions,
+            args.features,
+            tokenizer,
+            fmt=args.format,
+            split=args.split,
+            max_length=args.max_length or model.config.max_position_embeddings,
+            limit_images=args.max_images,
+        )
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for note in notes:
+        say(f"note: {note}")
+    say(
+        f"evaluating {len(images)} images, {len(texts)} captions: protocol {args.protocol}, "
+        f"mode {args.mode}"
+        + (f" (top-{args.topk})" if args.mode == "two-stage" else "")
+        + f", {accelerator.num_processes} process(es)"
+    )
+    start = time.perf_counter()
+    result = evaluate_retrieval(
+        model,
+        images,
+        texts,
+        args.protocol,
+        args.mode,
+        topk=args.topk,
+        batch_size=args.batch_size,
+        accelerator=accelerator,
+        use_logits=not args.use_scores,
+    )
+    seconds = time.perf_counter() - start
+    result.notes.extend(notes)
+    if accelerator.is_main_process:
+        print(format_table(result.metrics))
+        print(f"({seconds:.1f}s)", file=sys.stderr)
+        if args.out:
+            report = result.to_dict() | {
+                "model": str(args.model),
+                "captions": str(args.captions),
+                "features": str(args.features),
+                "split": args.split,
+                "num_processes": accelerator.num_processes,
+                "seconds": round(seconds, 3),
+            }
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    accelerator.wait_for_everyone()
+    return 0

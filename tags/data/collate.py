@@ -1,0 +1,71 @@
+"""Padding helpers and the pair collator (right-padded text, padded regions, masks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+
+def pad_text(
+    sequences: Sequence[Sequence[int] | torch.Tensor], pad_token_id: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad token id lists to ``input_ids [N, L]`` and ``attention_mask [N, L]``."""
+    rows = [torch.as_tensor(s, dtype=torch.long) for s in sequences]
+    length = max((r.numel() for r in rows), default=1)
+    input_ids = torch.full((len(rows), length), pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), length), dtype=torch.long)
+    for i, r in enumerate(rows):
+        input_ids[i, : r.numel()] = r
+        attention[i, : r.numel()] = 1
+    return input_ids, attention
+
+
+def pad_regions(
+    features: Sequence[torch.Tensor], boxes: Sequence[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Stack ``[R_i, D]`` / ``[R_i, 7]`` into ``[N, R, D]``, ``[N, R, 7]`` and ``region_mask``.
+
+    Padded boxes are zeros (inside [0, 1]); the mask hides them from attention."""
+    count = max(f.shape[0] for f in features)
+    out_f = features[0].new_zeros(len(features), count, features[0].shape[-1])
+    out_b = boxes[0].new_zeros(len(boxes), count, boxes[0].shape[-1])
+    mask = torch.zeros(len(features), count, dtype=torch.long)
+    for i, (f, b) in enumerate(zip(features, boxes)):
+        out_f[i, : f.shape[0]] = f
+        out_b[i, : b.shape[0]] = b
+        mask[i, : f.shape[0]] = 1
+    return out_f, out_b, mask
+
+
+class PairCollator:
+    """Items of :class:`~tags.data.dataset.ImageTextDataset` -> one batch dict.
+
+    Tensors: ``input_ids``, ``attention_mask`` ``[B, L]``; ``region_features`` ``[B, R, D]``,
+    ``region_boxes`` ``[B, R, 7]``, ``region_mask`` ``[B, R]``; ``image_ids`` ``[B]`` (dense
+    image index) and ``index`` ``[B]`` (dataset index). Lists: ``texts``, ``caption_ids``.
+    """
+
+    def __init__(self, pad_token_id: int = 0) -> None:
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        input_ids, attention = pad_text([it["input_ids"] for it in items], self.pad_token_id)
+        feats, boxes, mask = pad_regions(
+            [it["features"] for it in items], [it["boxes"] for it in items]
+        )
+        return {
+            "input_ids": input_ids,
+            "attention_mask": attention,
+            "region_features": feats,
+            "region_boxes": boxes,
+            "region_mask": mask,
+            "image_ids": torch.tensor([it["image_index"] for it in items], dtype=torch.long),
+            "index": torch.tensor([it["index"] for it in items], dtype=torch.long),
+            "texts": [it["text"] for it in items],
+            "caption_ids": [it["caption_id"] for it in items],
+        }
+
+
+__all__ = ["PairCollator", "pad_regions", "pad_text"]

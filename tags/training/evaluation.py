@@ -1,0 +1,54 @@
+"""Retrieval evaluation during training (``tags.evaluation``): R@K / RSum at phase ends and
+every ``eval.every`` steps, logged as ``eval/<metric>``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from torch import nn
+
+
+@dataclass
+class EvalSets:
+    images: Any  # tags.evaluation.RetrievalImages
+    texts: Any  # tags.evaluation.RetrievalTexts
+
+
+def build_eval_sets(config: Any, tokenizer: Any, max_text_len: int) -> EvalSets:
+    """The held-out images and captions of ``config`` (an ``EvalConfig``)."""
+    from tags.data import load_image_groups
+    from tags.evaluation import RetrievalImages, RetrievalTexts
+    from tags.negatives.features import open_regions
+
+    fmt = None if config.format == "auto" else config.format
+    groups = load_image_groups(config.captions, fmt, config.split, config.limit_images)
+    store = open_regions(config.features)
+    regions = [store.get(g.image_id, g.filename) for g in groups]
+    images = RetrievalImages.from_regions(
+        [r.features for r in regions], [r.boxes for r in regions], [g.image_id for g in groups]
+    )
+    captions = [c.text for g in groups for c in g.captions]
+    txt2img = [i for i, g in enumerate(groups) for _ in g.captions]
+    texts = RetrievalTexts.from_captions(tokenizer, captions, txt2img, max_length=max_text_len)
+    return EvalSets(images, texts)
+
+
+def evaluate(model: nn.Module, sets: EvalSets, config: Any, accelerator: Any) -> dict[str, float]:
+    """Metrics of the (unwrapped) TagsModel on ``sets``; call on every process."""
+    from tags.evaluation import evaluate_retrieval
+
+    result = evaluate_retrieval(
+        model,
+        sets.images,
+        sets.texts,
+        protocol=config.protocol,
+        mode=config.mode,
+        topk=config.topk,
+        batch_size=config.batch_size,
+        accelerator=accelerator,
+    )
+    return {f"eval/{k}": float(v) for k, v in result.metrics.items()}
+
+
+__all__ = ["EvalSets", "build_eval_sets", "evaluate"]

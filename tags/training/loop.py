@@ -1,0 +1,332 @@
+"""The training loop (Accelerate): one :func:`training_function` for every recipe.
+
+Order of a run: resolved config saved -> tokenizer, dataset, model, recipe -> optimizer and
+phase-aware linear schedule -> ``accelerator.prepare`` -> optional ``load_state`` -> loop of
+optimizer steps (gradient accumulation, clipping, per-phase start/end hooks, metrics, JSONL /
+tensorboard, checkpoints) -> final model in ``output_dir/model``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from accelerate import Accelerator, DataLoaderConfiguration, DistributedDataParallelKwargs
+from accelerate.utils import ProjectConfiguration, set_seed
+from torch import nn
+from torch.utils.data import DataLoader
+from tqdm.auto import tqdm
+
+from tags.data import EpochSampler, PairCollator, build_dataset
+from tags.training.config import ConfigError, TrainConfig, save_config, to_dict
+from tags.training.evaluation import build_eval_sets, evaluate
+from tags.training.factory import create_model, create_tokenizer
+from tags.training.optim import create_optimizer, create_scheduler, phase_bounds, phase_of
+from tags.training.recipes import StepContext, get_recipe
+from tags.training.state import TrainState
+from tags.training.tracking import JsonlTracker, tensorboard_available
+
+CHECKPOINTS = "checkpoints"
+COMPLETE = "COMPLETE"
+
+
+@dataclass
+class TrainResult:
+    """What a finished (or stopped) run leaves behind."""
+
+    output_dir: Path
+    state: TrainState
+    model: nn.Module  # the unwrapped TagsModel
+    last_metrics: dict[str, float] = field(default_factory=dict)
+    checkpoint: Path | None = None
+
+
+def checkpoint_dirs(output_dir: str | Path) -> list[Path]:
+    """Complete checkpoints of a run, oldest first."""
+    root = Path(output_dir) / CHECKPOINTS
+    if not root.is_dir():
+        return []
+    done = [p for p in root.iterdir() if p.is_dir() and (p / COMPLETE).is_file()]
+    return sorted(done, key=lambda p: int(p.name.rsplit("_", 1)[-1]))
+
+
+def resolve_checkpoint(resume_from: str | None, output_dir: str | Path) -> Path | None:
+    """``None`` | ``"latest"`` (the newest complete checkpoint, or none) | a directory."""
+    if not resume_from:
+        return None
+    if resume_from == "latest":
+        found = checkpoint_dirs(output_dir)
+        return found[-1] if found else None
+    path = Path(resume_from)
+    if not (path / COMPLETE).is_file():
+        raise FileNotFoundError(f"resume_from: {path} is not a complete checkpoint")
+    return path
+
+
+def phase_dir(output_dir: str | Path, index: int, name: str) -> Path:
+    return Path(output_dir) / "phases" / f"{index}_{name}"
+
+
+def _load_weights(model: nn.Module, path: Path) -> None:
+    from tags.modeling import TagsModel
+
+    source = TagsModel.from_pretrained(str(path))
+    missing, unexpected = model.load_state_dict(source.state_dict(), strict=False)
+    if unexpected or [k for k in missing if "decoder" not in k]:
+        raise RuntimeError(f"{path}: weights do not fit ({missing=}, {unexpected=})")
+
+
+class _MetricWindow:
+    """Sums of per-micro-batch metrics since the last log."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, torch.Tensor] = {}
+        self.count = 0
+
+    def add(self, metrics: dict[str, torch.Tensor]) -> None:
+        for key, value in metrics.items():
+            value = value.detach().float().reshape(())
+            self.sums[key] = self.sums.get(key, 0.0) + value
+        self.count += 1
+
+    def reduce(self, accelerator: Accelerator) -> dict[str, float]:
+        if not self.sums:
+            return {}
+        keys = sorted(self.sums)
+        local = torch.stack([self.sums[k] for k in keys]).to(accelerator.device) / self.count
+        values = accelerator.reduce(local, reduction="mean")
+        self.sums, self.count = {}, 0
+        return {k: float(v) for k, v in zip(keys, values.tolist())}
+
+
+def _materialize_data(config: TrainConfig, main: bool) -> Any:
+    """``data.captions: synthetic`` -> write (main process) and point at a synthetic corpus."""
+    data = config.data
+    if data.captions != "synthetic":
+        return data
+    from dataclasses import replace
+
+    from tags.data import write_synthetic_dataset
+
+    root = Path(config.output_dir) / "synthetic_data"
+    paths = {"captions": root / "train_caps.txt", "features": root / "train_ims.npy"}
+    if main and not paths["features"].is_file():
+        paths = write_synthetic_dataset(
+            root,
+            num_images=data.synthetic_images,
+            num_regions=data.synthetic_regions,
+            feature_size=data.synthetic_feature_size,
+            seed=config.seed,
+        )
+    return replace(
+        data, captions=str(paths["captions"]), features=str(paths["features"]), format="precomp"
+    )
+
+
+def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
+    """Train per ``config``; ``recipe_kwargs`` go to the recipe (e.g. a synthetic
+    ``source`` for TAGS-DC). Works in one process and under ``accelerate launch`` /
+    ``torchrun`` alike; ``config.batch_size`` is the global batch."""
+    output_dir = Path(config.output_dir)
+    use_tb = tensorboard_available() if config.tensorboard is None else config.tensorboard
+    accelerator = Accelerator(
+        cpu=config.cpu,
+        mixed_precision=config.mixed_precision,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        dataloader_config=DataLoaderConfiguration(split_batches=True),
+        log_with="tensorboard" if use_tb else None,
+        project_config=ProjectConfiguration(project_dir=str(output_dir)),
+        kwargs_handlers=[
+            DistributedDataParallelKwargs(find_unused_parameters=config.ddp_find_unused_parameters)
+        ],
+    )
+    if config.batch_size % accelerator.num_processes:
+        raise ConfigError(
+            f"batch_size {config.batch_size} is the global batch: it must be divisible by "
+            f"the {accelerator.num_processes} processes"
+        )
+    set_seed(config.seed)
+    main = accelerator.is_main_process
+    if main:
+        save_config(config, output_dir / "config.yaml")
+
+    tokenizer = create_tokenizer(config.model)
+    with accelerator.main_process_first():
+        dataset = build_dataset(_materialize_data(config, main), tokenizer)
+    model = create_model(config.model, tokenizer, dataset.feature_size)
+    if model.config.region_feature_size != dataset.feature_size:
+        raise ConfigError(
+            f"region features are {dataset.feature_size}-d but the model expects "
+            f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
+        )
+    recipe = get_recipe(config.recipe)(
+        config, accelerator, model, tokenizer, dataset, **recipe_kwargs
+    )
+    module = recipe.module
+    optimizer = create_optimizer(module, config.optim)
+    scheduler = create_scheduler(optimizer, config.phases, config.optim.warmup_ratio)
+    sampler = EpochSampler(len(dataset), config.seed)
+    loader = DataLoader(
+        dataset,
+        batch_size=config.batch_size,
+        sampler=sampler,
+        drop_last=True,
+        collate_fn=PairCollator(tokenizer.pad_token_id or 0),
+        num_workers=config.data.num_workers,
+    )
+    if len(loader) == 0:
+        raise ConfigError(f"batch_size {config.batch_size} exceeds the {len(dataset)} pairs")
+    module, optimizer, loader = accelerator.prepare(module, optimizer, loader)
+    for obj in recipe.stateful():
+        if isinstance(obj, nn.Module):
+            obj.to(accelerator.device)
+    state = TrainState()
+    accelerator.register_for_checkpointing(scheduler, state, *recipe.stateful())
+
+    checkpoint = resolve_checkpoint(config.resume_from, output_dir)
+    if checkpoint is not None:
+        accelerator.load_state(str(checkpoint))
+        accelerator.step = 0  # checkpoints sit at accumulation boundaries
+        accelerator.print(f"resumed from {checkpoint} at step {state.step}")
+    elif main and any(p.init == "initial" for p in config.phases[1:]):
+        recipe.tags_model(module).save_pretrained(phase_dir(output_dir, -1, "initial"))
+    accelerator.wait_for_everyone()
+
+    eval_sets = None
+    if config.eval.captions:
+        with accelerator.main_process_first():
+            eval_sets = build_eval_sets(config.eval, tokenizer, config.data.max_text_len)
+    if use_tb:
+        accelerator.init_trackers("tags")
+    tracker = JsonlTracker(output_dir / "metrics.jsonl", enabled=main)
+    steps = [p.steps for p in config.phases]
+    bounds = phase_bounds(steps)
+    total = sum(steps)
+    stop = min(total, config.max_steps) if config.max_steps else total
+    progress = tqdm(
+        total=total, initial=state.step, disable=not (main and config.progress_bar), desc="train"
+    )
+    window = _MetricWindow()
+    last: dict[str, float] = {}
+    saved: Path | None = checkpoint
+
+    def begin_phase(index: int) -> None:
+        phase = config.phases[index]
+        if index > 0 and phase.init != "continue":
+            source = (
+                phase_dir(output_dir, index - 1, config.phases[index - 1].name)
+                if phase.init == "previous"
+                else phase_dir(output_dir, -1, "initial")
+            )
+            _load_weights(recipe.tags_model(module), source)
+            optimizer.optimizer.state.clear()
+        recipe.start_phase(index, phase, module)
+        state.phase = index
+
+    def save_checkpoint() -> Path:
+        path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
+        accelerator.save_state(str(path))
+        accelerator.wait_for_everyone()
+        if main:
+            (path / COMPLETE).write_text(f"{state.step}\n")
+            for old in checkpoint_dirs(output_dir)[: -config.keep_checkpoints]:
+                shutil.rmtree(old, ignore_errors=True)
+        accelerator.wait_for_everyone()
+        return path
+
+    while state.step < stop:
+        sampler.set_epoch(state.epoch)
+        if state.batch_in_epoch == 0:
+            recipe.start_epoch(state.epoch)
+        epoch_loader = (
+            accelerator.skip_first_batches(loader, state.batch_in_epoch)
+            if state.batch_in_epoch
+            else loader
+        )
+        finished_epoch = True
+        for batch in epoch_loader:
+            if state.phase != phase_of(state.step, steps):
+                begin_phase(phase_of(state.step, steps))
+            phase = config.phases[state.phase]
+            ctx = StepContext(state.step, state.phase, phase, recipe.weights(phase), config.seed)
+            # dropout & co.: the global RNG is a pure function of the data position, so a
+            # resumed run replays it exactly (creating a data iterator draws from it too)
+            key = ctx.generator(state.epoch, state.batch_in_epoch, accelerator.process_index)
+            torch.manual_seed(key.initial_seed())
+            with accelerator.accumulate(module):
+                out = recipe.training_step(module, batch, ctx)
+                accelerator.backward(out.loss)
+                if accelerator.sync_gradients and config.optim.max_grad_norm:
+                    accelerator.clip_grad_norm_(module.parameters(), config.optim.max_grad_norm)
+                optimizer.step()
+                optimizer.zero_grad()
+            state.batch_in_epoch += 1
+            window.add({"loss/total": out.loss, **out.metrics})
+            if not accelerator.sync_gradients:
+                continue
+            lr = scheduler.get_last_lr()[0]
+            scheduler.step()
+            state.step += 1
+            recipe.after_optimizer_step(module)
+            progress.update(1)
+            if state.step % config.log_every == 0 or state.step == stop:
+                last = window.reduce(accelerator)
+                row = {"lr": lr, "phase": state.phase, "epoch": state.epoch, **last}
+                tracker.log(row, state.step)
+                if use_tb:
+                    accelerator.log(row, step=state.step)
+                progress.set_postfix(loss=f"{last.get('loss/total', float('nan')):.4f}")
+            phase_end = state.step == bounds[state.phase][1]
+            every = config.eval.every and state.step % config.eval.every == 0
+            if eval_sets is not None and (phase_end or every):
+                scores = evaluate(recipe.tags_model(module), eval_sets, config.eval, accelerator)
+                last = {**last, **scores}
+                tracker.log({"phase": state.phase, **scores}, state.step)
+                if use_tb:
+                    accelerator.log(scores, step=state.step)
+            if phase_end:
+                if main:
+                    target = phase_dir(output_dir, state.phase, phase.name)
+                    recipe.tags_model(module).save_pretrained(target)
+                    tokenizer.save_pretrained(target)
+                accelerator.wait_for_everyone()
+            if (
+                (config.save_every and state.step % config.save_every == 0)
+                or phase_end
+                or (state.step == stop)
+            ):
+                saved = save_checkpoint()
+            if state.step >= stop:
+                finished_epoch = False
+                break
+        if finished_epoch:
+            state.epoch += 1
+            state.batch_in_epoch = 0
+
+    progress.close()
+    tags_model = recipe.tags_model(module)
+    if state.step >= total and main:
+        tags_model.save_pretrained(output_dir / "model")
+        tokenizer.save_pretrained(output_dir / "model")
+    accelerator.wait_for_everyone()
+    if use_tb:
+        accelerator.end_training()
+    return TrainResult(output_dir, state, tags_model, last, saved)
+
+
+def train(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
+    """Alias of :func:`training_function`."""
+    return training_function(config, **recipe_kwargs)
+
+
+__all__ = [
+    "TrainResult",
+    "checkpoint_dirs",
+    "resolve_checkpoint",
+    "to_dict",
+    "train",
+    "training_function",
+]

@@ -1,0 +1,308 @@
+"""``tags-dc``: TAGS-DC (Fan et al. 2022, Algorithm 1) on the single-stream backbone.
+
+Per step, for the local batch of positive pairs:
+
+1. retrieved negatives for both directions (:mod:`tags.training.retrieval`, no_grad);
+2. synthetic negatives from a :class:`~tags.training.synthetic.SyntheticSource` (dynamic:
+   the shared MLM head refills masked scene-graph units, filtered, top-m by ITM), tokenized
+   with WoD labels / WoC targets;
+3. BERT-style masking of the positives for L_MLM;
+4. one forward of the prepared model over every row (positives, retrieved pairs, synthetic
+   pairs, masked positives) with the heads the phase needs;
+5. ``L = l_ITM L_ITM + l_MLM L_MLM + l_ISTM L_ISTM + l_WoD L_WoD + l_WoC L_WoC``. L_ITM: the
+   ITM miner (default: the paper's mean hinge, margin 0.2) on the retrieved negatives, both
+   directions summed; L_ISTM: the ISTM miner on each caption's synthetic pool (default: mean
+   triplet over the pool); L_MLM / L_WoD / L_WoC: token cross-entropies.
+
+Phases: ``NSG`` (itm, mlm, istm) then ``NSGDC`` (all five) from NSG's saved weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from tags.data import NegativePools, pad_regions, pad_text
+from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
+from tags.training.metrics import mining_metrics
+from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.retrieval import retrieve_negatives
+from tags.training.synthetic import (
+    EngineSource,
+    FixedPoolSource,
+    SyntheticRequest,
+    SyntheticSource,
+    label_negatives,
+)
+
+
+def mask_tokens(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    generators: list[torch.Generator],
+    probability: float,
+    mask_token_id: int,
+    vocab_size: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT masking of each row (80% [MASK], 10% random, 10% kept) over the tokens between
+    ``[CLS]`` and the last ``[SEP]``, at least one per row; labels -100 elsewhere."""
+    masked = input_ids.clone()
+    labels = torch.full_like(input_ids, IGNORE_INDEX)
+    for row, g in enumerate(generators):
+        length = int(attention_mask[row].sum())
+        candidates = torch.arange(1, max(length - 1, 2))
+        if length <= 2:
+            continue
+        pick = torch.rand(candidates.numel(), generator=g) < probability
+        if not pick.any():
+            pick[torch.randint(candidates.numel(), (1,), generator=g)] = True
+        positions = candidates[pick]
+        action = torch.rand(positions.numel(), generator=g)
+        random_ids = torch.randint(vocab_size, (positions.numel(),), generator=g)
+        labels[row, positions] = input_ids[row, positions]
+        new = input_ids[row, positions].cpu().clone()
+        new = torch.where(action < 0.8, torch.full_like(new, mask_token_id), new)
+        new = torch.where((action >= 0.8) & (action < 0.9), random_ids, new)
+        masked[row, positions] = new.to(masked.device)
+    return masked, labels
+
+
+@register_recipe("tags-dc")
+class TagsDCRecipe(Recipe):
+    loss_terms = ("itm", "mlm", "istm", "wod", "woc")
+    default_weights: ClassVar[dict[str, float]] = {
+        "itm": 1.0,
+        "mlm": 0.1,
+        "istm": 1e-3,
+        "wod": 0.0,
+        "woc": 0.0,
+    }
+
+    def __init__(
+        self,
+        config: Any,
+        accelerator: Any,
+        model: nn.Module,
+        tokenizer: Any,
+        dataset: Any,
+        source: SyntheticSource | None = None,
+    ):
+        super().__init__(config, accelerator, model, tokenizer, dataset)
+        cfg = config.tags_dc
+        self.itm_loss = PoolTripletLoss(cfg.itm_miner.name, **cfg.itm_miner.kwargs)
+        self.istm_loss = PoolTripletLoss(cfg.istm_miner.name, **cfg.istm_miner.kwargs)
+        self.token_loss = TokenCrossEntropy()
+        self.source = source if source is not None else self._default_source()
+
+    @classmethod
+    def validate(cls, config: Any) -> None:
+        from tags.training.config import ConfigError
+
+        super().validate(config)
+        syn = config.tags_dc.synthetic
+        if syn.source == "fixed" and not config.data.negatives:
+            raise ConfigError("tags_dc.synthetic.source=fixed needs data.negatives")
+        if syn.source == "static" and not syn.static_generator:
+            raise ConfigError("tags_dc.synthetic.source=static needs static_generator (a dir)")
+        for key in ("itm_miner", "istm_miner"):
+            name = getattr(config.tags_dc, key).name
+            if name in ("aoq", "ndgl", "fne"):
+                raise ConfigError(
+                    f"tags_dc.{key}: {name!r} needs extra inputs (offline negatives, reference "
+                    "scores or in-batch statistics); use it with the vse recipe"
+                )
+
+    def _default_source(self) -> SyntheticSource | None:
+        syn = self.config.tags_dc.synthetic
+        max_len = self.config.data.max_text_len
+        if syn.source == "none":
+            return None
+        if syn.source == "fixed":
+            return FixedPoolSource(NegativePools.from_jsonl(self.config.data.negatives), syn.top_m)
+        static = None
+        if syn.source == "static":
+            from tags.modeling import StaticMLMGenerator
+
+            static = StaticMLMGenerator.from_pretrained(syn.static_generator)
+            static.to(self.accelerator.device)
+        return EngineSource(self.tokenizer, syn, max_len, static)
+
+    def stateful(self) -> list[Any]:
+        return [self.itm_loss.miner, self.istm_loss.miner]
+
+    # ------------------------------------------------------------------ step
+    def training_step(
+        self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
+    ) -> StepOutput:
+        cfg = self.config.tags_dc
+        model = self.tags_model(module)
+        device = batch["input_ids"].device
+        w = ctx.weights
+        b = batch["input_ids"].shape[0]
+        index = batch["index"].tolist()
+        pad_id = self.tokenizer.pad_token_id or 0
+
+        # 1. retrieved negatives (no_grad)
+        gens = [ctx.generator(10, i) for i in index]
+        caps, cap_valid, imgs, img_valid = retrieve_negatives(
+            model, self.dataset, batch, gens, cfg.retrieval, self.accelerator.autocast
+        )
+        k = caps.shape[1]
+
+        # 2. synthetic negatives (no_grad)
+        use_syn = self.source is not None and (w["istm"] > 0 or w["wod"] > 0 or w["woc"] > 0)
+        labelled = None
+        if use_syn:
+            request = SyntheticRequest(
+                texts=list(batch["texts"]),
+                caption_ids=list(batch["caption_ids"]),
+                other_captions=[self.dataset.other_captions(i) for i in index],
+                region_features=batch["region_features"],
+                region_boxes=batch["region_boxes"],
+                region_mask=batch["region_mask"],
+                seed=ctx.generator(30).initial_seed(),
+            )
+            with self.accelerator.autocast():
+                negatives = self.source(model, request)
+            labelled = label_negatives(
+                request.texts, negatives, self.tokenizer, self.config.data.max_text_len
+            )
+
+        # 3. masked positives for L_MLM
+        use_mlm = w["mlm"] > 0
+        masked_ids = mlm_labels = None
+        if use_mlm:
+            masked_ids, mlm_labels = mask_tokens(
+                batch["input_ids"],
+                batch["attention_mask"],
+                [ctx.generator(20, i) for i in index],
+                cfg.mlm_probability,
+                model.config.mask_token_id,
+                model.config.vocab_size,
+            )
+
+        # 4. rows of one forward: texts, their region source and their labels
+        pos_text = [r[: int(m.sum())] for r, m in zip(batch["input_ids"], batch["attention_mask"])]
+        texts: list[torch.Tensor] = list(pos_text)  # positives
+        region_rows: list[int] = list(range(b))
+        texts += [
+            torch.tensor(self.dataset.tokens(int(c)), device=device) for c in caps.reshape(-1)
+        ]
+        region_rows += [a for a in range(b) for _ in range(k)]  # i2t: anchor image
+        texts += [pos_text[a] for a in range(b) for _ in range(k)]  # t2i: anchor caption
+        region_rows += [b + j for j in range(b * k)]
+        n_syn = len(labelled.owner) if labelled else 0
+        syn_start = len(texts)
+        if n_syn:
+            texts += [torch.tensor(ids, device=device) for ids in labelled.input_ids]
+            region_rows += labelled.owner
+        mlm_start = len(texts)
+        if use_mlm:
+            texts += [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
+            region_rows += list(range(b))
+        input_ids, attention = pad_text(texts, pad_id)
+        input_ids, attention = input_ids.to(device), attention.to(device)
+        length = input_ids.shape[1]
+
+        # region bank: the batch's images, then the retrieved images
+        r_feats = [
+            f[: int(m.sum())] for f, m in zip(batch["region_features"], batch["region_mask"])
+        ]
+        r_boxes = [bx[: int(m.sum())] for bx, m in zip(batch["region_boxes"], batch["region_mask"])]
+        for i in imgs.reshape(-1).tolist():
+            f, bx = self.dataset.image(i)
+            r_feats.append(f.to(device))
+            r_boxes.append(bx.to(device))
+        bank_f, bank_b, bank_m = pad_regions(r_feats, r_boxes)
+        rows = torch.tensor(region_rows, device=device)
+        feats, boxes, rmask = bank_f[rows], bank_b[rows], bank_m.to(device)[rows]
+
+        labels = torch.full((len(texts), length), IGNORE_INDEX, dtype=torch.long, device=device)
+        wod_labels = torch.full_like(labels, IGNORE_INDEX)
+        if n_syn:
+            for n in range(n_syn):
+                woc = torch.tensor(labelled.woc_labels[n], device=device)
+                labels[syn_start + n, : woc.numel()] = woc
+                wod = torch.tensor(labelled.wod_labels[n], device=device)
+                wod_labels[syn_start + n, : wod.numel()] = wod
+        if use_mlm:
+            labels[mlm_start:, : mlm_labels.shape[1]] = mlm_labels.to(device)
+        heads = ["itm"]
+        use_wod = w["wod"] > 0 and labelled is not None
+        use_woc = w["woc"] > 0 and labelled is not None
+        if use_mlm:
+            heads.append("mlm")
+        if use_wod:
+            heads.append("wod")
+        if use_woc:
+            heads.append("woc")
+        vocab_positions = labels != IGNORE_INDEX
+        if not use_woc:
+            vocab_positions[syn_start:mlm_start] = False
+        out = module(
+            input_ids=input_ids,
+            attention_mask=attention,
+            region_features=feats,
+            region_boxes=boxes,
+            region_mask=rmask,
+            heads=tuple(heads),
+            masked_positions=vocab_positions if (use_mlm or use_woc) else None,
+        )
+
+        # 5. losses
+        scores = out.itm_scores.reshape(-1)
+        s_pos = scores[:b]
+        s_i2t = scores[b : b + b * k].reshape(b, k)
+        s_t2i = scores[b + b * k : b + 2 * b * k].reshape(b, k)
+        l_i2t, o_i2t = self.itm_loss(s_pos, s_i2t, cap_valid)
+        l_t2i, o_t2i = self.itm_loss(s_pos, s_t2i, img_valid)
+        zero = scores.sum() * 0.0
+        losses = {"itm": l_i2t + l_t2i, "mlm": zero, "istm": zero, "wod": zero, "woc": zero}
+        metrics: dict[str, torch.Tensor] = {
+            "loss/itm_i2t": l_i2t.detach(),
+            "loss/itm_t2i": l_t2i.detach(),
+            "itm/pos_score": s_pos.detach().float().mean(),
+        }
+        metrics |= mining_metrics("itm_i2t", self.itm_loss.miner, o_i2t, s_i2t, s_pos, cap_valid)
+        metrics |= mining_metrics("itm_t2i", self.itm_loss.miner, o_t2i, s_t2i, s_pos, img_valid)
+
+        syn_scores = torch.zeros(b, 1, device=device, dtype=scores.dtype)
+        syn_mask = torch.zeros(b, 1, dtype=torch.bool, device=device)
+        if n_syn:
+            owner = torch.tensor(labelled.owner, device=device)
+            width = int(torch.bincount(owner, minlength=b).max())
+            slot = torch.cat(
+                [torch.arange(int((owner == a).sum()), device=device) for a in range(b)]
+            )
+            syn_scores = torch.zeros(b, width, device=device, dtype=scores.dtype)
+            syn_mask = torch.zeros(b, width, dtype=torch.bool, device=device)
+            syn_scores = syn_scores.index_put((owner, slot), scores[syn_start:mlm_start])
+            syn_mask[owner, slot] = True
+        if use_syn:
+            losses["istm"], o_syn = self.istm_loss(s_pos, syn_scores, syn_mask)
+            metrics |= mining_metrics(
+                "istm", self.istm_loss.miner, o_syn, syn_scores, s_pos, syn_mask
+            )
+        metrics["synthetic/per_caption"] = torch.tensor(n_syn / max(b, 1), device=device)
+
+        if use_mlm or use_woc:
+            pos_rows = vocab_positions.nonzero()[:, 0]
+            flat_labels = labels[vocab_positions]
+            if use_mlm:
+                sel = pos_rows >= mlm_start
+                losses["mlm"] = self.token_loss(out.mlm_logits[sel], flat_labels[sel])
+            if use_woc:
+                sel = (pos_rows >= syn_start) & (pos_rows < mlm_start)
+                losses["woc"] = self.token_loss(out.woc_logits[sel], flat_labels[sel])
+        if use_wod:
+            losses["wod"] = self.token_loss(
+                out.wod_logits[syn_start:mlm_start], wod_labels[syn_start:mlm_start]
+            )
+        loss = sum(w[name] * value for name, value in losses.items())
+        metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
+        return StepOutput(loss=loss, metrics=metrics)
+
+
+__all__ = ["TagsDCRecipe", "mask_tokens"]

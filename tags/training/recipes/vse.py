@@ -1,0 +1,332 @@
+"""``vse``: dual-encoder training of the shared backbone (VSE++ / SelHN / FNE / AOQ / NDGL).
+
+Per step: image and caption embeddings (``encode_image`` / ``encode_text``) of the local batch
+in one forward of :class:`DualEncoder`; candidates are the captions/images of every process
+(``gather_with_grad``) or, with ``vse.queue_size > 0``, the momentum keys of the global batch
+followed by the FNE memory queue; any registered miner on both directions. Optional extras:
+synthetic negative captions of each caption (``data.negatives``) as additional text
+candidates of its own image only; AOQ offline negatives (phases with ``miner: aoq``, built
+from the previous phase's model at the phase start, the official round 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from tags.data import NegativePools, pad_regions, pad_text
+from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
+from tags.mining import (
+    FeatureQueue,
+    FNEMiner,
+    MomentumEncoder,
+    NDGLMiner,
+    OfflineNegatives,
+    ReferenceScores,
+    build_offline_negatives,
+    direction_pairs,
+    get_miner,
+)
+from tags.training.metrics import fne_summary, mining_metrics
+from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+
+
+class DualEncoder(nn.Module):
+    """Wraps a TagsModel so that one ``forward`` (one DDP call) encodes both modalities."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        region_features: torch.Tensor,
+        region_boxes: torch.Tensor,
+        region_mask: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(image_emb [N_img, H], text_emb [N_txt, H])``, L2-normalised."""
+        image = self.model.encode_image(region_features, region_boxes, region_mask)
+        text = self.model.encode_text(input_ids, attention_mask)
+        return image, text
+
+
+@register_recipe("vse")
+class VSERecipe(Recipe):
+    loss_terms = ("triplet",)
+    default_weights: ClassVar[dict[str, float]] = {"triplet": 1.0}
+
+    def __init__(
+        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
+    ):
+        super().__init__(config, accelerator, model, tokenizer, dataset)
+        vse = config.vse
+        self.wrapper = DualEncoder(model)
+        self.base_miner = get_miner(vse.miner.name, **vse.miner.kwargs)
+        self.miner = self.base_miner
+        self.momentum: MomentumEncoder | None = None
+        self.queue: FeatureQueue | None = None
+        if vse.queue_size > 0:
+            self.momentum = MomentumEncoder(model, vse.momentum)
+            self.momentum.module.eval()  # keys without dropout
+            hidden = model.config.hidden_size
+            self.queue = FeatureQueue(hidden, hidden, vse.queue_size)
+        self.pools: NegativePools | None = None
+        if vse.synthetic_negatives > 0:
+            self.pools = NegativePools.from_jsonl(config.data.negatives)
+        self.offline: OfflineNegatives | None = None
+        self.reference: ReferenceScores | None = None
+        if vse.reference_scores:
+            self.reference = ReferenceScores.from_files(vse.reference_scores)
+            expected = (dataset.num_images, len(dataset))
+            if tuple(self.reference.scores.shape) != expected:
+                raise ValueError(
+                    f"vse.reference_scores: shape {tuple(self.reference.scores.shape)}, expected "
+                    f"[images, captions] = {list(expected)} of the training set"
+                )
+
+    @classmethod
+    def validate(cls, config: Any) -> None:
+        from tags.training.config import ConfigError
+
+        super().validate(config)
+        if config.vse.synthetic_negatives > 0 and not config.data.negatives:
+            raise ConfigError("vse.synthetic_negatives needs data.negatives (a JSONL file)")
+        if config.vse.miner.name == "aoq":
+            raise ConfigError("vse.miner: aoq needs a first round; set it on a later phase")
+        if config.vse.miner.name == "ndgl" or any(p.miner == "ndgl" for p in config.phases):
+            if not config.vse.reference_scores:
+                raise ConfigError("the ndgl miner needs vse.reference_scores (score files)")
+            if config.vse.queue_size or config.vse.synthetic_negatives:
+                raise ConfigError(
+                    "ndgl targets exist for training-set pairs only: set vse.queue_size=0 "
+                    "and vse.synthetic_negatives=0"
+                )
+        for i, phase in enumerate(config.phases):
+            if phase.miner == "aoq" and i == 0:
+                raise ConfigError("phases.0.miner: aoq needs a previous (round 1) phase")
+
+    @property
+    def module(self) -> nn.Module:
+        return self.wrapper
+
+    def tags_model(self, module: nn.Module) -> nn.Module:
+        return self.accelerator.unwrap_model(module).model
+
+    def stateful(self) -> list[Any]:
+        objects: list[Any] = [self.base_miner]
+        if self.momentum is not None:
+            objects += [self.momentum, self.queue]
+        return objects
+
+    # ------------------------------------------------------------------ hooks
+    def start_phase(self, index: int, phase: Any, module: nn.Module) -> None:
+        name = phase.miner or self.config.vse.miner.name
+        kwargs = self.config.vse.miner.kwargs if name == self.config.vse.miner.name else {}
+        self.miner = self.base_miner if phase.miner is None else get_miner(name, **kwargs)
+        if name == "aoq":
+            self.offline = self._build_offline(module)
+
+    def start_epoch(self, epoch: int) -> None:
+        if isinstance(self.miner, FNEMiner):
+            self.miner.start_epoch()
+
+    def after_optimizer_step(self, module: nn.Module) -> None:
+        if self.momentum is not None:
+            self.momentum.update(self.tags_model(module))
+
+    @torch.no_grad()
+    def _build_offline(self, module: nn.Module) -> OfflineNegatives:
+        """Rank the whole training set with the current model (AOQ between the rounds)."""
+        model = self.tags_model(module)
+        was_training = model.training
+        model.eval()
+        ds, device, chunk = self.dataset, self.accelerator.device, 64
+        images, captions = [], []
+        with self.accelerator.autocast():
+            for start in range(0, ds.num_images, chunk):
+                regions = [ds.image(i) for i in range(start, min(start + chunk, ds.num_images))]
+                f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
+                images.append(model.encode_image(f.to(device), b.to(device), m.to(device)).float())
+            for start in range(0, len(ds), chunk):
+                ids, mask = pad_text(
+                    [ds.tokens(i) for i in range(start, min(start + chunk, len(ds)))]
+                )
+                captions.append(model.encode_text(ids.to(device), mask.to(device)).float())
+        model.train(was_training)
+        aoq = self.config.vse.aoq
+        h = min(aoq.h, len(ds) - 1)
+        offline = build_offline_negatives(
+            torch.cat(images),
+            torch.cat(captions),
+            ds.image_of,
+            h=h,
+            h_caption=max(1, min(h // 5, ds.num_images - 1)),
+            chunk_size=aoq.chunk_size,
+            device=device,
+        )
+        if self.accelerator.is_main_process:
+            offline.save(Path(self.config.output_dir) / "aoq_offline_negatives.pt")
+        return offline
+
+    # ------------------------------------------------------------------ step
+    def _inputs(
+        self, batch: dict[str, Any], ctx: StepContext
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """Texts and images to encode: the batch, then synthetic and AOQ extras."""
+        device = batch["input_ids"].device
+        b = batch["input_ids"].shape[0]
+        texts = [row[: int(m.sum())] for row, m in zip(batch["input_ids"], batch["attention_mask"])]
+        images = [
+            (f[: int(m.sum())], bx[: int(m.sum())])
+            for f, bx, m in zip(
+                batch["region_features"], batch["region_boxes"], batch["region_mask"]
+            )
+        ]
+        layout: dict[str, Any] = {"batch": b}
+        if self.pools is not None:
+            owner = []
+            for i, caption_id in enumerate(batch["caption_ids"]):
+                for text, _ in self.pools.get(caption_id, self.config.vse.synthetic_negatives):
+                    enc = self.tokenizer(
+                        text, truncation=True, max_length=self.config.data.max_text_len
+                    )
+                    texts.append(torch.tensor(enc["input_ids"], device=device))
+                    owner.append(i)
+            layout["syn_owner"] = torch.tensor(owner, dtype=torch.long, device=device)
+        if self.offline is not None:
+            # one generator per anchor (its dataset index): the same draw on any process
+            parts = [
+                self.offline.sample(torch.tensor([i]), ctx.generator(2, i))
+                for i in batch["index"].tolist()
+            ]
+            drawn = {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
+            for key in ("t_off", "t_off2"):
+                layout[key] = len(texts)
+                texts += [
+                    torch.tensor(self.dataset.tokens(int(i)), device=device) for i in drawn[key]
+                ]
+            for key in ("i_off", "i_off2"):
+                layout[key] = len(images)
+                for i in drawn[key].tolist():
+                    f, bx = self.dataset.image(i)
+                    images.append((f.to(device), bx.to(device)))
+        input_ids, attention = pad_text(texts, self.tokenizer.pad_token_id or 0)
+        feats, boxes, mask = pad_regions([f for f, _ in images], [bx for _, bx in images])
+        inputs = {
+            "input_ids": input_ids.to(device),
+            "attention_mask": attention.to(device),
+            "region_features": feats.to(device),
+            "region_boxes": boxes.to(device),
+            "region_mask": mask.to(device),
+        }
+        return inputs, layout
+
+    def _targets(
+        self,
+        images: torch.Tensor,
+        captions: torch.Tensor,
+        batch: dict,
+        own: torch.Tensor,
+        kind: str,
+    ) -> dict[str, torch.Tensor]:
+        """NDGL's reference scores for the anchors of one direction (local anchors x global
+        candidates, like the predicted scores)."""
+        target = self.reference.batch(images.cpu(), captions.cpu())
+        if kind == "t2i":
+            target = target.t()
+        target = target.to(batch["input_ids"].device)
+        rows = torch.arange(target.shape[0], device=target.device)
+        return {"target_scores": target, "target_positive": target[rows, own]}
+
+    def training_step(
+        self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
+    ) -> StepOutput:
+        inputs, layout = self._inputs(batch, ctx)
+        b = layout["batch"]
+        image_all, text_all = module(**inputs)
+        img, txt = image_all[:b], text_all[:b]
+        ids = batch["image_ids"]
+        device = img.device
+        all_ids = all_gather_no_grad(ids)
+        offset = sum(gather_sizes(b, device)[: get_rank()])
+        own = offset + torch.arange(b, device=device)
+
+        if isinstance(self.miner, FNEMiner):
+            s_global = all_gather_no_grad(img.detach()) @ all_gather_no_grad(txt.detach()).t()
+            self.miner.observe(s_global, all_ids, anchors=own)
+
+        if self.queue is not None:
+            model = self.momentum.module
+            with torch.no_grad():
+                k_img = model.encode_image(
+                    inputs["region_features"][:b],
+                    inputs["region_boxes"][:b],
+                    inputs["region_mask"][:b],
+                ).float()
+                k_txt = model.encode_text(
+                    inputs["input_ids"][:b], inputs["attention_mask"][:b]
+                ).float()
+            cand_txt, cand_ids = self.queue.extend(all_gather_no_grad(k_txt), all_ids, "text")
+            cand_img, _ = self.queue.extend(all_gather_no_grad(k_img), all_ids, "image")
+            i2t = direction_pairs(img @ cand_txt.t().to(img), own, ids, cand_ids)
+            t2i = direction_pairs(txt @ cand_img.t().to(txt), own, ids, cand_ids)
+        else:
+            all_txt, all_img = gather_with_grad(txt), gather_with_grad(img)
+            i2t = direction_pairs(img @ all_txt.t(), own, ids, all_ids)
+            t2i = direction_pairs(txt @ all_img.t(), own, ids, all_ids)
+
+        if "syn_owner" in layout:
+            syn = text_all[b : b + layout["syn_owner"].numel()]
+            extra = img @ syn.t()
+            owner_mask = layout["syn_owner"][None, :] == torch.arange(b, device=device)[:, None]
+            i2t = type(i2t)(
+                torch.cat([i2t.scores, extra], 1),
+                i2t.positive,
+                torch.cat([i2t.negative_mask, owner_mask], 1),
+            )
+
+        i2t_extra: dict[str, Any] = {}
+        t2i_extra: dict[str, Any] = {}
+        if isinstance(self.miner, FNEMiner):
+            i2t_extra["generator"] = ctx.generator(3, get_rank(), device=device)
+            t2i_extra["generator"] = ctx.generator(4, get_rank(), device=device)
+        if isinstance(self.miner, NDGLMiner):
+            i2t_extra |= self._targets(ids, all_gather_no_grad(batch["index"]), batch, own, "i2t")
+            t2i_extra |= self._targets(all_ids, batch["index"], batch, own, "t2i")
+        if self.offline is not None and "t_off" in layout:
+            t_off = text_all[layout["t_off"] : layout["t_off"] + b]
+            t_off2 = text_all[layout["t_off2"] : layout["t_off2"] + b]
+            i_off = image_all[layout["i_off"] : layout["i_off"] + b]
+            i_off2 = image_all[layout["i_off2"] : layout["i_off2"] + b]
+            i2t_extra |= {
+                "offline_scores": (img * t_off).sum(1),
+                "pair_scores": (i_off * t_off).sum(1),
+            }
+            t2i_extra |= {
+                "offline_scores": (txt * i_off).sum(1),
+                "pair_scores": (i_off2 * t_off2).sum(1),
+            }
+
+        out_i2t = self.miner(*i2t, **i2t_extra)
+        out_t2i = self.miner(*t2i, **t2i_extra)
+        loss_i2t, loss_t2i = out_i2t.loss.mean(), out_t2i.loss.mean()
+        loss = ctx.weights["triplet"] * (loss_i2t + loss_t2i)
+
+        if self.queue is not None:
+            self.queue.enqueue(k_img, k_txt, ids)
+
+        metrics = {"loss/triplet_i2t": loss_i2t.detach(), "loss/triplet_t2i": loss_t2i.detach()}
+        metrics |= mining_metrics("i2t", self.miner, out_i2t, *i2t)
+        metrics |= mining_metrics("t2i", self.miner, out_t2i, *t2i)
+        metrics |= fne_summary(self.miner, device)
+        if self.queue is not None:
+            metrics["queue/filled"] = torch.tensor(float(len(self.queue)), device=device)
+        return StepOutput(loss=loss, metrics=metrics)
+
+
+__all__ = ["DualEncoder", "VSERecipe"]

@@ -1,0 +1,28 @@
+"""Loop position saved with every checkpoint (``register_for_checkpointing``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class TrainState:
+    """``step``: optimizer steps done; ``epoch`` / ``batch_in_epoch``: data position (micro
+    batches consumed in the current epoch); ``phase``: the phase whose start has run."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    phase: int = -1
+
+    def state_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            setattr(self, key, int(value))
+
+
+__all__ = ["TrainState"]

@@ -1,0 +1,219 @@
+"""Synthetic negatives inside a TAGS-DC step, behind one small interface.
+
+A :class:`SyntheticSource` turns a :class:`SyntheticRequest` (the local batch's positive
+captions, their images and the other captions of each image) into per-caption negatives,
+each a ``(text, edits)`` pair; :func:`label_negatives` then tokenizes them with WoD labels and
+WoC targets (``tags.negatives.token_labels``). Sources:
+
+- :class:`EngineSource`: the generation engine of :mod:`tags.negatives` (mask scene-graph
+  units or words, refill with an MLM, filter, top-m by ITM). ``dynamic``: the refills come
+  from the model being trained (shared MLM head, image-conditioned), ``static``: from a frozen
+  :class:`~tags.modeling.StaticMLMGenerator`. Selection scores always use the current model.
+- :class:`FixedPoolSource`: pools read from a ``tags generate`` JSONL (the static setting).
+
+All randomness derives from ``request.seed`` and the caption id (the engine's
+``caption_seed``), so a caption gets the same negatives whatever process or batch holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+from torch import nn
+
+from tags.data import NegativePools
+from tags.negatives.types import Edit
+
+Negatives = list[list[tuple[str, tuple[Edit, ...]]]]
+
+
+@dataclass
+class SyntheticRequest:
+    """The positives of a local batch. Region tensors are padded ``[B, R, ...]``."""
+
+    texts: list[str]
+    caption_ids: list[Any]
+    other_captions: list[list[str]]
+    region_features: torch.Tensor
+    region_boxes: torch.Tensor
+    region_mask: torch.Tensor
+    seed: int
+
+
+@runtime_checkable
+class SyntheticSource(Protocol):
+    """``source(model, request)`` -> one list of ``(negative text, edits)`` per positive."""
+
+    def __call__(self, model: nn.Module, request: SyntheticRequest) -> Negatives: ...
+
+
+@dataclass
+class LabelledNegatives:
+    """Tokenized negatives: ``owner[n]`` is the positive (batch row) of negative ``n``."""
+
+    input_ids: list[list[int]]
+    wod_labels: list[list[int]]
+    woc_labels: list[list[int]]
+    owner: list[int]
+
+
+def label_negatives(
+    positives: Sequence[str], negatives: Negatives, tokenizer: Any, max_length: int
+) -> LabelledNegatives:
+    """WoD labels / WoC targets of every negative against its positive (truncated to
+    ``max_length`` tokens, keeping the final ``[SEP]``)."""
+    from tags.negatives import token_labels
+
+    out = LabelledNegatives([], [], [], [])
+    for i, (positive, pool) in enumerate(zip(positives, negatives)):
+        for text, edits in pool:
+            labels = token_labels(positive, text, edits, tokenizer)
+            ids, wod, woc = labels.input_ids, labels.wod_labels, labels.woc_labels
+            if len(ids) > max_length:
+                ids = [*ids[: max_length - 1], ids[-1]]
+                wod = [*wod[: max_length - 1], wod[-1]]
+                woc = [*woc[: max_length - 1], woc[-1]]
+            out.input_ids.append(ids)
+            out.wod_labels.append(wod)
+            out.woc_labels.append(woc)
+            out.owner.append(i)
+    return out
+
+
+class _BatchRegions:
+    """A region store over the request's tensors; image id = batch row."""
+
+    def __init__(self, request: SyntheticRequest) -> None:
+        from tags.negatives.features import Regions
+
+        self.items = []
+        for f, b, m in zip(request.region_features, request.region_boxes, request.region_mask):
+            keep = m.bool()
+            self.items.append(
+                Regions(
+                    f[keep].detach().float().cpu().numpy().astype(np.float32),
+                    b[keep].detach().float().cpu().numpy().astype(np.float32),
+                )
+            )
+
+    def get(self, image_id: Any, filename: str | None = None) -> Any:
+        return self.items[int(image_id)]
+
+
+class EngineSource:
+    """Negatives from :class:`tags.negatives.NegativeGenerator` with the current model.
+
+    Args:
+        tokenizer: the training (fast) tokenizer.
+        config: :class:`~tags.training.config.SyntheticConfig`.
+        max_length: caption length cap in tokens (the engine cuts at word boundaries).
+        static_generator: a frozen MLM for the ``static`` ablation (``None``: dynamic).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        config: Any,
+        max_length: int = 40,
+        static_generator: nn.Module | None = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.config = config
+        self.max_length = max_length
+        self.static_generator = static_generator
+        self.parser = None
+        if config.masking == "unit":
+            from tags.negatives.pipeline import default_parser
+
+            self.parser = default_parser()
+        self.stats = None
+
+    @torch.no_grad()
+    def __call__(self, model: nn.Module, request: SyntheticRequest) -> Negatives:
+        from tags.negatives import (
+            Caption,
+            GenerationConfig,
+            ImageGroup,
+            MLMRefiller,
+            NegativeGenerator,
+            TagsMaskedLM,
+            TagsPairScorer,
+        )
+
+        cfg = self.config
+        device = request.region_features.device
+        was_training = model.training
+        try:
+            mlm_model = self.static_generator if self.static_generator is not None else model
+            conditions = bool(getattr(mlm_model, "conditions_on_image", True))
+            mlm = TagsMaskedLM(mlm_model, self.tokenizer, device, use_image=conditions)
+            scorer = TagsPairScorer(model, self.tokenizer, device, max_length=self.max_length)
+            refiller = MLMRefiller(
+                mlm,
+                self.tokenizer,
+                num_samples=cfg.num_samples,
+                temperature=cfg.temperature,
+                max_length=self.max_length,
+            )
+            generation = GenerationConfig(
+                num_copies=cfg.num_copies,
+                num_samples=cfg.num_samples,
+                temperature=cfg.temperature,
+                top_m=cfg.top_m,
+                mask_ratio=cfg.mask_ratio,
+                masking=cfg.masking,
+                max_tokens=max(self.max_length - 2, 1),
+                seed=request.seed,
+            )
+            engine = NegativeGenerator(
+                refiller,
+                generation,
+                parser=self.parser,
+                scorer=scorer,
+                regions=_BatchRegions(request),
+            )
+            out: Negatives = []
+            for i, (text, caption_id) in enumerate(zip(request.texts, request.caption_ids)):
+                others = [
+                    Caption(i, f"__other_{j}__", t) for j, t in enumerate(request.other_captions[i])
+                ]
+                group = ImageGroup(i, [*others, Caption(i, caption_id, text)])
+                resume = others[-1].caption_id if others else None
+                results = list(engine.generate([group], resume_after=resume))
+                records = results[-1].records if results else []
+                out.append([(r.negative, tuple(r.edits)) for r in records])
+                # the engine may cut long captions: labels must use the text it edited
+                if records:
+                    request.texts[i] = records[0].positive
+            self.stats = engine.stats
+            return out
+        finally:
+            model.train(was_training)
+
+
+class FixedPoolSource:
+    """Pools of a ``tags generate`` JSONL, looked up by caption id (first ``top_m``)."""
+
+    def __init__(self, pools: NegativePools, top_m: int | None = None) -> None:
+        self.pools = pools
+        self.top_m = top_m
+
+    def __call__(self, model: nn.Module, request: SyntheticRequest) -> Negatives:
+        for i, cid in enumerate(request.caption_ids):
+            request.texts[i] = self.pools.positive(cid, request.texts[i])
+        return [self.pools.get(cid, self.top_m) for cid in request.caption_ids]
+
+
+__all__ = [
+    "EngineSource",
+    "FixedPoolSource",
+    "LabelledNegatives",
+    "Negatives",
+    "SyntheticRequest",
+    "SyntheticSource",
+    "label_negatives",
+]

@@ -1,0 +1,53 @@
+"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU).
+
+Trains the tiny ``vse`` (SelHN + momentum queue) and ``tags-dc`` (real generation engine,
+NSG -> NSGDC) configs of ``tests/test_training_distributed.py`` and saves the final weights
+(rank 0) to ``OUT/{recipe}.pt``; the test compares them with one process on the same global
+batches.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _training_utils import tiny_config
+
+from tags.distributed import get_world_size
+from tags.training import training_function
+
+# Plain SGD: Adam's per-parameter normalisation would hide a wrongly scaled gradient and
+# amplify float noise in near-zero gradients (e.g. the ITM bias under a balanced hinge).
+DDP_OVERRIDES = {
+    "vse": (
+        "phases.0.steps=3",
+        "phases.0.lr=0.5",
+        "optim.optimizer=sgd",
+        "vse.miner.name=selhn",
+        "vse.queue_size=12",
+    ),
+    "tags-dc": (
+        "optim.optimizer=sgd",
+        "phases=[{name: nsg, steps: 2, lr: 0.5}, {name: nsgdc, steps: 1, lr: 0.5,"
+        " weights: {wod: 1.0e-1, woc: 1.0e-1}}]",
+    ),
+}
+
+
+def main(out: Path) -> None:
+    for recipe, overrides in DDP_OVERRIDES.items():
+        result = training_function(tiny_config(recipe, out / recipe, *overrides))
+        assert get_world_size() == 2, "expected two processes"
+        if result.state.step != 3:
+            raise SystemExit(f"{recipe}: stopped at step {result.state.step}")
+        if torch.distributed.get_rank() == 0:
+            torch.save(result.model.state_dict(), out / f"{recipe}.pt")
+    print(f"rank {torch.distributed.get_rank()}: OK", flush=True)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,131 @@
+"""Training configs: YAML loading, dotted overrides, errors, the shipped configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tags.cli import main as cli_main
+from tags.training import ConfigError, TrainConfig, config_from_dict, load_config
+from tags.training.config import parse_override, to_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted((ROOT / "scripts" / "configs").glob("*.yaml"))
+PAPER = {p.stem: p for p in CONFIGS if p.stem.startswith("tags_dc_") and "tiny" not in p.stem}
+
+
+def write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_yaml_and_overrides(tmp_path):
+    path = write(
+        tmp_path,
+        {
+            "recipe": "tags-dc",
+            "phases": [{"name": "nsg", "steps": 10, "lr": "5e-5"}, {"name": "nsgdc", "steps": 3}],
+            "tags_dc": {"synthetic": {"top_m": 23}},
+        },
+    )
+    cfg = load_config(
+        path,
+        [
+            "phases.1.lr=1e-5",
+            "tags_dc.itm_miner.name=selhn",
+            "tags_dc.itm_miner.kwargs.eps=0.05",
+            "optim.betas=[0.9, 0.999]",
+            "model.overrides.hidden_size=64",
+            "max_steps=4",
+            "resume_from=null",
+        ],
+    )
+    assert isinstance(cfg, TrainConfig)
+    assert cfg.phases[0].lr == 5e-5 and isinstance(cfg.phases[0].lr, float)  # "5e-5" string
+    assert cfg.phases[1].lr == 1e-5
+    assert cfg.tags_dc.synthetic.top_m == 23
+    assert cfg.tags_dc.itm_miner.name == "selhn"
+    assert cfg.tags_dc.itm_miner.kwargs == {"margin": 0.2, "eps": 0.05}
+    assert cfg.optim.betas == [0.9, 0.999]
+    assert cfg.model.overrides == {"hidden_size": 64}
+    assert cfg.max_steps == 4 and cfg.resume_from is None
+    assert cfg.total_steps == 13
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["optim.betaz=[0.9, 0.98]"], "unknown config key 'optim.betaz'"),
+        (["nope=1"], "unknown config key 'nope'"),
+        (["phases.3.lr=1.0"], "out of range"),
+        (["batch_size=eight"], "batch_size: expected an integer"),
+        (["cpu=3"], "cpu: expected true/false"),
+        (["phases.0.lr=fast"], "phases.0.lr: expected a number"),
+        (["recipe=clip"], "recipe: 'clip' is not one of"),
+        (["vse.miner.name=nearest"], "vse.miner.name: 'nearest' is not one of"),
+        (["phases.0.weights.itm=1.0"], "unknown loss term"),
+        (["mixed_precision=fp8"], "mixed_precision"),
+        (["batch_size"], "key.path=value"),
+        (["vse.miner.name=ndgl"], "needs vse.reference_scores"),
+        (["vse.miner.name=aoq"], "needs a first round"),
+        (["recipe=tags-dc", "tags_dc.itm_miner.name=fne"], "use it with the vse recipe"),
+        (["recipe=tags-dc", "tags_dc.synthetic.source=fixed"], "needs data.negatives"),
+    ],
+)
+def test_override_errors(overrides, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        config_from_dict({"recipe": "vse"}, overrides)
+
+
+def test_unknown_key_in_yaml_names_valid_keys(tmp_path):
+    path = write(tmp_path, {"recipe": "vse", "vse": {"queue": 10}})
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "vse.queue" in str(err.value) and "queue_size" in str(err.value)
+
+
+def test_parse_override_uses_yaml_values():
+    assert parse_override("a.b=1e-3") == (["a", "b"], "1e-3")  # YAML 1.1; float() handles it
+    assert parse_override("a=[1, 2]") == (["a"], [1, 2])
+    assert parse_override("a=true") == (["a"], True)
+
+
+def test_round_trip_of_resolved_config(tmp_path):
+    cfg = config_from_dict({"recipe": "tags-dc"}, ["phases.0.steps=7"])
+    again = config_from_dict(yaml.safe_load(yaml.safe_dump(to_dict(cfg))))
+    assert to_dict(again) == to_dict(cfg)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_shipped_configs_validate(path):
+    cfg = load_config(path)
+    assert cfg.total_steps > 0
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_paper_configs_match_design(name):
+    cfg = load_config(PAPER[name])
+    nsg, nsgdc = cfg.phases
+    assert cfg.recipe == "tags-dc"
+    assert (nsg.name, nsg.steps, nsg.lr) == ("nsg", 5000, 5e-5)
+    assert (nsgdc.name, nsgdc.steps, nsgdc.lr, nsgdc.init) == ("nsgdc", 1500, 1e-5, "previous")
+    assert nsg.weights == {"itm": 1.0, "mlm": 0.1, "istm": 1e-3, "wod": 0.0, "woc": 0.0}
+    assert nsgdc.weights == {"itm": 1.0, "mlm": 0.1, "istm": 1e-3, "wod": 1e-3, "woc": 1e-3}
+    assert cfg.tags_dc.synthetic.temperature == 1.5
+    assert cfg.tags_dc.synthetic.top_m == (31 if name.endswith("base") else 23)
+    assert (cfg.tags_dc.retrieval.pool_size, cfg.tags_dc.retrieval.num_negatives) == (399, 31)
+    assert cfg.tags_dc.itm_miner.kwargs["margin"] == 0.2
+    assert cfg.optim.warmup_ratio == 0.1 and cfg.optim.betas == [0.9, 0.98]
+    assert cfg.model.dropout == 0.1
+
+
+def test_cli_reports_config_errors(tmp_path, capsys):
+    path = write(tmp_path, {"recipe": "vse"})
+    assert cli_main(["train", "--config", str(path), "vse.momentm=0.9"]) == 2
+    assert "unknown config key 'vse.momentm'" in capsys.readouterr().err
+    assert cli_main(["train", "--config", str(path), "--print-config", "seed=5"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["seed"] == 5 and printed["recipe"] == "vse"

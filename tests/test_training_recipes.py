@@ -1,0 +1,166 @@
+"""Recipe registry and the switches: static generator, unit masking, dual retrieval, fixed
+pools (both recipes), AOQ's two rounds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from _training_utils import state_dict_close, tiny_config
+
+from tags.cli import main as cli_main
+from tags.mining import OfflineNegatives
+from tags.modeling import TagsModel, tiny_mlm_path
+from tags.training import get_recipe, list_recipes, register_recipe, training_function
+from tags.training.recipes import Recipe
+
+
+def rows(run: Path) -> list[dict]:
+    return [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_registry():
+    assert {"tags-dc", "vse"} <= set(list_recipes())
+    assert issubclass(get_recipe("vse"), Recipe)
+    with pytest.raises(KeyError, match="unknown recipe 'clip'"):
+        get_recipe("clip")
+    with pytest.raises(ValueError, match="already registered"):
+        register_recipe("vse")(type("Other", (Recipe,), {}))
+
+
+def test_static_generator_with_scene_graph_units(tmp_path):
+    """Ablation switches: frozen separate MLM + unit masking (spaCy scene graphs)."""
+    cfg = tiny_config(
+        "tags-dc",
+        tmp_path / "run",
+        "phases.0.steps=1",
+        "tags_dc.synthetic.source=static",
+        f"tags_dc.synthetic.static_generator={tiny_mlm_path()}",
+        "tags_dc.synthetic.masking=unit",
+        "tags_dc.synthetic.num_copies=3",
+        "tags_dc.synthetic.num_samples=4",
+    )
+    training_function(cfg)
+    row = rows(tmp_path / "run")[0]
+    assert row["synthetic/per_caption"] > 0 and row["loss/istm"] > 0
+    assert cfg.tags_dc.synthetic.masking == "unit"
+
+
+def test_dual_retrieval_and_selhn_itm_miner(tmp_path):
+    cfg = tiny_config(
+        "tags-dc",
+        tmp_path / "run",
+        "phases.0.steps=1",
+        "tags_dc.retrieval.mode=dual",
+        "tags_dc.itm_miner={name: selhn, kwargs: {eps: 1.0}}",  # eps 1: always the mean branch
+        "tags_dc.synthetic.source=none",
+    )
+    training_function(cfg)
+    row = rows(tmp_path / "run")[0]
+    assert row["itm_i2t/selhn_all_share"] == 1.0 and row["itm_t2i/selhn_all_share"] == 1.0
+    assert row["loss/istm"] == 0.0 and row["synthetic/per_caption"] == 0.0
+
+
+def _pools_jsonl(tmp_path: Path, cfg) -> Path:
+    """Real ``tags generate`` output (vocabulary refills) for the synthetic corpus."""
+    from tags.training.loop import _materialize_data
+
+    data = _materialize_data(cfg, True)
+    path = tmp_path / "negatives.jsonl"
+    argv = ["generate", "--captions", data.captions, "--out", str(path), "--k", "2", "--l", "2"]
+    assert cli_main([*argv, "--top-m", "2", "--no-progress"]) == 0
+    return path
+
+
+def test_fixed_pools_in_both_recipes(tmp_path):
+    probe = tiny_config("vse", tmp_path / "vse")
+    path = _pools_jsonl(tmp_path, probe)
+    training_function(
+        tiny_config(
+            "vse", tmp_path / "vse", "phases.0.steps=2", f"data.negatives={path}",
+            "vse.synthetic_negatives=2",
+        )
+    )  # fmt: skip
+    vse_rows = rows(tmp_path / "vse")
+    assert all(r["loss/triplet_i2t"] > 0 for r in vse_rows)
+    training_function(
+        tiny_config(
+            "tags-dc", tmp_path / "dc", "phases.0.steps=1", f"data.negatives={path}",
+            "tags_dc.synthetic.source=fixed", "phases.0.weights={wod: 1.0, woc: 1.0}",
+        )
+    )  # fmt: skip
+    row = rows(tmp_path / "dc")[0]
+    assert 0 < row["synthetic/per_caption"] <= 2.0
+    assert row["loss/wod"] > 0 and row["loss/woc"] > 0
+
+
+def test_aoq_second_round_restarts_from_the_initial_weights(tmp_path):
+    run = tmp_path / "run"
+    cfg = tiny_config(
+        "vse",
+        run,
+        "phases=[{name: round1, steps: 2, lr: 1.0e-2},"
+        " {name: round2, steps: 1, lr: 0.0, miner: aoq, init: initial}]",
+        "vse.aoq={h: 10}",
+    )
+    result = training_function(cfg)
+    initial = TagsModel.from_pretrained(run / "phases" / "-1_initial")
+    round1 = TagsModel.from_pretrained(run / "phases" / "0_round1")
+    state_dict_close(result.model, initial, atol=0.0)  # round 2 (lr 0) = the initial weights
+    moved = max(
+        (a - b).abs().max().item()
+        for a, b in zip(round1.state_dict().values(), initial.state_dict().values())
+    )
+    assert moved > 1e-4  # round 1 trained
+    offline = OfflineNegatives.load(run / "aoq_offline_negatives.pt")
+    assert offline.i2t.shape == (8, 10)  # top-h negative captions of every image
+    own = offline.caption_to_image[offline.i2t] == torch.arange(8)[:, None]
+    assert not own.any()  # never a caption of the image itself
+    last = rows(run)[-1]
+    assert last["phase"] == 1 and "i2t/weight" in last and "t2i/offline" in last
+
+
+def test_ndgl_with_reference_scores(tmp_path):
+    reference = torch.rand(8, 40, generator=torch.Generator().manual_seed(0))
+    torch.save(reference, tmp_path / "ref_a.pt")
+    torch.save(reference.flip(1), tmp_path / "ref_b.pt")
+    run = tmp_path / "run"
+    refs = f"vse.reference_scores=[{tmp_path / 'ref_a.pt'}, {tmp_path / 'ref_b.pt'}]"
+    training_function(tiny_config("vse", run, "phases.0.steps=1", "vse.miner.name=ndgl", refs))
+    row = rows(run)[0]
+    assert row["i2t/margin_kl"] > 0 and row["t2i/margin_kl"] > 0 and "i2t/hnr" in row
+    assert "i2t/target_index" not in row  # integer extras are not averaged
+    bad = tmp_path / "bad.pt"
+    torch.save(torch.rand(3, 3), bad)
+    with pytest.raises(ValueError, match=r"expected \[images, captions\] = \[8, 40\]"):
+        training_function(
+            tiny_config(
+                "vse", tmp_path / "b", "vse.miner.name=ndgl", f"vse.reference_scores=[{bad}]"
+            )
+        )
+
+
+@pytest.mark.parametrize("mode", ["dual", "cross"])
+def test_retrieval_evaluation_at_phase_ends(tmp_path, mode):
+    from tags.data import write_synthetic_dataset
+
+    held_out = write_synthetic_dataset(
+        tmp_path / "test", num_images=4, captions_per_image=2, layout="karpathy", split="test"
+    )
+    run = tmp_path / "run"
+    cfg = tiny_config(
+        "vse",
+        run,
+        "phases=[{name: a, steps: 2, lr: 1.0e-3}, {name: b, steps: 1, lr: 1.0e-3}]",
+        f"eval.captions={held_out['captions']}",
+        f"eval.features={held_out['features']}",
+        f"eval.mode={mode}",
+        "eval.split=test",
+    )
+    result = training_function(cfg)
+    evals = [r for r in rows(run) if "eval/rsum" in r]
+    assert [r["step"] for r in evals] == [2, 3]  # the two phase ends
+    assert 0 <= evals[-1]["eval/i2t_r1"] <= 100 and evals[-1]["eval/rsum"] > 0
+    assert result.last_metrics["eval/rsum"] == evals[-1]["eval/rsum"]

@@ -1,0 +1,128 @@
+"""Exact resumption (both recipes), the NSG -> NSGDC phase switch, run outputs, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from _training_utils import SwapNouns, state_dict_close, tiny_config
+
+from tags.cli import main as cli_main
+from tags.modeling import TagsModel
+from tags.training import checkpoint_dirs, load_config, training_function
+from tags.training.config import to_dict
+
+
+def metrics(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def custom_state(checkpoint: Path, index: int) -> dict:
+    return torch.load(checkpoint / f"custom_checkpoint_{index}.pkl", weights_only=False)
+
+
+def test_vse_resume_with_fne_queue_and_dropout(tmp_path):
+    overrides = (
+        "phases.0.steps=6",
+        "vse.miner.name=fne",
+        "vse.miner.kwargs={min_count: 0}",
+        "vse.queue_size=20",  # wraps around within the run
+        "model.dropout=0.1",  # resumed RNG must replay the same dropout masks
+        "batch_size=4",
+    )
+    straight = training_function(tiny_config("vse", tmp_path / "a", *overrides))
+    half = training_function(tiny_config("vse", tmp_path / "b", *overrides, "max_steps=3"))
+    assert half.state.step == 3 and not (tmp_path / "b" / "model").exists()
+    resumed = training_function(
+        tiny_config("vse", tmp_path / "b", *overrides, "resume_from=latest")
+    )
+    assert resumed.state.step == straight.state.step == 6
+    state_dict_close(straight.model, resumed.model, atol=1e-6)
+    # losses after the resume point and the checkpointed objects are the same
+    a, b = metrics(tmp_path / "a"), metrics(tmp_path / "b")
+    assert [r["step"] for r in b] == [1, 2, 3, 4, 5, 6]
+    for ra, rb in zip(a[3:], b[3:]):
+        assert ra["loss/total"] == pytest.approx(rb["loss/total"], abs=1e-6)
+    ca, cb = checkpoint_dirs(tmp_path / "a")[-1], checkpoint_dirs(tmp_path / "b")[-1]
+    # registered: 0 scheduler, 1 train state, 2 miner (FNE stats), 3 momentum, 4 queue
+    assert custom_state(cb, 1) == {"step": 6, "epoch": 0, "batch_in_epoch": 6, "phase": 0}
+    for index in (2, 4):
+        sa, sb = custom_state(ca, index), custom_state(cb, index)
+        for key in sa:
+            assert torch.allclose(sa[key].double(), sb[key].double(), atol=1e-6), key
+    queue = custom_state(cb, 4)
+    assert int(queue["filled"]) == 20 and int(queue["ptr"]) == (6 * 4) % 20
+
+
+def test_tags_dc_resume_mid_phase_two_with_the_engine(tmp_path):
+    overrides = (
+        "phases=[{name: nsg, steps: 2, lr: 1.0e-3}, {name: nsgdc, steps: 2, lr: 5.0e-4,"
+        " weights: {wod: 1.0e-2, woc: 1.0e-2}}]",
+    )
+    straight = training_function(tiny_config("tags-dc", tmp_path / "a", *overrides))
+    training_function(tiny_config("tags-dc", tmp_path / "b", *overrides, "max_steps=3"))
+    resumed = training_function(
+        tiny_config("tags-dc", tmp_path / "b", *overrides, "resume_from=latest")
+    )
+    assert resumed.state.phase == 1 and resumed.state.step == 4
+    state_dict_close(straight.model, resumed.model, atol=1e-6)
+    last_a, last_b = metrics(tmp_path / "a")[-1], metrics(tmp_path / "b")[-1]
+    for key in ("loss/itm", "loss/mlm", "loss/istm", "loss/wod", "loss/woc"):
+        assert last_a[key] == pytest.approx(last_b[key], abs=1e-6)
+    assert last_a["loss/wod"] > 0 and last_a["synthetic/per_caption"] > 0
+
+
+def test_phase_switch_loads_phase_one_checkpoint(tmp_path):
+    phases = (
+        "phases=[{name: nsg, steps: 2, lr: 1.0e-3}, {name: nsgdc, steps: 1, lr: 0.0,"
+        " weights: {wod: 1.0, woc: 1.0}}]"
+    )
+    run = tmp_path / "run"
+    source = SwapNouns()
+    training_function(tiny_config("tags-dc", run, phases, "max_steps=2"), source=source)
+    assert source.calls == 2
+    saved = run / "phases" / "0_nsg"
+    # edit phase 1's saved weights on disk: phase 2 must start from exactly these
+    model = TagsModel.from_pretrained(saved)
+    with torch.no_grad():
+        model.itm_head.classifier.bias.add_(0.5)
+    model.save_pretrained(saved)
+    result = training_function(
+        tiny_config("tags-dc", run, phases, "resume_from=latest"), source=source
+    )
+    state_dict_close(result.model, model, atol=0.0)  # lr 0 in phase 2: weights unchanged
+    rows = metrics(run)
+    assert [r["phase"] for r in rows] == [0, 0, 1]
+    assert rows[0]["loss/wod"] == 0.0 and rows[0]["loss/woc"] == 0.0  # NSG
+    assert rows[2]["loss/wod"] > 0 and rows[2]["loss/woc"] > 0  # NSGDC
+    assert all(r["synthetic/per_caption"] == 2.0 for r in rows)
+
+
+def test_cli_run_saves_config_metrics_and_model(tmp_path):
+    cfg = tiny_config("vse", tmp_path / "run", "phases.0.steps=2", "log_every=2")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(to_dict(cfg)))
+    assert cli_main(["train", "--config", str(path), "vse.miner.name=selhn"]) == 0
+    saved = load_config(tmp_path / "run" / "config.yaml")
+    assert saved.vse.miner.name == "selhn" and to_dict(saved)["phases"] == to_dict(cfg)["phases"]
+    rows = metrics(tmp_path / "run")
+    assert [r["step"] for r in rows] == [2]
+    for key in ("lr", "loss/total", "i2t/hardness", "t2i/selhn_all_share", "loss/triplet_i2t"):
+        assert key in rows[0]
+    model = TagsModel.from_pretrained(tmp_path / "run" / "model")
+    assert model.config.hidden_size == 32
+    assert (tmp_path / "run" / "model" / "tokenizer.json").is_file()
+
+
+def test_gradient_accumulation_counts_optimizer_steps(tmp_path):
+    cfg = tiny_config(
+        "vse", tmp_path / "run", "batch_size=4", "gradient_accumulation_steps=2",
+        "phases.0.steps=2", "optim.max_grad_norm=0.5",
+    )  # fmt: skip
+    result = training_function(cfg)
+    assert (result.state.step, result.state.batch_in_epoch) == (2, 4)
+    assert [r["step"] for r in metrics(tmp_path / "run")] == [1, 2]
+    assert [d.name for d in checkpoint_dirs(tmp_path / "run")] == ["step_00000002"]
