@@ -101,18 +101,21 @@ def merge_split_words(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon)
     """Re-join words the tokenizer or tagger split: hyphenated words ("counter-top",
     "t-shirt") and known compound nouns ("fire hydrant") read as a noun and an
     adjective or verb, so each becomes one object as FACTUAL writes it."""
+    toks = list(doc)
+    n = len(toks)
     spans = []
     i = 0
-    while i < len(doc):
+    has_hyphen = any(t.text == "-" for t in toks)
+    while has_hyphen and i < n:
         # a maximal run word-word(-word...) written without spaces: "black-and-white"
         j = i
         while (
-            j + 2 < len(doc)
-            and doc[j].is_alpha
-            and doc[j + 1].text == "-"
-            and doc[j + 2].is_alpha
-            and not doc[j].whitespace_
-            and not doc[j + 1].whitespace_
+            j + 2 < n
+            and toks[j].is_alpha
+            and toks[j + 1].text == "-"
+            and toks[j + 2].is_alpha
+            and not toks[j].whitespace_
+            and not toks[j + 1].whitespace_
         ):
             j += 2
         if j > i:
@@ -120,14 +123,14 @@ def merge_split_words(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon)
             i = j + 1
         else:
             i += 1
-    for a, b in itertools.pairwise(doc):
+    lemma = lemmatizer.lemma
+    for a, b in itertools.pairwise(toks):
         if not a.is_alpha:
             continue
-        if b.tag_ in NOUN_TAGS and a.head == b:
-            continue  # already parsed as a compound
-        key = f"{lemmatizer.lemma(a.text, 'NOUN')} {lemmatizer.lemma(b.text, 'NOUN')}"
-        hit = lexicon.pair.get(key)
+        hit = lexicon.pair.get(f"{lemma(a.text, 'NOUN')} {lemma(b.text, 'NOUN')}")
         if hit and hit[0] == "merge" and hit[1] >= 2:
+            if b.tag_ in NOUN_TAGS and a.head.i == b.i:
+                continue  # already parsed as a compound
             spans.append(doc[a.i : b.i + 1])
     if not spans:
         return

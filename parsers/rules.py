@@ -191,6 +191,8 @@ class _Rules:
     def _reattach_clothing(self) -> None:
         """ "man in black shirt and shorts", "man wearing a hat and a shirt": the parser
         often hangs the last garment on the man; move it to the list of garments."""
+        if not any(t.lower_ in CLOTHING for t in self.tokens):
+            return
         for t in self.tokens:
             if not self.is_noun(t):
                 continue
