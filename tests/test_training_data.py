@@ -125,3 +125,27 @@ def test_negative_pools_from_jsonl(tmp_path):
     path.write_text('{"caption_id": 1}\n')
     with pytest.raises(ValueError, match=r"n\.jsonl:1"):
         NegativePools.from_jsonl(path)
+
+
+def test_karpathy_captions_with_precomp_rows_use_the_split_position(tmp_path, tokenizer):
+    # Karpathy image ids are global (30000+ for the test split); precomp rows follow the
+    # split's image order, so the dataset must index rows by position, not by id.
+    images = [
+        {
+            "imgid": 30000 + i,
+            "filename": f"{i}.jpg",
+            "split": "test",
+            "sentences": [{"raw": f"a dog number {i}", "sentid": 10 * i}],
+        }
+        for i in range(3)
+    ]
+    (tmp_path / "karpathy.json").write_text(json.dumps({"images": images}))
+    rows = np.stack([np.full((2, 4), float(i), np.float32) for i in range(3)])
+    np.save(tmp_path / "test_ims.npy", rows)
+    paths = {"captions": tmp_path / "karpathy.json", "features": tmp_path / "test_ims.npy"}
+    ds = build_dataset(data_config(paths, fmt="karpathy", split="test"), tokenizer)
+    assert ds.num_images == 3
+    for i in range(3):
+        feats, boxes = ds.image(i)
+        assert torch.all(feats == float(i))
+        assert boxes.shape == (2, 7)

@@ -70,7 +70,7 @@ class ImageTextDataset(Dataset):
     def image(self, image_index: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``(features [R, D], boxes [R, 7])`` of a dense image index."""
         group = self.groups[image_index]
-        regions = self.regions.get(group.image_id, group.filename)
+        regions = self.regions.get(group.image_id, group.filename, position=image_index)
         feats = torch.from_numpy(regions.features.copy()).float()
         boxes = torch.from_numpy(regions.boxes.copy()).float()
         if self.max_regions is not None:

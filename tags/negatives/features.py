@@ -44,7 +44,12 @@ def whole_image_boxes(num_regions: int) -> np.ndarray:
 
 
 class RegionStore(Protocol):
-    def get(self, image_id: Any, filename: str | None = None) -> Regions: ...
+    def get(
+        self, image_id: Any, filename: str | None = None, position: int | None = None
+    ) -> Regions:
+        """Regions of an image, found by id, file name, or (row stores) its position in
+        the split."""
+        ...
 
 
 class NpzRegions:
@@ -66,7 +71,9 @@ class NpzRegions:
             f"no region features for image {image_id!r}: looked for {looked} in {self.directory}"
         )
 
-    def get(self, image_id: Any, filename: str | None = None) -> Regions:
+    def get(
+        self, image_id: Any, filename: str | None = None, position: int | None = None
+    ) -> Regions:
         path = self.path(image_id, filename)
         with np.load(path) as data:
             if "features" not in data or "boxes" not in data:
@@ -94,7 +101,9 @@ def _first(data: Any, *names: str) -> float | None:
 
 
 class PrecompRegions:
-    """A SCAN ``{split}_ims.npy`` array ``[N, R, D]``; image ``i`` is row ``i``."""
+    """A SCAN ``{split}_ims.npy`` array ``[N, R, D]``: row ``i`` is the split's ``i``-th
+    image. Callers that know an image's position in the split pass it (Karpathy image ids
+    are global, not rows); otherwise the id is the row (precomp captions: line // 5)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -102,9 +111,11 @@ class PrecompRegions:
         if self.array.ndim != 3:
             raise ValueError(f"{self.path}: expected [N, R, D] features, got {self.array.shape}")
 
-    def get(self, image_id: Any, filename: str | None = None) -> Regions:
+    def get(
+        self, image_id: Any, filename: str | None = None, position: int | None = None
+    ) -> Regions:
         try:
-            index = int(image_id)
+            index = int(image_id if position is None else position)
         except (TypeError, ValueError):
             index = -1
         if not 0 <= index < self.array.shape[0]:

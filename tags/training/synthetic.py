@@ -100,7 +100,7 @@ class _BatchRegions:
                 )
             )
 
-    def get(self, image_id: Any, filename: str | None = None) -> Any:
+    def get(self, image_id: Any, filename: str | None = None, position: int | None = None) -> Any:
         return self.items[int(image_id)]
 
 
