@@ -165,6 +165,10 @@ class _Rules:
     def __init__(self, doc: Doc, lemma: Lemmatizer, lexicon: LearnedLexicon, text: str):
         self.doc = doc
         self.tokens = list(doc)  # one Token object per position, reused by every pass
+        self._kids: list[list[Token]] = [[] for _ in self.tokens]
+        for t in self.tokens:
+            if t.head.i != t.i:
+                self._kids[t.head.i].append(t)
         self.has_reciprocal = any(t.lower_ in {"other", "another"} for t in self.tokens)
         self.extra_conj: dict[int, list[Token]] = {}  # clothing conjuncts moved to their list
         self.detached: set[int] = set()
@@ -173,6 +177,11 @@ class _Rules:
         self.b = _Builder(doc, lemma, lexicon, text)
         self.redirect: dict[int, int] = {}  # collective token -> member noun token
         self._reciprocal: dict[int, list[int]] = {}  # "each other" token -> its subjects
+
+    def kids(self, t: Token) -> list[Token]:
+        """``t.children``, from a list built once per caption (spaCy makes new Token
+        objects on every access)."""
+        return self._kids[t.i]
 
     # ------------------------------------------------------------- entities
     def is_noun(self, t: Token) -> bool:
@@ -198,12 +207,12 @@ class _Rules:
                 continue
             garments = [
                 o
-                for x in t.children
+                for x in self.kids(t)
                 if x.dep_ in {"prep", "acl"}
-                for o in x.children
+                for o in self.kids(x)
                 if o.dep_ in {"pobj", "dobj"} and o.lower_ in CLOTHING
             ]
-            for c in t.children:
+            for c in self.kids(t):
                 if c.dep_ in {"conj", "appos"} and c.lower_ in CLOTHING:
                     before = [o for o in garments if o.i < c.i]
                     if before:
@@ -215,7 +224,7 @@ class _Rules:
         stack = [t]
         while stack:
             cur = stack.pop()
-            for c in [*cur.children, *self.extra_conj.get(cur.i, ())]:
+            for c in [*self.kids(cur), *self.extra_conj.get(cur.i, ())]:
                 if c.i in self.detached and c not in self.extra_conj.get(cur.i, ()):
                     continue
                 if c.dep_ in {"conj", "appos"} and (self.is_noun(c) or c.i in self.b.entity_of):
@@ -253,10 +262,10 @@ class _Rules:
             if not self.is_noun(t):
                 continue
             lower = t.lower_
-            of = next((c for c in t.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+            of = next((c for c in self.kids(t) if c.dep_ == "prep" and c.lower_ == "of"), None)
             member = None
             if of is not None:
-                member = next((c for c in of.children if c.dep_ == "pobj"), None)
+                member = next((c for c in self.kids(of) if c.dep_ == "pobj"), None)
             if lower in COLLECTIVES and member is not None and self.is_noun(member):
                 self.redirect[t.i] = member.i
                 continue
@@ -301,7 +310,7 @@ class _Rules:
             merged = self.compound_words(t)
             merged_ids = {w.i for w in merged}
             for w in [t, *merged]:
-                for c in w.children:
+                for c in self.kids(w):
                     if c.i not in merged_ids:
                         self.modifier(e, c)
         for collective, member in self.redirect.items():
@@ -311,14 +320,14 @@ class _Rules:
                 continue
             attr = COLLECTIVES.get(tok.lower_)
             if attr:
-                self.b.add_attribute(e, [tok, *[c for c in tok.children if c.lower_ == "of"]])
+                self.b.add_attribute(e, [tok, *[c for c in self.kids(tok) if c.lower_ == "of"]])
                 self.b._attributes.discard((e, " ".join(attr.split())))
                 self.b.graph.attributes[-1] = Attribute(
                     e, attr, self.b.graph.attributes[-1].text, self.b.graph.attributes[-1].span
                 )
                 self.b._attributes.add((e, attr))
-            num = next((c for c in tok.children if c.dep_ == "nummod"), None)
-            for c in tok.children:
+            num = next((c for c in self.kids(tok) if c.dep_ == "nummod"), None)
+            for c in self.kids(tok):
                 if c.dep_ == "amod":
                     self.modifier(e, c)
             if num is not None and _number(num):
@@ -354,7 +363,7 @@ class _Rules:
             if dep == "amod" and _degree_before(c) is None and self.adjective_kind(c) != "attr":
                 return
             if c.tag_ in {"VBG", "VBN"} and any(
-                x.dep_ in {"prep", "dobj", "agent"} for x in c.children
+                x.dep_ in {"prep", "dobj", "agent"} for x in self.kids(c)
             ):
                 return  # a reduced clause, handled as a relation
             self.attribute_tokens(e, c)
@@ -363,7 +372,7 @@ class _Rules:
         """A part named by an adjective: "short sleeved shirt" -> shirt have sleeve, sleeve short."""
         part = self.b.add_entity(c, [], name=DENOMINAL_ADJECTIVES[c.lower_])
         self.b.add_relation(e, [], part, "have")
-        mods = [m for m in c.children if m.dep_ in {"amod", "advmod", "npadvmod", "nummod"}]
+        mods = [m for m in self.kids(c) if m.dep_ in {"amod", "advmod", "npadvmod", "nummod"}]
         if c.i > 0:
             prev = self.tokens[c.i - 1]
             if prev.head == c.head and prev.dep_ in {"amod", "nummod", "compound", "nmod"}:
@@ -381,7 +390,7 @@ class _Rules:
         degree = _degree_before(c)
         if degree is not None:
             words.append(degree)
-        for m in c.children:
+        for m in self.kids(c):
             if m.dep_ in {"advmod", "npadvmod", "amod", "compound"} and (
                 m.lower_ in COLOUR_DEGREES or _hyphenated(m, c)
             ):
@@ -390,7 +399,7 @@ class _Rules:
                 words.append(m)
         words = [w for w in words if w.dep_ not in {"cc", "conj"} or w == c]
         self.b.add_attribute(e, words)
-        for m in c.children:
+        for m in self.kids(c):
             if m.dep_ == "conj" and m.tag_ in {"JJ", "NN", "VBN", "VBG"}:
                 self.attribute_tokens(e, m)
 
@@ -400,10 +409,10 @@ class _Rules:
         words = [prep]
         cur = prep
         for _ in range(4):
-            pobj = next((c for c in cur.children if c.dep_ in {"pobj", "pcomp"}), None)
+            pobj = next((c for c in self.kids(cur) if c.dep_ in {"pobj", "pcomp"}), None)
             if pobj is not None and pobj.dep_ == "pcomp" and pobj.tag_ not in NOUN_TAGS:
                 pobj = None
-            inner = next((c for c in cur.children if c.dep_ == "prep"), None)
+            inner = next((c for c in self.kids(cur) if c.dep_ == "prep"), None)
             if (
                 pobj is None
                 and inner is not None
@@ -417,9 +426,9 @@ class _Rules:
                 and pobj.lower_ in RELATIONAL_NOUNS
                 and pobj.i not in (self.b.entity_of)
             ):
-                of = next((c for c in pobj.children if c.dep_ == "prep"), None)
+                of = next((c for c in self.kids(pobj) if c.dep_ == "prep"), None)
                 if of is not None:
-                    mods = [m for m in pobj.children if m.dep_ in {"amod", "det", "compound"}]
+                    mods = [m for m in self.kids(pobj) if m.dep_ in {"amod", "det", "compound"}]
                     if not any(m.dep_ != "det" for m in mods):
                         mods = []
                     words.extend([*mods, pobj, of])
@@ -438,7 +447,7 @@ class _Rules:
             subjects = self.subject_entities_for_noun(t)
             if not subjects:
                 continue
-            for c in t.children:
+            for c in self.kids(t):
                 if c.dep_ == "poss" and c.lower_ in POSSESSIVE_PRONOUNS and t.dep_ == "pobj":
                     owner = self.pronoun_owner(t)
                     if owner is not None:
@@ -450,7 +459,7 @@ class _Rules:
                         for o in subjects:
                             self.b.add_relation(s, [], o, "have")
                 if c.dep_ != "prep" and not (
-                    c.dep_ == "advmod" and any(x.dep_ == "prep" for x in c.children)
+                    c.dep_ == "advmod" and any(x.dep_ == "prep" for x in self.kids(c))
                 ):
                     continue
                 if t.i in self.redirect and c.lower_ == "of":
@@ -523,8 +532,8 @@ class _Rules:
 
     def verb_subjects(self, v: Token) -> tuple[list[int], bool]:
         """Entities doing ``v`` and whether ``v`` is passive."""
-        passive = any(c.dep_ in {"nsubjpass", "auxpass"} for c in v.children)
-        for c in v.children:
+        passive = any(c.dep_ in {"nsubjpass", "auxpass"} for c in self.kids(v))
+        for c in self.kids(v):
             if c.dep_ in SUBJECT_DEPS or c.dep_ == "expl":
                 if c.dep_ == "expl":
                     continue
@@ -588,19 +597,19 @@ class _Rules:
             self.verb_relations(v, subjects, passive)
 
     def copula(self, v: Token, subjects: list[int]) -> None:
-        expl = any(c.dep_ == "expl" for c in v.children)
+        expl = any(c.dep_ == "expl" for c in self.kids(v))
         if expl:
             subjects = []
-            for c in v.children:
+            for c in self.kids(v):
                 if c.dep_ in {"attr", "nsubj"}:
                     subjects.extend(self.entities_of(c))
         if not subjects:
             return
-        for c in v.children:
+        for c in self.kids(v):
             if (
                 c.dep_ == "acomp"
                 and c.lower_ in PREP_PREFIXES
-                and any(x.dep_ == "prep" for x in c.children)
+                and any(x.dep_ == "prep" for x in self.kids(c))
             ):  # "the sink is next to the toilet"
                 words, pobj = self.prep_phrase(c)
                 for s in subjects:
@@ -610,7 +619,7 @@ class _Rules:
                 v.dep_ == "relcl"
                 and c.dep_ in {"advmod", "prt"}
                 and c.lower_ in STRANDED_PREPOSITIONS
-                and not any(True for _ in c.children)
+                and not any(True for _ in self.kids(c))
             ):  # "the desk the laptop is on", with "on" read as an adverb
                 for s in subjects:
                     for o in self.entities_of(v.head):
@@ -619,7 +628,7 @@ class _Rules:
                 for s in subjects:
                     self.attribute_tokens(s, c)
             elif c.dep_ == "prep" or (
-                c.dep_ == "advmod" and any(x.dep_ == "prep" for x in c.children)
+                c.dep_ == "advmod" and any(x.dep_ == "prep" for x in self.kids(c))
             ):
                 words, pobj = self.prep_phrase(c)
                 objects = self.entities_of(pobj)
@@ -636,18 +645,20 @@ class _Rules:
             # "snow covered hillside", "oil covered road": the noun before the participle
             # does it to the noun it describes (or to its object)
             targets = self.entities_of(v.head) if v.dep_ == "amod" else []
-            targets += [e for c in v.children if c.dep_ in OBJECT_DEPS for e in self.entities_of(c)]
+            targets += [
+                e for c in self.kids(v) if c.dep_ in OBJECT_DEPS for e in self.entities_of(c)
+            ]
             for s in self.entities_of(agent):
                 for o in targets:
                     self.b.add_relation(s, [v], o, lemma)
             if targets:
                 return
-        particles = [c for c in v.children if c.dep_ == "prt"]
+        particles = [c for c in self.kids(v) if c.dep_ == "prt"]
         found = False
         late = []
         if v.dep_ == "acl":
             late = [c for c in self.with_conjuncts(v.head) if c.i > v.i]
-        for c in v.children:
+        for c in self.kids(v):
             if c.dep_ in OBJECT_DEPS:
                 if c.lower_ in RELATIVE_PRONOUNS and v.dep_ == "relcl":
                     continue  # the gapped object: handled below
@@ -659,7 +670,8 @@ class _Rules:
                         self.b.add_relation(s, [v, *particles], o, lemma_with(lemma, particles))
                         found = True
             elif c.dep_ in {"prep", "agent"} or (
-                c.dep_ in {"prt", "advmod"} and any(x.dep_ in {"prep", "pobj"} for x in c.children)
+                c.dep_ in {"prt", "advmod"}
+                and any(x.dep_ in {"prep", "pobj"} for x in self.kids(c))
             ):
                 words, pobj = self.prep_phrase(c)
                 if pobj is None and c.dep_ != "prt":
@@ -674,7 +686,7 @@ class _Rules:
                     continue
                 pred = VERB_PREP_NORMAL.get(f"{lemma} {prep_text}", f"{lemma} {prep_text}")
                 spans = [v, *words]
-                dobjs = [x for x in v.children if x.dep_ in OBJECT_DEPS and x.i < c.i]
+                dobjs = [x for x in self.kids(v) if x.dep_ in OBJECT_DEPS and x.i < c.i]
                 if dobjs and prep_text in {"in", "on"}:
                     # "woman holding papers in hand": the preposition places the object
                     for s in self.entities_of(dobjs[0]):
@@ -688,7 +700,7 @@ class _Rules:
                         found = True
         # small clause: "the elephant has its mouth open"
         if lemma == "have" and not found:
-            for c in v.children:
+            for c in self.kids(v):
                 if c.dep_ != "ccomp":
                     continue
                 for o in self.nsubj_entities(c):
@@ -699,8 +711,8 @@ class _Rules:
                         self.attribute_tokens(o, c)
         # stranded preposition in a relative clause: "the sofa the man is sitting on"
         if v.dep_ == "relcl":
-            for c in v.children:
-                if c.dep_ == "prep" and not any(x.dep_ == "pobj" for x in c.children):
+            for c in self.kids(v):
+                if c.dep_ == "prep" and not any(x.dep_ == "pobj" for x in self.kids(c)):
                     for s in self.nsubj_entities(v):
                         for o in self.entities_of(v.head):
                             self.b.add_relation(s, [v, c], o, f"{lemma} {c.lower_}")
@@ -712,12 +724,12 @@ class _Rules:
             and not any(
                 (c.dep_ in OBJECT_DEPS and c.lower_ not in RELATIVE_PRONOUNS)
                 or c.dep_ in {"prep", "prt"}
-                for c in v.children
+                for c in self.kids(v)
             )
         ):
             subj = self.nsubj_entities(v)
             if subj and not any(
-                c.dep_ in SUBJECT_DEPS and c.lower_ in RELATIVE_PRONOUNS for c in v.children
+                c.dep_ in SUBJECT_DEPS and c.lower_ in RELATIVE_PRONOUNS for c in self.kids(v)
             ):
                 for s in subj:
                     for o in self.entities_of(v.head):
@@ -727,13 +739,13 @@ class _Rules:
             not found
             and v.tag_ in {"VBG", "VBN"}
             and (passive or v.dep_ in CLAUSE_DEPS | {"amod"})
-            and not any(c.dep_ in OBJECT_DEPS | {"prep", "agent"} for c in v.children)
+            and not any(c.dep_ in OBJECT_DEPS | {"prep", "agent"} for c in self.kids(v))
         ):
             for s in subjects:
                 self.b.add_attribute(s, [v, *particles])
 
     def nsubj_entities(self, v: Token) -> list[int]:
-        for c in v.children:
+        for c in self.kids(v):
             if c.dep_ in SUBJECT_DEPS:
                 return self.entities_of(c)
         return []
