@@ -280,7 +280,10 @@ PREP_NORMAL = {
 }  # fmt: skip
 
 #: Verb + preposition predicates FACTUAL writes differently.
-VERB_PREP_NORMAL = {"dress in": "wear", "dress with": "wear", "clothe in": "wear"}
+VERB_PREP_NORMAL = {
+    "dress in": "wear", "dress with": "wear", "clothe in": "wear", "hold onto": "hold",
+    "hold on to": "hold", "hold up": "hold",
+}  # fmt: skip
 
 
 class LearnedLexicon:

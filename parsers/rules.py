@@ -667,7 +667,7 @@ class _Rules:
                 ]
                 for s in subjects:
                     for o in objects:
-                        self.b.add_relation(s, [v, *particles], o, lemma_with(lemma, particles))
+                        self.b.add_relation(s, [v, *particles], o, verb_predicate(lemma, particles))
                         found = True
             elif c.dep_ in {"prep", "agent"} or (
                 c.dep_ in {"prt", "advmod"}
@@ -764,8 +764,10 @@ def is_animate(name: str) -> bool:
     return head in ANIMATE or (head.endswith(("er", "or")) and head not in {"water", "paper"})
 
 
-def lemma_with(lemma: str, particles: Sequence[Token]) -> str:
-    return " ".join([lemma, *(p.lower_ for p in particles)])
+def verb_predicate(lemma: str, particles: Sequence[Token]) -> str:
+    """A verb with its particles, in FACTUAL's spelling ("hold up" -> hold)."""
+    text = " ".join([lemma, *(p.lower_ for p in particles)])
+    return VERB_PREP_NORMAL.get(text, text)
 
 
 def _denominal_before(t: Token) -> bool:
