@@ -68,12 +68,12 @@ def repair_tags(doc: Doc) -> None:
                 "prep" in deps or (t.dep_ == "ROOT" and t.i == len(doc) - 1)
             ):
                 t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
-            elif t.i == 0 and tag == "VB" and not deps & _VERB_LIKE_DEPS:
+            elif t.i == 0 and tag in {"VB", "VBZ", "VBP"} and not deps & _VERB_LIKE_DEPS:
                 # "pan holding a pizza", "towel that the cat is lying on": a bare noun
                 # followed by a clause about it
                 clause = [c for c in t.children if c.dep_ in {"xcomp", "ccomp"} and c.tag_ == "VBG"]
                 if clause:
-                    t.tag_ = "NN"
+                    t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
                     clause[0].dep_ = (
                         "relcl"
                         if any(c.dep_ in {"nsubj", "nsubjpass"} for c in clause[0].children)
@@ -85,6 +85,13 @@ def repair_tags(doc: Doc) -> None:
             and t.lower_ not in _NOT_NOUNS
             and all(c.dep_ in {"prep", "det", "amod", "compound"} for c in t.children)
         ):
+            t.tag_ = "NN"
+        elif (
+            tag in {"VB", "VBP"}
+            and t.dep_ == "conj"
+            and t.head.tag_ in NOUN_TAGS
+            and not any(c.dep_ in _VERB_LIKE_DEPS for c in t.children)
+        ):  # "knife and fork", "food and drink": a conjoined noun read as a verb
             t.tag_ = "NN"
         elif (
             tag in {"RB", "JJ", "VB", "VBZ", "VBP", "VBN"}
