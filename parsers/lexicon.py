@@ -205,6 +205,12 @@ ATTRIBUTE_NOUNS = {
     "baby",
 }
 
+#: Colour names FACTUAL writes alone ("white colored" -> white).
+BASIC_COLOURS = {
+    "white", "black", "blue", "red", "green", "yellow", "brown", "gray", "grey", "orange",
+    "pink", "purple", "tan", "beige", "silver", "gold", "golden",
+}  # fmt: skip
+
 #: Attribute spellings normalized as FACTUAL writes them.
 ATTRIBUTE_NORMAL = {
     "wood": "wooden",

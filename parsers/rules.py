@@ -20,6 +20,7 @@ from parsers.lexicon import (
     ANIMATE,
     ATTRIBUTE_NORMAL,
     ATTRIBUTE_NOUNS,
+    BASIC_COLOURS,
     CLOTHING,
     COLLECTIVES,
     COLOUR_DEGREES,
@@ -82,6 +83,7 @@ class _Builder:
     entity_of: dict[int, int] = field(default_factory=dict)
     _relations: set[tuple[int, str, int]] = field(default_factory=set)
     _attributes: set[tuple[int, str]] = field(default_factory=set)
+    attribute_tokens: set[int] = field(default_factory=set)  # tokens inside attributes
 
     def __post_init__(self) -> None:
         self.graph = SceneGraph(caption=self.text)
@@ -134,9 +136,13 @@ class _Builder:
         text = self.graph.caption[start:end]
         value = " ".join(text.lower().split())
         value = ATTRIBUTE_NORMAL.get(value, value)
+        words = value.split()
+        if len(words) == 2 and words[1] in {"colored", "coloured"} and words[0] in BASIC_COLOURS:
+            value = words[0]  # "white colored tub" -> tub is white ("salmon colored" stays)
         if (entity, value) in self._attributes:
             return
         self._attributes.add((entity, value))
+        self.attribute_tokens.update(t.i for t in tokens)
         self.graph.attributes.append(Attribute(entity, value, text, (start, end)))
 
     def add_relation(self, subj: int, words: Sequence[Token], obj: int, predicate: str) -> None:
@@ -738,6 +744,7 @@ class _Rules:
         if (
             not found
             and v.tag_ in {"VBG", "VBN"}
+            and v.i not in self.b.attribute_tokens  # "white colored": already one attribute
             and (passive or v.dep_ in CLAUSE_DEPS | {"amod"})
             and not any(c.dep_ in OBJECT_DEPS | {"prep", "agent"} for c in self.kids(v))
         ):

@@ -74,6 +74,7 @@ CASES = {
     # degree words and "X colored" stay one attribute
     "a light brown dog": "( dog , is , light brown )",
     "a dark colored carpet": "( carpet , is , dark colored )",
+    "white colored tub in the bathroom": "( tub , in , bathroom ) , ( tub , is , white )",
     # parts named by -ed adjectives
     "man in short sleeved plaid shirt": (
         "( shirt , have , sleeve ) , ( man , wear , shirt ) , ( sleeve , is , short ) , "
