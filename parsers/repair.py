@@ -11,7 +11,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from parsers.lexicon import LearnedLexicon
-from parsers.nlp import TAG_TO_POS, Lemmatizer
+from parsers.nlp import Lemmatizer
 from parsers.rules import NOUN_TAGS
 
 if TYPE_CHECKING:
@@ -23,8 +23,7 @@ _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg
 
 
 def repair_tags(doc: Doc) -> None:
-    """Coarse POS from the tags, after repairing frequent tagging slips of region captions,
-    which are mostly bare noun phrases: a head noun read as a verb or adjective
+    """Repair frequent tagging slips of region captions, which are mostly bare noun phrases: a head noun read as a verb or adjective
     ("pancakes on a plate", "helmet on player 's head", "jeep on beach", "drawing on door")
     and a noun after a preposition read as a gerund or adjective ("roof on building")."""
     for t in doc:
@@ -100,8 +99,6 @@ def repair_tags(doc: Doc) -> None:
             and t.lower_ not in _NOT_NOUNS
         ):  # "skateboard has wheels": a subject or object is a noun
             t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
-    for t in doc:
-        t.pos_ = TAG_TO_POS.get(t.tag_, "X")
 
 
 def merge_split_words(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon) -> None:

@@ -38,9 +38,12 @@ from parsers.lexicon import (
     LearnedLexicon,
 )
 from parsers.nlp import TAG_TO_POS, Lemmatizer
+from parsers.tokens import LiteToken, snapshot
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc
+
+Token = LiteToken  # the rules read parse snapshots (see parsers/tokens.py)
 
 NOUN_TAGS = {"NN", "NNS", "NNP", "NNPS"}
 SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
@@ -170,11 +173,7 @@ class _Rules:
 
     def __init__(self, doc: Doc, lemma: Lemmatizer, lexicon: LearnedLexicon, text: str):
         self.doc = doc
-        self.tokens = list(doc)  # one Token object per position, reused by every pass
-        self._kids: list[list[Token]] = [[] for _ in self.tokens]
-        for t in self.tokens:
-            if t.head.i != t.i:
-                self._kids[t.head.i].append(t)
+        self.tokens = snapshot(doc)  # plain-Python tokens: the rules read them many times
         self.has_reciprocal = any(t.lower_ in {"other", "another"} for t in self.tokens)
         self.extra_conj: dict[int, list[Token]] = {}  # clothing conjuncts moved to their list
         self.detached: set[int] = set()
@@ -185,9 +184,8 @@ class _Rules:
         self._reciprocal: dict[int, list[int]] = {}  # "each other" token -> its subjects
 
     def kids(self, t: Token) -> list[Token]:
-        """``t.children``, from a list built once per caption (spaCy makes new Token
-        objects on every access)."""
-        return self._kids[t.i]
+        """``t``'s children, in sentence order."""
+        return t.children
 
     # ------------------------------------------------------------- entities
     def is_noun(self, t: Token) -> bool:
