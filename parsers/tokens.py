@@ -59,6 +59,10 @@ class LiteToken:
         return iter(sorted(nodes, key=lambda t: t.i))
 
 
+# String-store hashes are stable (a hash of the string), so decoded strings can be shared.
+_STRINGS: dict[int, str] = {}
+
+
 def snapshot(doc: Doc) -> list[LiteToken]:
     """The parse of ``doc`` as :class:`LiteToken` objects (heads and children linked)."""
     from spacy.attrs import DEP, HEAD, IDX, LOWER, ORTH, TAG
@@ -68,13 +72,20 @@ def snapshot(doc: Doc) -> list[LiteToken]:
     rows = doc.to_array([ORTH, LOWER, TAG, DEP, HEAD, IDX])
     heads = rows[:, 4].view(np.int64)  # relative offsets, stored as uint64
     strings = doc.vocab.strings
+    cache = _STRINGS
+
+    def text(key: int) -> str:
+        value = cache.get(key)
+        if value is None:
+            if len(cache) > 500_000:  # bounded on corpora with huge vocabularies
+                cache.clear()
+            value = cache[key] = strings[key]
+        return value
+
     tokens = [
-        LiteToken(
-            i, strings[int(orth)], strings[int(lower)], strings[int(tag)], strings[int(dep)],
-            int(idx),
-        )
+        LiteToken(i, text(orth), text(lower), text(tag), text(dep), idx)
         for i, (orth, lower, tag, dep, _, idx) in enumerate(rows.tolist())
-    ]  # fmt: skip
+    ]
     for token, offset in zip(tokens, heads.tolist()):
         token.doc = tokens
         if offset:
