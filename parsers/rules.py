@@ -469,13 +469,30 @@ class _Rules:
                 if t.i in self.redirect and c.lower_ == "of":
                     continue
                 words, pobj = self.prep_phrase(c)
+                if pobj is not None and c.lower_ == "with" and self.placed_on_it(pobj):
+                    continue  # "a wall with leaves on it": written as leaves on wall
                 objects = self.entities_of(pobj)
+                if pobj is not None and pobj.lower_ in {"it", "them"}:
+                    objects = self.holder_of(t)
                 if not objects:
                     continue
                 pred = self.predicate(words)
                 for s in subjects:
                     for o in objects:
                         self.noun_relation(s, words, o, pred, pobj)
+
+    def placed_on_it(self, y: Token) -> bool:
+        """``y`` carries "on it" / "in them": "(X with) Y on it"."""
+        return any(
+            p.dep_ == "prep" and any(o.lower_ in {"it", "them"} for o in self.kids(p))
+            for p in self.kids(y)
+        )
+
+    def holder_of(self, y: Token) -> list[int]:
+        """X in "X with Y on it", the thing "it" refers to."""
+        if y.dep_ == "pobj" and y.head.lower_ == "with" and self.is_noun(y.head.head):
+            return self.entities_of(y.head.head)
+        return []
 
     def pronoun_owner(self, t: Token) -> int | None:
         """Whom "his"/"her"/"its" in front of ``t`` refers to: the outermost entity before
