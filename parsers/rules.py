@@ -260,7 +260,13 @@ class _Rules:
                 and not (self.is_noun(t) and self.compound_kind(t) in {"have", "split"})
             ):
                 continue  # a modifier: merged into the head's name or an attribute
-            if t.tag_ == "PRP" and t.lower_ in PRONOUN_NAMES:
+            if (
+                t.tag_ == "PRP"
+                and t.lower_ in PRONOUN_NAMES
+                and not (
+                    t.lower_ == "them" and t.dep_ == "pobj"  # "liquid in them": things
+                )
+            ):
                 self.b.add_entity(t, [], name=PRONOUN_NAMES[t.lower_])
                 continue
             if not self.is_noun(t):
@@ -488,6 +494,13 @@ class _Rules:
             for p in self.kids(y)
         )
 
+    def placed_prep(self, v: Token, obj: Token) -> Token | None:
+        """The preposition of "has Y on it" / "has Y in them", on the verb or on Y."""
+        for p in [*self.kids(v), *self.kids(obj)]:
+            if p.dep_ == "prep" and any(o.lower_ in {"it", "them"} for o in self.kids(p)):
+                return p
+        return None
+
     def holder_of(self, y: Token) -> list[int]:
         """X in "X with Y on it", the thing "it" refers to."""
         if y.dep_ == "pobj" and y.head.lower_ == "with" and self.is_noun(y.head.head):
@@ -686,9 +699,15 @@ class _Rules:
                 objects = self.entities_of(c) + [
                     e for x in late if (e := self.resolve(x)) is not None
                 ]
+                placed = self.placed_prep(v, c) if lemma == "have" else None
                 for s in subjects:
                     for o in objects:
-                        self.b.add_relation(s, [v, *particles], o, verb_predicate(lemma, particles))
+                        if placed is not None:  # "the plate has fruit on it": fruit on plate
+                            self.b.add_relation(o, [placed], s, placed.lower_)
+                        else:
+                            self.b.add_relation(
+                                s, [v, *particles], o, verb_predicate(lemma, particles)
+                            )
                         found = True
             elif c.dep_ in {"prep", "agent"} or (
                 c.dep_ in {"prt", "advmod"}

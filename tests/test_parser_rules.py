@@ -55,6 +55,7 @@ CASES = {
     "the sofa the man is sitting on is brown": "( man , sit on , sofa ) , ( sofa , is , brown )",
     "the desk the laptop is on": "( laptop , on , desk )",
     "a plate with a sandwich on it": "( sandwich , on , plate )",
+    "this plate has fruit on it": "( fruit , on , plate )",
     "counter-top reflected in mirror": "( counter-top , reflect in , mirror )",
     "a black-and-white dog": "( dog , is , black-and-white )",
     "a dog runs on the beach": "( dog , run on , beach )",
