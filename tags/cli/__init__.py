@@ -14,7 +14,15 @@ from collections.abc import Sequence
 from tags import __version__
 
 # Subcommand modules under ``tags.cli``, in the order ``tags --help`` lists them.
-COMMANDS: tuple[str, ...] = ("parse", "eval_parser", "generate", "evaluate", "train", "demo")
+COMMANDS: tuple[str, ...] = (
+    "parse",
+    "eval_parser",
+    "generate",
+    "evaluate",
+    "train",
+    "make_benchmark",
+    "demo",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

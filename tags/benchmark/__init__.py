@@ -1,0 +1,52 @@
+"""A compositional benchmark of rendered shapes: true scene graphs, true captions, region
+features from pixels, and minimal-pair negatives for fine-grained accuracy.
+
+Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.captions`
+(claims, templates, truth), :mod:`.minimal_pairs` (negatives + accuracy),
+:mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
+:mod:`.build` (writer + cache). Names below are imported lazily (torch loads only when a
+featurizer or the builder is used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "BenchmarkConfig": "config",
+    "BuildResult": "build",
+    "build_benchmark": "build",
+    "cached_manifest": "build",
+    "Claim": "captions",
+    "Mention": "captions",
+    "holds": "captions",
+    "sample_claims": "captions",
+    "EfficientNetFeaturizer": "features",
+    "RandomConvFeaturizer": "features",
+    "crop_regions": "features",
+    "make_featurizer": "features",
+    "region_boxes": "features",
+    "MinimalPair": "minimal_pairs",
+    "minimal_pair_accuracy": "minimal_pairs",
+    "minimal_pairs": "minimal_pairs",
+    "read_pairs": "minimal_pairs",
+    "render_scene": "render",
+    "Scene": "scenes",
+    "SceneObject": "scenes",
+    "generate_scene": "scenes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tags.benchmark' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"tags.benchmark.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = sorted(_EXPORTS)

@@ -1,0 +1,47 @@
+"""The benchmark's build arguments (torch-free, so the CLI parser stays light)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+FEATURIZERS: tuple[str, ...] = ("auto", "efficientnet", "random")
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """Everything that decides the output (the cache key)."""
+
+    train: int = 2000
+    val: int = 500
+    test: int = 500
+    seed: int = 0
+    image_size: int = 192
+    crop_size: int = 64
+    min_objects: int = 2
+    max_objects: int = 4
+    captions_per_image: int = 5
+    pairs_per_type: int = 1
+    whole_image: bool = True
+    save_images: bool = False
+    featurizer: str = "auto"
+
+    def __post_init__(self) -> None:
+        if min(self.train, self.val, self.test) < 0 or self.train + self.val + self.test == 0:
+            raise ValueError("split sizes must be >= 0 and not all zero")
+        if not 2 <= self.min_objects <= self.max_objects <= 4:
+            raise ValueError("objects per image: need 2 <= min_objects <= max_objects <= 4")
+        if not 32 <= self.crop_size <= 224:
+            raise ValueError("crop_size must lie in [32, 224]")
+
+    def split_of(self, image_id: int) -> str:
+        if image_id < self.train:
+            return "train"
+        return "val" if image_id < self.train + self.val else "test"
+
+    @property
+    def num_images(self) -> int:
+        return self.train + self.val + self.test
+
+
+__all__ = ["FEATURIZERS", "SPLITS", "BenchmarkConfig"]
