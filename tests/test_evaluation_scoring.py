@@ -3,15 +3,10 @@ and two CPU processes (this file is also the ``torchrun`` script) vs one."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
+from _torchrun import run_torchrun
 
 from tags.evaluation import (
     RetrievalImages,
@@ -204,33 +199,9 @@ def test_single_process_accelerator_gives_the_same_matrices(setup):
 # ---------------------------------------------------------------------- two processes
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.distributed
 def test_two_processes_match_one_process():
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    env.pop("ACCELERATE_USE_CPU", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        "2",
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(_free_port()),
-        __file__,
-    ]
-    proc = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, timeout=300)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output[-4000:]
-    assert "rank 0: OK" in output and "rank 1: OK" in output, output[-4000:]
+    run_torchrun(__file__)
 
 
 def _distributed_main() -> None:

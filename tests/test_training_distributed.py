@@ -4,15 +4,12 @@ with the same parameters as one process on the combined (global) batches, for bo
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from _dist_scripts.train_ddp import DDP_OVERRIDES
+from _torchrun import run_torchrun
 from _training_utils import tiny_config
 from accelerate.utils import set_seed
 
@@ -23,25 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "_dist_scripts" / "train_ddp.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ddp_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ddp")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    env.pop("ACCELERATE_USE_CPU", None)
-    cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-        "--master_addr", "127.0.0.1", "--master_port", str(_free_port()), str(SCRIPT), str(out),
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output[-4000:]
-    assert "rank 0: OK" in output and "rank 1: OK" in output, output[-4000:]
+    run_torchrun(str(SCRIPT), str(out))
     return out
 
 
