@@ -7,13 +7,7 @@ evaluation and the ``tags`` command line).
 
 __version__ = "0.1.0"
 
+from tags._lazy import lazy_exports
+
 # Heavy (torch) exports load on first access, so `import tags` stays fast for the CLI.
-_LAZY_EXPORTS = {"TagsConfig": "tags.modeling", "TagsModel": "tags.modeling"}
-
-
-def __getattr__(name: str):
-    if name in _LAZY_EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"TagsConfig": "modeling", "TagsModel": "modeling"})

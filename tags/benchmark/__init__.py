@@ -10,8 +10,7 @@ featurizer or the builder is used).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tags._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "BenchmarkConfig": "config",
@@ -38,15 +37,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tags.benchmark' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"tags.benchmark.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
-
-
-__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

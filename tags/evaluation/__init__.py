@@ -14,8 +14,7 @@ Attributes are imported lazily, so the metrics work without importing torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tags._lazy import lazy_exports
 
 _EXPORTS = {
     "METRIC_KEYS": "metrics",
@@ -45,12 +44,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
-    return getattr(module, name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -16,8 +16,7 @@ Attributes are imported lazily so that ``tags.modeling.assets`` works without to
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tags._lazy import lazy_exports
 
 _EXPORTS = {
     "TagsConfig": "configuration_tags",
@@ -43,12 +42,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
-    return getattr(module, name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -17,8 +17,7 @@ Heavy modules (torch, transformers) load on first attribute access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tags._lazy import lazy_exports
 
 _EXPORTS = {
     "Candidate": "types",
@@ -60,11 +59,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
