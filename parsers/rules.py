@@ -53,6 +53,7 @@ CLAUSE_DEPS = {"acl", "relcl"}
 INHERIT_SUBJECT_DEPS = {"conj", "advcl", "xcomp", "ccomp", "pcomp"}
 RELATIVE_PRONOUNS = {"who", "that", "which", "whom"}
 
+LOCATING_PREPOSITIONS = {"on", "in", "under", "inside", "behind", "above", "over", "at", "near"}
 STRANDED_PREPOSITIONS = {
     "on",
     "in",
@@ -475,8 +476,10 @@ class _Rules:
                 if t.i in self.redirect and c.lower_ == "of":
                     continue
                 words, pobj = self.prep_phrase(c)
-                if pobj is not None and c.lower_ == "with" and self.placed_on_it(pobj):
-                    continue  # "a wall with leaves on it": written as leaves on wall
+                if pobj is not None and c.lower_ == "with" and self.placed(pobj):
+                    # "a wall with leaves on it" (leaves on wall), "a man with luggage under
+                    # his arm" (luggage under arm): the located thing carries the relation
+                    continue
                 objects = self.entities_of(pobj)
                 if pobj is not None and pobj.lower_ in {"it", "them"}:
                     objects = self.holder_of(t)
@@ -487,10 +490,12 @@ class _Rules:
                     for o in objects:
                         self.noun_relation(s, words, o, pred, pobj)
 
-    def placed_on_it(self, y: Token) -> bool:
-        """``y`` carries "on it" / "in them": "(X with) Y on it"."""
+    def placed(self, y: Token) -> bool:
+        """``y`` carries a locating preposition: "(X with) Y on it / under his arm"."""
         return any(
-            p.dep_ == "prep" and any(o.lower_ in {"it", "them"} for o in self.kids(p))
+            p.dep_ == "prep"
+            and p.lower_ in LOCATING_PREPOSITIONS
+            and any(o.dep_ == "pobj" for o in self.kids(p))
             for p in self.kids(y)
         )
 
