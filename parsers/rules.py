@@ -397,6 +397,19 @@ class _Rules:
 
     def attribute_tokens(self, e: int, c: Token) -> None:
         """``c`` and its degree/hyphen modifiers as one attribute, plus its conjuncts."""
+        if c.lower_ == "full":
+            contents = [
+                o
+                for p in self.kids(c)
+                if p.lower_ == "of"
+                for o in self.kids(p)
+                if o.dep_ == "pobj"
+            ]
+            if contents:  # "a plate full of fruits": FACTUAL writes plate, have, fruits
+                for o in contents:
+                    for y in self.entities_of(o):
+                        self.b.add_relation(e, [c, *self.kids(c)], y, "have")
+                return
         words = [c]
         degree = _degree_before(c)
         if degree is not None:
@@ -722,6 +735,8 @@ class _Rules:
                 if pobj is None and c.dep_ != "prt":
                     continue
                 objects = self.entities_of(pobj)
+                if v.dep_ == "relcl" and pobj is not None and pobj.lower_ in RELATIVE_PRONOUNS:
+                    objects = self.entities_of(v.head)  # "the blanket that the cat sits on"
                 prep_text = self.predicate(words)
                 if c.dep_ == "agent" or (passive and prep_text in AGENTIVE_PASSIVES.get(lemma, ())):
                     for s in subjects:
@@ -757,7 +772,10 @@ class _Rules:
         # stranded preposition in a relative clause: "the sofa the man is sitting on"
         if v.dep_ == "relcl":
             for c in self.kids(v):
-                if c.dep_ == "prep" and not any(x.dep_ == "pobj" for x in self.kids(c)):
+                stranded = c.dep_ == "prep" or (
+                    c.dep_ == "prt" and c.lower_ in STRANDED_PREPOSITIONS
+                )  # "the blanket that the cat is sitting on", "on" read as a particle
+                if stranded and not any(x.dep_ == "pobj" for x in self.kids(c)):
                     for s in self.nsubj_entities(v):
                         for o in self.entities_of(v.head):
                             self.b.add_relation(s, [v, c], o, f"{lemma} {c.lower_}")

@@ -56,6 +56,8 @@ CASES = {
     "the desk the laptop is on": "( laptop , on , desk )",
     "a plate with a sandwich on it": "( sandwich , on , plate )",
     "this plate has fruit on it": "( fruit , on , plate )",
+    "the sky is full of clouds": "( sky , have , cloud )",
+    "the blanket that the cat is sitting on": "( cat , sit on , blanket )",
     "counter-top reflected in mirror": "( counter-top , reflect in , mirror )",
     "a black-and-white dog": "( dog , is , black-and-white )",
     "a dog runs on the beach": "( dog , run on , beach )",
