@@ -357,7 +357,10 @@ class LearnedLexicon:
     def preposition(self, prep: str, obj: str, subject: str = "") -> tuple[str, bool] | None:
         """(predicate, reversed) FACTUAL writes for "subject prep obj", if learned: by the
         object first ("with hair" -> have), then by the subject ("plate of" -> have)."""
-        for hit in (self.prep.get(f"{prep} {obj}"), self.prep_subject.get(f"{subject} {prep}")):
+        # the subject back-off only for "of", whose head noun decides ("plate of", "roof
+        # of"); "man in X" depends on X (wear for clothes, in for places)
+        by_subject = self.prep_subject.get(f"{subject} {prep}") if prep == "of" else None
+        for hit in (self.prep.get(f"{prep} {obj}"), by_subject):
             if hit is not None and hit[1] / hit[2] >= 0.5:
                 return hit[0][:-1], hit[0].endswith("<")
         return None

@@ -22,7 +22,7 @@ _NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other"
 _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
 
 
-def repair_tags(doc: Doc) -> None:
+def repair_tags(doc: Doc, lexicon: LearnedLexicon | None = None) -> None:
     """Repair frequent tagging slips of region captions, which are mostly bare noun phrases: a head noun read as a verb or adjective
     ("pancakes on a plate", "helmet on player 's head", "jeep on beach", "drawing on door")
     and a noun after a preposition read as a gerund or adjective ("roof on building")."""
@@ -49,6 +49,7 @@ def repair_tags(doc: Doc) -> None:
         if (
             t.tag_ == "NN"
             and t.lower_.endswith("ing")
+            and not (lexicon is not None and t.lower_ in lexicon.objects)  # "brick building"
             and t.dep_ == "ROOT"
             and any(c.dep_ == "prep" or c.dep_ == "dobj" for c in t.children)
         ):

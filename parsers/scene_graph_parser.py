@@ -102,7 +102,7 @@ class SceneGraphParser:
         text = doc.text if text is None else text
         if not text.strip():
             return SceneGraph(caption=text)
-        repair_tags(doc)
+        repair_tags(doc, self.lexicon)
         merge_split_words(doc, self.lemmatizer, self.lexicon)
         return extract_graph(doc, self.lemmatizer, self.lexicon, text)
 

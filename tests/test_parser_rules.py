@@ -56,6 +56,10 @@ CASES = {
     "the desk the laptop is on": "( laptop , on , desk )",
     "a plate with a sandwich on it": "( sandwich , on , plate )",
     "this plate has fruit on it": "( fruit , on , plate )",
+    "older man in a store": "( man , in , store ) , ( man , is , older )",
+    "brick building with a black roof": (
+        "( building , with , roof ) , ( building , is , brick ) , ( roof , is , black )"
+    ),
     "the sky is full of clouds": "( sky , have , cloud )",
     "the blanket that the cat is sitting on": "( cat , sit on , blanket )",
     "counter-top reflected in mirror": "( counter-top , reflect in , mirror )",
