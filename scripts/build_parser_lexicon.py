@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from parsers import SceneGraphParser, read_factual, read_factual_csv, split_factual
 from parsers.evaluation import graph_tuples
-from parsers.lexicon import ATTRIBUTE_NORMAL
+from parsers.lexicon import ATTRIBUTE_NORMAL, LearnedLexicon
 from parsers.repair import repair_tags
 from parsers.rules import NOUN_TAGS
 
@@ -62,9 +62,18 @@ def main() -> None:
     pair, mod, head = collections.Counter(), collections.Counter(), collections.Counter()
     prep, prep_subject = collections.Counter(), collections.Counter()
     amod_pair, amod_mod = collections.Counter(), collections.Counter()
+    object_counts = collections.Counter()
+    for ex in examples:
+        for parts in split_factual(ex.scene_graph):
+            for name in (parts[0], parts[2]) if len(parts) == 3 and parts[1] != "is" else parts[:1]:
+                if " " not in name and name.isalpha():
+                    object_counts[lemma(name, "NOUN")] += 1
+    object_vocab = {w: c for w, c in sorted(object_counts.items()) if c >= 3}
+    # repairs consult the object vocabulary, as at parse time
+    repair_lexicon = LearnedLexicon({"objects": object_vocab})
     docs = parser.nlp.pipe((e.caption for e in examples), batch_size=256)
     for ex, doc in tqdm(zip(examples, docs), total=len(examples), desc="learning"):
-        repair_tags(doc)
+        repair_tags(doc, repair_lexicon)
         gold = graph_tuples(read_factual(ex.scene_graph), lemma)
         objects = {o[0] for o in gold["object"]}
         for t in doc:
@@ -123,14 +132,8 @@ def main() -> None:
                     elif (s, o) == (yl, h):
                         prep[(f"{p.lower_} {yl}", f"{r}<")] += 1
                         prep_subject[(f"{h} {p.lower_}", f"{r}<")] += 1
-    object_counts = collections.Counter()
-    for ex in examples:
-        for parts in split_factual(ex.scene_graph):
-            for name in (parts[0], parts[2]) if len(parts) == 3 and parts[1] != "is" else parts[:1]:
-                if " " not in name and name.isalpha():
-                    object_counts[lemma(name, "NOUN")] += 1
     lexicon = {
-        "objects": {w: c for w, c in sorted(object_counts.items()) if c >= 3},
+        "objects": object_vocab,
         "compound": {
             "pair": majority(pair, 1),
             "mod": majority(mod, 3),
