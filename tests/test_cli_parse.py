@@ -1,4 +1,5 @@
-"""``tags parse`` / ``tags eval-parser`` / ``tags demo`` through the real console entry point."""
+"""``tags parse`` / ``tags eval-parser`` through the real console entry point
+(``tags demo`` is tested in tests/test_demo.py)."""
 
 import json
 import subprocess
@@ -106,10 +107,3 @@ def test_eval_parser_on_factual_dev_subset_is_well_above_the_baselines():
     # rules or the learned tables falls below these bounds
     assert scores["mean_f1"] > 84
     assert scores["relation"]["f1"] > 68
-
-
-def test_demo_parses_the_bundled_sample():
-    code, out, _ = run_cli("demo")
-    assert code == 0
-    assert "( man , wear , shirt )" in out
-    assert "10 captions parsed" in out

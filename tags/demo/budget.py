@@ -1,0 +1,76 @@
+"""Named training budgets of the demo (data sizes, steps, pool sizes)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Everything that sets the demo's cost. Both methods get the same ``steps`` in total
+    (TAGS-DC splits them into NSG ``steps - dc_steps`` and NSGDC ``dc_steps``)."""
+
+    name: str
+    train_images: int
+    test_images: int
+    steps: int
+    dc_steps: int
+    batch_size: int
+    lr: float
+    pool_size: int
+    num_negatives: int
+    num_copies: int
+    num_samples: int
+    top_m: int
+    hidden_size: int
+    layers: int
+    max_regions: int = 8
+    max_text_len: int = 24
+    log_every: int = 5
+    sample_captions: int = 6
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+BUDGETS: dict[str, Budget] = {
+    # ~7 min on 2 CPU cores (measured, see docs/demo.md)
+    "small": Budget(
+        name="small",
+        train_images=1000,
+        test_images=100,
+        steps=200,
+        dc_steps=50,
+        batch_size=16,
+        lr=5e-4,
+        pool_size=15,
+        num_negatives=7,
+        num_copies=4,
+        num_samples=4,
+        top_m=7,
+        hidden_size=128,
+        layers=2,
+    ),
+    # end-to-end smoke run for the tests (< 1 min)
+    "tiny": Budget(
+        name="tiny",
+        train_images=40,
+        test_images=10,
+        steps=3,
+        dc_steps=1,
+        batch_size=4,
+        lr=1e-3,
+        pool_size=4,
+        num_negatives=2,
+        num_copies=2,
+        num_samples=2,
+        top_m=2,
+        hidden_size=32,
+        layers=1,
+        log_every=1,
+        sample_captions=2,
+    ),
+}
+
+__all__ = ["BUDGETS", "Budget"]

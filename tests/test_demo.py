@@ -1,0 +1,173 @@
+"""``tags demo``: the end-to-end tiny run, the plot helper and the report writer."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from PIL import Image
+
+from tags.demo.budget import BUDGETS
+from tags.demo.plots import line_plot
+from tags.demo.report import results_table, write_report
+
+METHODS = ("hardest", "tags-dc")
+RECALLS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tags.cli", "demo", "--budget", "tiny", "--out", str(out)],
+        capture_output=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return out
+
+
+def test_tiny_demo_writes_a_report_with_both_methods(tiny_run):
+    report = (tiny_run / "report.md").read_text()
+    rows = [line for line in report.splitlines() if line.startswith("| hardest |")]
+    rows += [line for line in report.splitlines() if line.startswith("| tags-dc |")]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")][1:]
+        assert len(cells) == 11
+        assert all(math.isfinite(float(c)) for c in cells)
+    assert "## Training budget" in report and "| steps | 3 |" in report
+    assert "->" in report  # at least one generated negative with its edit
+
+
+def test_tiny_demo_plots_are_valid_pngs(tiny_run):
+    pngs = sorted(tiny_run.glob("*.png"))
+    assert {p.name for p in pngs} >= {"loss.png", "hardness.png"}
+    for path in pngs:
+        with Image.open(path) as image:
+            image.verify()
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.size == (640, 360)
+            assert len(image.getcolors(1 << 16) or []) > 2  # more than background + axes
+
+
+def test_tiny_demo_metrics_are_in_range(tiny_run):
+    results = json.loads((tiny_run / "results.json").read_text())
+    assert set(results["methods"]) == set(METHODS)
+    assert results["budget"]["name"] == "tiny"
+    for result in results["methods"].values():
+        retrieval = result["retrieval"]
+        recalls = [retrieval[k] for k in RECALLS]
+        assert all(0.0 <= v <= 100.0 for v in recalls)
+        assert retrieval["i2t_r1"] <= retrieval["i2t_r5"] <= retrieval["i2t_r10"]
+        assert retrieval["t2i_r1"] <= retrieval["t2i_r5"] <= retrieval["t2i_r10"]
+        assert retrieval["rsum"] == pytest.approx(sum(recalls))
+        pairs = result["minimal_pairs"]
+        assert {"overall", "attribute", "object"} <= set(pairs)
+        assert all(0.0 <= v <= 1.0 for v in pairs.values())
+        assert result["n_test_images"] == BUDGETS["tiny"].test_images
+    assert results["timings_s"]["total"] > 0
+    assert results["samples"] and results["samples"][0]["positive"]
+
+
+def test_tiny_demo_builds_the_budgets_benchmark(tiny_run):
+    manifest = json.loads((tiny_run / "data" / "manifest.json").read_text())
+    budget = BUDGETS["tiny"]
+    assert manifest["config"]["train"] == budget.train_images
+    assert manifest["config"]["test"] == budget.test_images
+    assert manifest["counts"]["minimal_pairs"] > 0
+
+
+def test_line_plot_draws_pixels(tmp_path):
+    path = line_plot(
+        {"up": [(0, 0.0), (1, 1.0), (2, 2.0)], "flat": [(0, 1.0), (2, 1.0)]},
+        tmp_path / "p.png",
+        "title",
+        size=(200, 120),
+    )
+    with Image.open(path) as image:
+        rgb = image.convert("RGB")
+    assert rgb.size == (200, 120)
+    colors = {c for _, c in rgb.getcolors(1 << 16)}
+    assert (31, 119, 180) in colors and (214, 39, 40) in colors  # both series drawn
+    # the rising series goes from the bottom-left to the top-right of the plot area
+    blue = [
+        (x, y) for x in range(200) for y in range(120) if rgb.getpixel((x, y)) == (31, 119, 180)
+    ]
+    left = min(blue)
+    right = max(blue)
+    assert left[1] > right[1]
+
+
+def test_line_plot_skips_non_finite_and_handles_empty(tmp_path):
+    path = line_plot({"nan": [(0, float("nan")), (1, 2.0)], "none": []}, tmp_path / "q.png")
+    with Image.open(path) as image:
+        assert image.size == (640, 360)
+    empty = line_plot({}, tmp_path / "e.png")
+    assert empty.is_file()
+
+
+def test_report_writer_table_and_files(tmp_path):
+    methods = {
+        "hardest": {
+            "label": "baseline",
+            "retrieval": {
+                "i2t_r1": 10.0,
+                "i2t_r5": 20.0,
+                "i2t_r10": 30.0,
+                "t2i_r1": 5.0,
+                "t2i_r5": 15.0,
+                "t2i_r10": 25.0,
+                "rsum": 105.0,
+            },
+            "minimal_pairs": {"overall": 0.5, "attribute": 0.25, "object": 0.75},
+        },
+        "tags-dc": {"label": "ours", "retrieval": {"rsum": float("nan")}, "minimal_pairs": {}},
+    }
+    table = results_table(methods)
+    assert (
+        "| hardest | 10.0 | 20.0 | 30.0 | 5.0 | 15.0 | 25.0 | 105.0 | 50.0 | 25.0 | 75.0 | - |"
+        in table
+    )
+    assert table.splitlines()[-1].startswith("| tags-dc | - |")
+    metrics = {
+        "hardest": [
+            {"step": 1, "loss/total": 2.0, "itm_i2t/hardness": -0.1},
+            {"step": 2, "loss/total": 1.0, "itm_i2t/hardness": 0.0},
+        ]
+    }
+    payload = {
+        "budget": {"name": "unit", "steps": 2},
+        "seed": 3,
+        "methods": methods,
+        "timings_s": {"total": 1.5},
+        "samples": [
+            {
+                "image_id": 7,
+                "positive": "a red circle",
+                "negatives": [
+                    {
+                        "text": "a blue circle",
+                        "score": 0.4,
+                        "edits": [
+                            {
+                                "type": "attribute",
+                                "original": "red",
+                                "replacement": "blue",
+                                "start": 2,
+                                "end": 5,
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    report = write_report(tmp_path, payload, metrics).read_text()
+    assert "seed 3" in report and "| steps | 2 |" in report
+    assert "attribute: 'red' -> 'blue'" in report
+    assert "![loss](loss.png)" in report and "![hardness](hardness.png)" in report
+    assert "selhn" not in report  # not logged, not drawn
+    assert (tmp_path / "loss.png").is_file() and not (tmp_path / "selhn_share.png").exists()
+    assert json.loads((tmp_path / "results.json").read_text())["seed"] == 3
