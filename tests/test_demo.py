@@ -12,7 +12,7 @@ from tags.demo.budget import BUDGETS
 from tags.demo.plots import line_plot
 from tags.demo.report import results_table, write_report
 
-METHODS = ("hardest", "tags-dc")
+METHODS = ("pretrained", "hardest", "tags-dc")
 RECALLS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
 
 
@@ -30,9 +30,8 @@ def tiny_run(tmp_path_factory):
 
 def test_tiny_demo_writes_a_report_with_both_methods(tiny_run):
     report = (tiny_run / "report.md").read_text()
-    rows = [line for line in report.splitlines() if line.startswith("| hardest |")]
-    rows += [line for line in report.splitlines() if line.startswith("| tags-dc |")]
-    assert len(rows) == 2
+    rows = [line for line in report.splitlines() for m in METHODS if line.startswith(f"| {m} |")]
+    assert len(rows) == 3
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")][1:]
         assert len(cells) == 11
@@ -69,6 +68,34 @@ def test_tiny_demo_metrics_are_in_range(tiny_run):
         assert result["n_test_images"] == BUDGETS["tiny"].test_images
     assert results["timings_s"]["total"] > 0
     assert results["samples"] and results["samples"][0]["positive"]
+
+
+def test_tiny_demo_fine_tunes_the_shared_pretrained_model(tiny_run):
+    pretrained = tiny_run / "runs" / "pretrained" / "model"
+    for method in ("hardest", "tags-dc"):
+        config = (tiny_run / "runs" / method / "config.yaml").read_text()
+        assert "source: tags" in config and str(pretrained) in config
+
+
+def test_tiny_demo_rerun_reuses_finished_runs(tiny_run):
+    """A second run with the same arguments reuses every finished run (nothing lost after a
+    crash) and reports the same numbers."""
+    before = json.loads((tiny_run / "results.json").read_text())
+    stamps = {p: p.stat().st_mtime_ns for p in (tiny_run / "runs").glob("*/metrics.jsonl")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "tags.cli", "demo", "--budget", "tiny", "--out", str(tiny_run)],
+        capture_output=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    after = json.loads((tiny_run / "results.json").read_text())
+    assert len(stamps) == 3
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing retrained
+    for method in METHODS:
+        assert after["methods"][method]["retrieval"] == before["methods"][method]["retrieval"]
+        assert (
+            after["methods"][method]["minimal_pairs"] == before["methods"][method]["minimal_pairs"]
+        )
 
 
 def test_tiny_demo_builds_the_budgets_benchmark(tiny_run):

@@ -1,5 +1,5 @@
 """Two CPU processes (torchrun, gloo, ``Accelerator(cpu=True)``) end a few training steps
-with the same parameters as one process on the combined (global) batches, for both recipes."""
+with the same parameters as one process on the combined (global) batches, for every recipe."""
 
 from __future__ import annotations
 

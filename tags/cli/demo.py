@@ -1,4 +1,5 @@
-"""``tags demo``: hardest-negative baseline vs TAGS-DC on the shapes benchmark, with a report."""
+"""``tags demo``: pre-train once, then hardest-negative baseline vs TAGS-DC on the shapes
+benchmark, with a report."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "demo",
-        help="train hardest-negative ITM and TAGS-DC on the shapes benchmark, write a report",
-        description="Build (or reuse) the shapes benchmark, train a hardest-negative baseline "
-        "and TAGS-DC, evaluate both (R@K, RSum, minimal pairs) and write OUT/report.md.",
+        help="pre-train, fine-tune hardest-negative ITM and TAGS-DC on the shapes benchmark, "
+        "write a report",
+        description="Build (or reuse) the shapes benchmark, pre-train a small model (ITM + MLM "
+        "+ ITC), fine-tune it with a hardest-negative baseline and with TAGS-DC, evaluate all "
+        "three (R@K, RSum, minimal pairs) and write OUT/report.md. Finished runs are reused "
+        "when re-run with the same arguments.",
     )
     p.add_argument("--out", default="runs/demo", help="output directory (default runs/demo)")
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
-                   help="small: ~7 min on 2 CPU cores; tiny: ~10 s smoke run")  # fmt: skip
+                   help="small: ~9 min on 2 CPU cores; tiny: ~10 s smoke run")  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default=None, help="benchmark directory (default OUT/data)")
     p.set_defaults(func=run)

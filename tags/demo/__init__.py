@@ -1,7 +1,10 @@
-"""``tags demo``: benchmark -> hardest-negative baseline vs TAGS-DC -> report with plots.
+"""``tags demo``: benchmark -> pre-training -> hardest-negative baseline vs TAGS-DC -> report.
 
 - ``budget``: the named training budgets (``small``, ``tiny``);
-- ``pipeline``: build data, train both methods, evaluate, sample negatives;
+- ``methods``: the compared methods as config builders (registry), and pre-training;
+- ``pipeline``: build data, pre-train, fine-tune, evaluate (cached per run), negatives;
+- ``evaluate``: R@K / RSum and minimal-pair accuracy, cross (ITM logit) or dual (cosine);
+- ``results``: the 3-seed results benchmark over every method (mean ± std);
 - ``plots``: a tiny Pillow line-plot helper;
 - ``report``: ``report.md`` + ``results.json``.
 """
@@ -14,6 +17,9 @@ _EXPORTS = {
     "BUDGETS": "budget",
     "Budget": "budget",
     "run_demo": "pipeline",
+    "run_results": "results",
+    "list_methods": "methods",
+    "method_config": "methods",
     "line_plot": "plots",
     "write_report": "report",
 }

@@ -8,8 +8,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Budget:
-    """Everything that sets the demo's cost. Both methods get the same ``steps`` in total
-    (TAGS-DC splits them into NSG ``steps - dc_steps`` and NSGDC ``dc_steps``)."""
+    """Everything that sets the demo's cost. One shared pre-training run (``pretrain_*``,
+    from scratch with ``init_std``), then every method gets the same ``steps`` of
+    fine-tuning (TAGS-DC splits them into NSG ``steps - dc_steps`` and NSGDC ``dc_steps``)."""
 
     name: str
     train_images: int
@@ -25,6 +26,11 @@ class Budget:
     top_m: int
     hidden_size: int
     layers: int
+    pretrain_steps: int
+    pretrain_lr: float
+    pretrain_batch_size: int
+    init_std: float = 0.08
+    queue_size: int = 256
     max_regions: int = 8
     max_text_len: int = 24
     log_every: int = 5
@@ -35,15 +41,15 @@ class Budget:
 
 
 BUDGETS: dict[str, Budget] = {
-    # ~7 min on 2 CPU cores (measured, see docs/demo.md)
+    # see docs/demo.md for the measured wall clock on 2 CPU cores
     "small": Budget(
         name="small",
-        train_images=1000,
+        train_images=2000,
         test_images=100,
-        steps=200,
+        steps=150,
         dc_steps=50,
         batch_size=16,
-        lr=5e-4,
+        lr=2e-4,
         pool_size=15,
         num_negatives=7,
         num_copies=4,
@@ -51,6 +57,9 @@ BUDGETS: dict[str, Budget] = {
         top_m=7,
         hidden_size=128,
         layers=2,
+        pretrain_steps=400,
+        pretrain_lr=2e-3,
+        pretrain_batch_size=32,
     ),
     # end-to-end smoke run for the tests (< 1 min)
     "tiny": Budget(
@@ -68,6 +77,10 @@ BUDGETS: dict[str, Budget] = {
         top_m=2,
         hidden_size=32,
         layers=1,
+        pretrain_steps=2,
+        pretrain_lr=1e-3,
+        pretrain_batch_size=4,
+        queue_size=8,
         log_every=1,
         sample_captions=2,
     ),

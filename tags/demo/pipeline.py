@@ -4,95 +4,23 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
+from tags.demo import methods
 from tags.demo.budget import BUDGETS, Budget
+from tags.demo.evaluate import evaluate
 
 METHODS = ("hardest", "tags-dc")
-LABELS = {
-    "hardest": "Hardest negative (ITM + MLM, VSE++ hardest miner)",
-    "tags-dc": "TAGS-DC (NSG -> NSGDC, synthetic negatives, WoD/WoC)",
-}
 
 
 def benchmark_config(budget: Budget, seed: int) -> Any:
     from tags.benchmark import BenchmarkConfig
 
     return BenchmarkConfig(train=budget.train_images, val=0, test=budget.test_images, seed=seed)
-
-
-def train_config(method: str, budget: Budget, data: Any, out: Path, seed: int) -> dict[str, Any]:
-    """The raw ``TrainConfig`` mapping of one method; both share model, data, steps, batch
-    size, learning rate, retrieved negatives and the ITM miner (``hardest``)."""
-    model = {
-        "source": "scratch",
-        "tokenizer": "tiny-mlm",
-        "dropout": 0.0,
-        "overrides": {
-            "hidden_size": budget.hidden_size,
-            "num_hidden_layers": budget.layers,
-            "num_attention_heads": 4,
-            "intermediate_size": 2 * budget.hidden_size,
-            "max_position_embeddings": 64,
-            "max_regions": budget.max_regions,
-        },
-    }
-    synthetic = {
-        "source": "dynamic" if method == "tags-dc" else "none",
-        "masking": "unit",
-        "num_copies": budget.num_copies,
-        "num_samples": budget.num_samples,
-        "top_m": budget.top_m,
-    }
-    base = {"itm": 1.0, "mlm": 0.1}
-    if method == "tags-dc":
-        nsg = budget.steps - budget.dc_steps
-        phases = [
-            {"name": "nsg", "steps": nsg, "lr": budget.lr, "weights": {**base, "istm": 1.0}},
-            {
-                "name": "nsgdc",
-                "steps": budget.dc_steps,
-                "lr": budget.lr / 2,
-                "init": "previous",
-                "weights": {**base, "istm": 1.0, "wod": 0.1, "woc": 0.1},
-            },
-        ]
-    else:
-        phases = [{"name": "main", "steps": budget.steps, "lr": budget.lr, "weights": base}]
-    return {
-        "recipe": "tags-dc",
-        "seed": seed,
-        "output_dir": str(out),
-        "cpu": True,
-        "batch_size": budget.batch_size,
-        "log_every": budget.log_every,
-        "keep_checkpoints": 1,
-        "tensorboard": False,
-        "model": model,
-        "data": {
-            "captions": str(data.captions),
-            "features": str(data.features),
-            "split": "train",
-            "max_text_len": budget.max_text_len,
-            "max_regions": budget.max_regions,
-        },
-        "tags_dc": {
-            "itm_miner": {"name": "hardest", "kwargs": {"margin": 0.2}},
-            "istm_miner": {"name": "all", "kwargs": {"margin": 0.2}},
-            "retrieval": {
-                "mode": "pool",
-                "pool_size": budget.pool_size,
-                "num_negatives": budget.num_negatives,
-                "score_batch_size": 256,
-            },
-            "synthetic": synthetic,
-        },
-        "phases": phases,
-    }
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -102,46 +30,79 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-class PairScoreFn:
-    """``score_fn(image_ids, captions)`` for :func:`minimal_pair_accuracy` via the ITM head."""
-
-    def __init__(self, model: Any, tokenizer: Any, features: Path, max_length: int):
-        from tags.negatives import TagsPairScorer, open_regions
-
-        self.scorer = TagsPairScorer(model, tokenizer, "cpu", max_length=max_length)
-        self.regions = open_regions(features)
-
-    def __call__(self, image_ids: Sequence[Any], captions: Sequence[str]) -> list[float]:
-        scores = [0.0] * len(captions)
-        by_image: dict[Any, list[int]] = {}
-        for i, image_id in enumerate(image_ids):
-            by_image.setdefault(image_id, []).append(i)
-        for image_id, rows in by_image.items():
-            values = self.scorer.score([captions[i] for i in rows], self.regions.get(image_id))
-            for i, value in zip(rows, values):
-                scores[i] = value
-        return scores
+def _cached(path: Path, config: dict[str, Any]) -> dict[str, Any] | None:
+    """A finished run's ``result.json`` when it was made by exactly ``config``."""
+    if not path.is_file():
+        return None
+    result = json.loads(path.read_text())
+    return result if result.get("config") == config else None
 
 
-def evaluate(model: Any, tokenizer: Any, data: Any, budget: Budget) -> dict[str, Any]:
-    """R@1/5/10 + RSum (full cross-encoder, test split) and minimal-pair accuracy."""
-    from tags.benchmark import minimal_pair_accuracy, read_pairs
-    from tags.evaluation import evaluate_retrieval, load_retrieval_split
+def _write_json(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=1))
+    tmp.replace(path)
 
-    images, texts, _ = load_retrieval_split(
-        data.captions, data.features, tokenizer, split="test", max_length=budget.max_text_len
-    )
-    retrieval = evaluate_retrieval(model, images, texts, "full", mode="cross", batch_size=512)
-    pairs = read_pairs(data.pairs)
-    score_fn = PairScoreFn(model, tokenizer, data.features, budget.max_text_len)
-    accuracy = minimal_pair_accuracy(score_fn, pairs)
-    return {
-        "retrieval": retrieval.metrics,
-        "minimal_pairs": accuracy,
-        "n_test_images": len(images),
-        "n_test_texts": len(texts),
-        "n_pairs": len(pairs),
+
+def train_and_evaluate(
+    raw: dict[str, Any], family: str, data: Any, budget: Budget
+) -> tuple[dict[str, Any], Any, Any]:
+    """Train ``raw`` (a TrainConfig mapping), evaluate it on the test split; returns
+    ``(result, model, tokenizer)``; ``OUT/result.json`` caches the result (a re-run with the
+    same config returns it and ``None`` for the model)."""
+    from tags.training import training_function
+    from tags.training.config import config_from_dict
+    from tags.training.factory import create_tokenizer
+
+    out = Path(raw["output_dir"])
+    cached = _cached(out / "result.json", raw)
+    if cached is not None:
+        return cached, None, None
+    config = config_from_dict(raw)
+    t = time.perf_counter()
+    trained = training_function(config)
+    train_s = time.perf_counter() - t
+    tokenizer = create_tokenizer(config.model)
+    t = time.perf_counter()
+    metrics = evaluate(trained.model, tokenizer, data, budget.max_text_len, family)
+    result = {
+        "config": raw,
+        "family": family,
+        **metrics,
+        "train_s": train_s,
+        "evaluate_s": time.perf_counter() - t,
+        "model_dir": str(Path(trained.output_dir) / "model"),
     }
+    _write_json(out / "result.json", result)
+    return result, trained.model, tokenizer
+
+
+def reference_scores(model_dir: Path, data: Any, budget: Budget, out: Path) -> Path:
+    """NDGL's reference: the pre-trained model's dual cosine scores over the training set,
+    ``[images, captions]`` in dataset order, saved to ``out`` (reused when present)."""
+    if out.is_file():
+        return out
+    import torch
+
+    from tags.data import build_dataset, pad_regions, pad_text
+    from tags.negatives import load_tags_model
+    from tags.training.config import DataConfig
+
+    model, tokenizer = load_tags_model(model_dir, "cpu")
+    dataset = build_dataset(DataConfig(**methods.data_section(data, budget)), tokenizer)
+    images, captions = [], []
+    with torch.no_grad():
+        for start in range(0, dataset.num_images, 256):
+            regions = [dataset.image(i) for i in range(start, min(start + 256, dataset.num_images))]
+            f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
+            images.append(model.encode_image(f, b, m))
+        for start in range(0, len(dataset), 256):
+            ids = [dataset.tokens(i) for i in range(start, min(start + 256, len(dataset)))]
+            input_ids, mask = pad_text(ids, tokenizer.pad_token_id or 0)
+            captions.append(model.encode_text(input_ids, mask))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(torch.cat(images) @ torch.cat(captions).t(), out)
+    return out
 
 
 def sample_negatives(
@@ -211,31 +172,11 @@ def sample_negatives(
     return samples
 
 
-def run_demo(
-    out: str | Path = "runs/demo",
-    budget: str | Budget = "small",
-    seed: int = 0,
-    data_root: str | Path | None = None,
-    log: Callable[[str], None] = print,
-) -> dict[str, Any]:
-    """Run the whole demo; write ``out/report.md``, ``out/results.json`` and PNG plots.
-    The benchmark lives in ``data_root`` (default ``out/data``) and is reused when cached."""
+def build_data(root: Path, budget: Budget, seed: int, log: Callable[[str], None]) -> Any:
+    """Build (or reuse) the benchmark under ``root``; returns ``(paths, seconds)``."""
     from tags.benchmark import build_benchmark
-    from tags.demo.report import write_report
-    from tags.training import training_function
-    from tags.training.config import config_from_dict
-    from tags.training.factory import create_tokenizer
-
-    budget = BUDGETS[budget] if isinstance(budget, str) else budget
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    root = Path(data_root) if data_root else out / "data"
-    started = time.perf_counter()
-    timings: dict[str, float] = {}
-    stages = tqdm(total=2 + 2 * len(METHODS) + 1, desc="demo", unit="stage")
 
     t = time.perf_counter()
-    stages.set_postfix_str("benchmark")
     bar = tqdm(desc="benchmark", unit="img", leave=False)
 
     def progress(done: int, total: int) -> None:
@@ -245,45 +186,73 @@ def run_demo(
 
     built = build_benchmark(root, benchmark_config(budget, seed), threads=2, progress=progress)
     bar.close()
-    data = built.paths
-    timings["benchmark"] = time.perf_counter() - t
     log(f"benchmark: {root} ({'reused' if built.reused else 'built'}, {built.featurizer})")
+    return built, time.perf_counter() - t
+
+
+def run_demo(
+    out: str | Path = "runs/demo",
+    budget: str | Budget = "small",
+    seed: int = 0,
+    data_root: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run the whole demo; write ``out/report.md``, ``out/results.json`` and PNG plots.
+    The benchmark lives in ``data_root`` (default ``out/data``) and is reused when cached;
+    finished runs under ``out/runs`` are reused when their config is unchanged."""
+    from tags.demo.report import write_report
+
+    budget = BUDGETS[budget] if isinstance(budget, str) else budget
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(data_root) if data_root else out / "data"
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    stages = tqdm(total=3 + len(METHODS) + 1, desc="demo", unit="stage")
+
+    stages.set_postfix_str("benchmark")
+    built, timings["benchmark"] = build_data(root, budget, seed, log)
+    data = built.paths
     stages.update()
 
-    results: dict[str, Any] = {}
+    stages.set_postfix_str("pretrain")
+    raw = methods.pretrain_config(budget, data, out / "runs" / "pretrained", seed)
+    pretrained, _, _ = train_and_evaluate(raw, "cross", data, budget)
+    timings["pretrain"] = pretrained["train_s"] + pretrained["evaluate_s"]
+    assets = {"pretrained": pretrained["model_dir"]}
+    stages.update()
+
+    results: dict[str, Any] = {"pretrained": pretrained}
     metrics: dict[str, list[dict[str, Any]]] = {}
-    tags_dc_model = tokenizer = None
     for method in METHODS:
-        stages.set_postfix_str(f"train {method}")
-        t = time.perf_counter()
-        raw = train_config(method, budget, data, out / "runs" / method, seed)
-        result = training_function(config_from_dict(raw))
-        timings[f"train/{method}"] = time.perf_counter() - t
-        stages.update()
-        stages.set_postfix_str(f"evaluate {method}")
-        t = time.perf_counter()
-        tokenizer = create_tokenizer(config_from_dict(raw).model)
-        model = result.model.cpu().eval()
-        results[method] = evaluate(model, tokenizer, data, budget)
-        timings[f"evaluate/{method}"] = time.perf_counter() - t
-        metrics[method] = read_metrics(Path(result.output_dir) / "metrics.jsonl")
-        if method == "tags-dc":
-            tags_dc_model = model
+        stages.set_postfix_str(method)
+        raw = methods.method_config(method, budget, data, out / "runs" / method, seed, assets)
+        results[method], _, _ = train_and_evaluate(raw, "cross", data, budget)
+        timings[method] = results[method]["train_s"] + results[method]["evaluate_s"]
+        metrics[method] = read_metrics(Path(raw["output_dir"]) / "metrics.jsonl")
         stages.update()
 
     stages.set_postfix_str("negatives")
     t = time.perf_counter()
-    samples = sample_negatives(tags_dc_model, tokenizer, data, budget, seed)
+    from tags.negatives import load_tags_model
+
+    model, tokenizer = load_tags_model(results["tags-dc"]["model_dir"], "cpu")
+    samples = sample_negatives(model, tokenizer, data, budget, seed)
     timings["negatives"] = time.perf_counter() - t
     stages.update()
 
     timings["total"] = time.perf_counter() - started
+    labels = {"pretrained": "Pre-trained (ITM + MLM + ITC), before fine-tuning"}
+    labels |= {m: methods.get_method(m).label for m in METHODS}
     payload = {
         "budget": budget.to_dict(),
         "seed": seed,
         "featurizer": built.featurizer,
         "benchmark": str(root),
-        "methods": {m: {"label": LABELS[m], **results[m]} for m in METHODS},
+        "methods": {
+            m: {"label": labels[m], **{k: v for k, v in results[m].items() if k != "config"}}
+            for m in ("pretrained", *METHODS)
+        },
         "timings_s": timings,
         "samples": samples,
     }
@@ -294,4 +263,11 @@ def run_demo(
     return payload
 
 
-__all__ = ["LABELS", "METHODS", "evaluate", "run_demo", "sample_negatives", "train_config"]
+__all__ = [
+    "METHODS",
+    "build_data",
+    "reference_scores",
+    "run_demo",
+    "sample_negatives",
+    "train_and_evaluate",
+]

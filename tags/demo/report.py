@@ -94,7 +94,7 @@ def write_report(
     budget = payload.get("budget", {})
     methods = payload.get("methods", {})
     lines = [
-        "# tags demo: hardest-negative ITM vs TAGS-DC",
+        "# tags demo: pre-training, then hardest-negative ITM vs TAGS-DC",
         "",
         f"Budget `{budget.get('name', '?')}`, seed {payload.get('seed')}, region features: "
         f"{payload.get('featurizer', '?')}. Small models and few steps: the numbers show "
@@ -103,8 +103,9 @@ def write_report(
         "## Results (test split)",
         "",
         "R@K in percent (full cross-encoder ranking by the ITM logit, i2t / t2i), RSum, and "
-        "minimal-pair accuracy (MP, percent: the true caption's ITM score above its one-edit "
-        "false caption; chance = 50).",
+        "minimal-pair accuracy (MP, percent: the true caption's ITM logit above its one-edit "
+        "false caption; chance = 50). `pretrained` is the shared starting point of both "
+        "fine-tuning runs.",
         "",
         results_table(methods),
         "",

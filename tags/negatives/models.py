@@ -146,7 +146,8 @@ class TagsMaskedLM:
 
 
 class TagsPairScorer:
-    """ITM scores of captions against one image with a TagsModel's ITM head."""
+    """ITM scores of captions against one image with a TagsModel's ITM head
+    (``use_logits``: the pre-sigmoid logits, which do not saturate to ties in fp32)."""
 
     def __init__(
         self,
@@ -155,7 +156,9 @@ class TagsPairScorer:
         device: str | torch.device | None = None,
         batch_size: int = 256,
         max_length: int = 128,
+        use_logits: bool = False,
     ):
+        self.use_logits = use_logits
         self.device = _device(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
@@ -181,7 +184,8 @@ class TagsPairScorer:
                 region_boxes=boxes,
                 region_mask=mask,
             )
-            scores.extend(output.scores.float().cpu().reshape(-1).tolist())
+            values = output.logits if self.use_logits else output.scores
+            scores.extend(values.float().cpu().reshape(-1).tolist())
         return scores
 
 

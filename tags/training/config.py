@@ -153,6 +153,19 @@ class VSEConfig:
 
 
 @dataclass
+class PretrainConfig:
+    """``pretrain`` recipe (UNITER-style pre-training before fine-tuning): binary ITM with
+    random negatives (``itm_negatives``: per positive, one random caption of another image
+    (``caption``), one random other image (``image``) or both), BERT-masked MLM, and an
+    in-batch image-text contrastive loss (ITC, InfoNCE at ``itc_temperature``) on the
+    dual-mode embeddings that aligns the two modalities before fusion (ALBEF)."""
+
+    itm_negatives: str = "both"
+    itc_temperature: float = 0.05
+    mlm_probability: float = 0.15
+
+
+@dataclass
 class EvalConfig:
     """Retrieval evaluation on a held-out split (off unless ``captions`` is set): at every
     phase end and every ``every`` steps (0: phase ends only)."""
@@ -195,6 +208,7 @@ class TrainConfig:
     optim: OptimConfig = field(default_factory=OptimConfig)
     tags_dc: TagsDCConfig = field(default_factory=TagsDCConfig)
     vse: VSEConfig = field(default_factory=VSEConfig)
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     @property
@@ -349,6 +363,7 @@ VALID = {
     "tags_dc.retrieval.mode": ("pool", "dual"),
     "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
     "tags_dc.synthetic.masking": ("unit", "word"),
+    "pretrain.itm_negatives": ("caption", "image", "both"),
     "eval.mode": ("cross", "dual", "two-stage"),
     "eval.protocol": ("full", "f30k-1k", "coco-1k", "coco-5k"),
     "eval.format": ("auto", "karpathy", "precomp", "jsonl"),

@@ -1,7 +1,7 @@
 """Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU).
 
-Trains the tiny ``vse`` (SelHN + momentum queue) and ``tags-dc`` (real generation engine,
-NSG -> NSGDC) configs of ``tests/test_training_distributed.py`` and saves the final weights
+Trains the tiny ``vse`` (SelHN + momentum queue), ``pretrain`` (ITM + MLM + ITC, gathered
+InfoNCE) and ``tags-dc`` (real generation engine, NSG -> NSGDC) configs of ``tests/test_training_distributed.py`` and saves the final weights
 (rank 0) to ``OUT/{recipe}.pt``; the test compares them with one process on the same global
 batches.
 """
@@ -30,6 +30,7 @@ DDP_OVERRIDES = {
         "vse.miner.name=selhn",
         "vse.queue_size=12",
     ),
+    "pretrain": ("phases.0.steps=3", "phases.0.lr=0.5", "optim.optimizer=sgd"),
     "tags-dc": (
         "optim.optimizer=sgd",
         "phases=[{name: nsg, steps: 2, lr: 0.5}, {name: nsgdc, steps: 1, lr: 0.5,"

@@ -8,10 +8,12 @@ from tags.training.recipes.base import (
     list_recipes,
     register_recipe,
 )
+from tags.training.recipes.pretrain import PretrainRecipe
 from tags.training.recipes.tags_dc import TagsDCRecipe
 from tags.training.recipes.vse import VSERecipe
 
 __all__ = [
+    "PretrainRecipe",
     "Recipe",
     "StepContext",
     "StepOutput",

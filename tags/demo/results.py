@@ -1,0 +1,226 @@
+"""The results benchmark: every method of :mod:`tags.demo.methods` x several seeds.
+
+Per seed: one shared pre-training run (recipe ``pretrain``), then every method fine-tunes
+it with the same budget; each run is evaluated on the test split (R@K, RSum, minimal-pair
+accuracy). Runs are independent processes (``jobs`` at a time, ``cpu_count // jobs``
+threads each) and cached in ``OUT/seed{s}/{method}/result.json``: an interrupted benchmark
+resumes where it stopped. ``aggregate`` gives mean and sample standard deviation over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from tags.demo import methods
+from tags.demo.budget import BUDGETS, Budget
+
+METRIC_KEYS = (
+    ("retrieval", "i2t_r1"),
+    ("retrieval", "i2t_r5"),
+    ("retrieval", "i2t_r10"),
+    ("retrieval", "t2i_r1"),
+    ("retrieval", "t2i_r5"),
+    ("retrieval", "t2i_r10"),
+    ("retrieval", "rsum"),
+    ("minimal_pairs", "overall"),
+    ("minimal_pairs", "attribute"),
+    ("minimal_pairs", "object"),
+    ("minimal_pairs", "relation"),
+)
+
+
+def _worker_init(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _pretrain_task(out: str, budget: Budget, data: Any, seed: int) -> dict[str, Any]:
+    from tags.demo.pipeline import train_and_evaluate
+
+    raw = methods.pretrain_config(budget, data, Path(out) / f"seed{seed}" / "pretrained", seed)
+    result, _, _ = train_and_evaluate(raw, "cross", data, budget)
+    return result
+
+
+def _pretrained_dual_task(out: str, budget: Budget, data: Any, seed: int, model_dir: str):
+    """The pre-trained model scored as a dual encoder (the dual family's starting point)."""
+    from tags.demo.evaluate import evaluate
+    from tags.negatives import load_tags_model
+
+    path = Path(out) / f"seed{seed}" / "pretrained-dual.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    model, tokenizer = load_tags_model(model_dir, "cpu")
+    result = {"family": "dual", **evaluate(model, tokenizer, data, budget.max_text_len, "dual")}
+    path.write_text(json.dumps(result, indent=1))
+    return result
+
+
+def _method_task(
+    out: str, budget: Budget, data: Any, seed: int, name: str, assets: dict[str, Any]
+) -> dict[str, Any]:
+    from tags.demo.pipeline import reference_scores, train_and_evaluate
+
+    root = Path(out) / f"seed{seed}"
+    if name == "ndgl":
+        assets = {
+            **assets,
+            "reference_scores": str(
+                reference_scores(
+                    Path(assets["pretrained"]), data, budget, root / "reference_scores.pt"
+                )
+            ),
+        }
+    raw = methods.method_config(name, budget, data, root / name, seed, assets)
+    result, _, _ = train_and_evaluate(raw, methods.get_method(name).family, data, budget)
+    return result
+
+
+def run_results(
+    out: str | Path,
+    budget: str | Budget = "small",
+    seeds: tuple[int, ...] = (0, 1, 2),
+    names: tuple[str, ...] | None = None,
+    jobs: int = 1,
+    data_root: str | Path | None = None,
+    log: Any = print,
+) -> dict[str, Any]:
+    """Run (or resume) the benchmark; returns ``{seed: {method: result}}`` and writes
+    ``OUT/results.json`` and ``OUT/results.md``."""
+    from tags.demo.pipeline import build_data
+
+    budget = BUDGETS[budget] if isinstance(budget, str) else budget
+    names = tuple(names or methods.list_methods())
+    for name in names:
+        methods.get_method(name)  # fail early on a typo
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    # one benchmark (data seed 0) for every seed: the spread is the training's
+    built, _ = build_data(Path(data_root) if data_root else out / "data", budget, 0, log)
+    data = built.paths
+    threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    started = time.perf_counter()
+    results: dict[int, dict[str, Any]] = {s: {} for s in seeds}
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(threads,),
+    ) as pool:
+        pre = {pool.submit(_pretrain_task, str(out), budget, data, s): s for s in seeds}
+        pending = {}
+        for future in as_completed(pre):
+            seed = pre[future]
+            result = future.result()
+            results[seed]["pretrained"] = result
+            log(f"seed {seed}: pretrained ({result['train_s']:.0f} s)")
+            assets = {"pretrained": result["model_dir"]}
+            dual = pool.submit(
+                _pretrained_dual_task, str(out), budget, data, seed, result["model_dir"]
+            )
+            pending[dual] = (seed, "pretrained-dual")
+            for name in names:
+                task = pool.submit(_method_task, str(out), budget, data, seed, name, assets)
+                pending[task] = (seed, name)
+        for future in as_completed(pending):
+            seed, name = pending[future]
+            results[seed][name] = future.result()
+            elapsed = time.perf_counter() - started
+            log(f"seed {seed}: {name} done ({elapsed / 60:.1f} min so far)")
+    summary = aggregate(results)
+    payload = {
+        "budget": budget.to_dict(),
+        "seeds": list(seeds),
+        "featurizer": built.featurizer,
+        "summary": summary,
+        "wall_clock_s": time.perf_counter() - started,
+    }
+    (out / "results.json").write_text(json.dumps(payload, indent=1))
+    (out / "results.md").write_text(results_markdown(summary, budget, list(seeds)))
+    return payload
+
+
+def _families(name: str) -> str:
+    if name == "pretrained":
+        return "cross"
+    if name == "pretrained-dual":
+        return "dual"
+    return methods.get_method(name).family
+
+
+def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per method: ``{metric: [mean, std]}`` over seeds (percent), std with ddof=1."""
+    names: list[str] = []
+    for per_seed in results.values():
+        names += [n for n in per_seed if n not in names]
+    summary: dict[str, dict[str, Any]] = {}
+    for name in names:
+        runs = [per_seed[name] for per_seed in results.values() if name in per_seed]
+        row: dict[str, Any] = {"family": _families(name), "n_seeds": len(runs)}
+        for section, key in METRIC_KEYS:
+            scale = 100.0 if section == "minimal_pairs" else 1.0
+            values = [scale * r[section][key] for r in runs if key in r.get(section, {})]
+            if not values:
+                continue
+            mean = sum(values) / len(values)
+            var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0
+            row[key] = [mean, math.sqrt(var)]
+        summary[name] = row
+    return summary
+
+
+def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: list[int]) -> str:
+    """The README table: mean ± std over seeds."""
+    head = ["family", "method", "i2t R@1/5/10", "t2i R@1/5/10", "RSum", "MP", "attr", "obj", "rel"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(row: dict[str, Any], key: str) -> str:
+        if key not in row:
+            return "-"
+        mean, std = row[key]
+        return f"{mean:.1f} ± {std:.1f}"
+
+    def triple(row: dict[str, Any], prefix: str) -> str:
+        return "/".join(
+            f"{row[k][0]:.1f}" if k in row else "-"
+            for k in (f"{prefix}_r1", f"{prefix}_r5", f"{prefix}_r10")
+        )
+
+    order = sorted(summary, key=lambda n: (summary[n]["family"], not n.startswith("pretrained")))
+    for name in order:
+        row = summary[name]
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    row["family"],
+                    name,
+                    triple(row, "i2t"),
+                    triple(row, "t2i"),
+                    cell(row, "rsum"),
+                    cell(row, "overall"),
+                    cell(row, "attribute"),
+                    cell(row, "object"),
+                    cell(row, "relation"),
+                ]
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        f"Budget `{budget.name}`, seeds {seeds}: mean ± sample std. R@K and RSum in percent "
+        "(full ranking of the test split); MP = minimal-pair accuracy in percent (chance 50).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["aggregate", "results_markdown", "run_results"]

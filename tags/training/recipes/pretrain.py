@@ -1,0 +1,231 @@
+"""``pretrain``: UNITER-style pre-training of the shared backbone before fine-tuning.
+
+TAGS-DC and the mining baselines fine-tune a *pre-trained* vision-language model. Where no
+pre-trained weights exist (the shapes benchmark, a new feature extractor), this recipe
+makes one from scratch. Per step, for the local batch of positive pairs:
+
+- **L_ITM**: binary cross-entropy of the ITM head on the positives and on random negatives
+  (``pretrain.itm_negatives``: a random caption of another image for each image, a random
+  other image for each caption, or both), as in UNITER's ITM pre-training;
+- **L_MLM**: BERT masking of the positives, predicted with the image (UNITER's MLM);
+- **L_ITC**: in-batch InfoNCE between the dual-mode embeddings (``encode_image`` /
+  ``encode_text``) of every process (``gather_with_grad``), both directions, the other
+  captions of an anchor's image masked out. Aligning the modalities before fusion (ALBEF)
+  is what lets a small scratch cross-encoder leave the ITM plateau in a few hundred steps
+  (measured in docs/demo.md).
+
+All three terms come from one forward of :class:`PretrainModule` (one DDP call).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tags.data import pad_regions, pad_text
+from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
+from tags.training.losses import IGNORE_INDEX, TokenCrossEntropy, global_mean
+from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.recipes.tags_dc import mask_tokens
+
+
+class PretrainModule(nn.Module):
+    """Wraps a TagsModel: one ``forward`` gives the joint outputs (ITM logits, MLM logits)
+    and the dual-mode embeddings of the batch."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(
+        self,
+        joint: dict[str, torch.Tensor],
+        masked_positions: torch.Tensor,
+        dual_text: tuple[torch.Tensor, torch.Tensor] | None,
+        dual_image: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None,
+    ) -> tuple[Any, torch.Tensor | None, torch.Tensor | None]:
+        out = self.model(**joint, heads=("itm", "mlm"), masked_positions=masked_positions)
+        if dual_text is None or dual_image is None:
+            return out, None, None
+        return out, self.model.encode_image(*dual_image), self.model.encode_text(*dual_text)
+
+
+def sample_other(n: int, exclude: set[int], generator: torch.Generator, what: str = "item") -> int:
+    """A uniform draw from ``range(n)`` outside ``exclude`` (rejection, then a scan)."""
+    if len(exclude) >= n:
+        raise ValueError(f"no {what} left to sample a negative from (all {n} excluded)")
+    for _ in range(64):
+        pick = int(torch.randint(n, (1,), generator=generator))
+        if pick not in exclude:
+            return pick
+    allowed = [i for i in range(n) if i not in exclude]
+    return allowed[int(torch.randint(len(allowed), (1,), generator=generator))]
+
+
+def info_nce(
+    scores: torch.Tensor, own: torch.Tensor, anchor_ids: torch.Tensor, candidate_ids: torch.Tensor
+) -> torch.Tensor:
+    """Summed InfoNCE of ``[A, C]`` scaled similarities; anchor ``a``'s positive is column
+    ``own[a]``, and the other candidates of its own image are not negatives."""
+    same = anchor_ids[:, None] == candidate_ids[None, :]
+    rows = torch.arange(scores.shape[0], device=scores.device)
+    same[rows, own] = False
+    logits = scores.float().masked_fill(same, torch.finfo(torch.float32).min)
+    return F.cross_entropy(logits, own, reduction="sum")
+
+
+@register_recipe("pretrain")
+class PretrainRecipe(Recipe):
+    loss_terms = ("itm", "mlm", "itc")
+    default_weights: ClassVar[dict[str, float]] = {"itm": 1.0, "mlm": 1.0, "itc": 1.0}
+
+    def __init__(
+        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
+    ):
+        super().__init__(config, accelerator, model, tokenizer, dataset)
+        self.wrapper = PretrainModule(model)
+        self.token_loss = TokenCrossEntropy()
+
+    @classmethod
+    def validate(cls, config: Any) -> None:
+        from tags.training.config import ConfigError
+
+        super().validate(config)
+        if config.pretrain.itc_temperature <= 0:
+            raise ConfigError("pretrain.itc_temperature must be > 0")
+        if not 0.0 < config.pretrain.mlm_probability < 1.0:
+            raise ConfigError("pretrain.mlm_probability must lie in (0, 1)")
+
+    @property
+    def module(self) -> nn.Module:
+        return self.wrapper
+
+    def tags_model(self, module: nn.Module) -> nn.Module:
+        return self.accelerator.unwrap_model(module).model
+
+    # ------------------------------------------------------------------ step
+    def _negatives(self, batch: dict[str, Any], ctx: StepContext) -> tuple[list[int], list[int]]:
+        """Random negative caption indices (for the images) and image indices (for the
+        captions), each a pure function of (seed, step, anchor)."""
+        mode = self.config.pretrain.itm_negatives
+        ds = self.dataset
+        captions: list[int] = []
+        images: list[int] = []
+        for index, image in zip(batch["index"].tolist(), batch["image_ids"].tolist()):
+            g = ctx.generator(40, index)
+            if mode in ("caption", "both"):
+                captions.append(self._other_caption(image, g))
+            if mode in ("image", "both"):
+                images.append(sample_other(ds.num_images, {image}, g, "image"))
+        return captions, images
+
+    def _other_caption(self, image: int, generator: torch.Generator) -> int:
+        image_of = self.dataset.image_of
+        for _ in range(64):
+            pick = int(torch.randint(len(image_of), (1,), generator=generator))
+            if int(image_of[pick]) != image:
+                return pick
+        others = (image_of != image).nonzero().flatten()
+        if others.numel() == 0:
+            raise ValueError("pretrain ITM needs captions of at least two images")
+        return int(others[torch.randint(others.numel(), (1,), generator=generator)])
+
+    def training_step(
+        self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
+    ) -> StepOutput:
+        cfg = self.config.pretrain
+        model = self.tags_model(module)
+        device = batch["input_ids"].device
+        w = ctx.weights
+        b = batch["input_ids"].shape[0]
+        index = batch["index"].tolist()
+        pad_id = self.tokenizer.pad_token_id or 0
+        neg_caps, neg_imgs = self._negatives(batch, ctx)
+
+        # rows: positives, (image, random caption), (random image, caption), masked positives
+        pos_text = [r[: int(m.sum())] for r, m in zip(batch["input_ids"], batch["attention_mask"])]
+        texts = list(pos_text)
+        texts += [torch.tensor(self.dataset.tokens(c), device=device) for c in neg_caps]
+        texts += [pos_text[a] for a in range(b)] if neg_imgs else []
+        masked_ids, mlm_labels = mask_tokens(
+            batch["input_ids"],
+            batch["attention_mask"],
+            [ctx.generator(20, i) for i in index],
+            cfg.mlm_probability,
+            model.config.mask_token_id,
+            model.config.vocab_size,
+        )
+        mlm_start = len(texts)
+        texts += [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
+        region_rows = list(range(b)) + (list(range(b)) if neg_caps else [])
+        region_rows += [b + j for j in range(len(neg_imgs))] + list(range(b))
+
+        r_feats = [
+            f[: int(m.sum())] for f, m in zip(batch["region_features"], batch["region_mask"])
+        ]
+        r_boxes = [bx[: int(m.sum())] for bx, m in zip(batch["region_boxes"], batch["region_mask"])]
+        for i in neg_imgs:
+            f, bx = self.dataset.image(i)
+            r_feats.append(f.to(device))
+            r_boxes.append(bx.to(device))
+        bank_f, bank_b, bank_m = pad_regions(r_feats, r_boxes)
+        rows = torch.tensor(region_rows, device=device)
+        input_ids, attention = pad_text(texts, pad_id)
+        joint = {
+            "input_ids": input_ids.to(device),
+            "attention_mask": attention.to(device),
+            "region_features": bank_f.to(device)[rows],
+            "region_boxes": bank_b.to(device)[rows],
+            "region_mask": bank_m.to(device)[rows],
+        }
+        labels = torch.full(input_ids.shape, IGNORE_INDEX, dtype=torch.long, device=device)
+        labels[mlm_start:, : mlm_labels.shape[1]] = mlm_labels.to(device)
+        masked_positions = labels != IGNORE_INDEX
+        use_itc = w["itc"] > 0
+        dual_text = (batch["input_ids"], batch["attention_mask"]) if use_itc else None
+        dual_image = (
+            (batch["region_features"], batch["region_boxes"], batch["region_mask"])
+            if use_itc
+            else None
+        )
+        out, image_emb, text_emb = module(joint, masked_positions, dual_text, dual_image)
+
+        # L_ITM: binary cross-entropy over positives and random negatives
+        logits = out.itm_logits.reshape(-1)[:mlm_start].float()
+        target = torch.zeros_like(logits)
+        target[:b] = 1.0
+        bce = F.binary_cross_entropy_with_logits(logits, target, reduction="sum")
+        l_itm = global_mean(bce, logits.numel())
+        # L_MLM
+        l_mlm = self.token_loss(out.mlm_logits, labels[masked_positions])
+        # L_ITC
+        zero = logits.sum() * 0.0
+        l_itc = zero
+        metrics: dict[str, torch.Tensor] = {}
+        if use_itc:
+            ids = batch["image_ids"].to(device)
+            all_ids = all_gather_no_grad(ids)
+            offset = sum(gather_sizes(b, device)[: get_rank()])
+            own = offset + torch.arange(b, device=device)
+            scale = 1.0 / cfg.itc_temperature
+            i2t = image_emb @ gather_with_grad(text_emb).t() * scale
+            t2i = text_emb @ gather_with_grad(image_emb).t() * scale
+            total = info_nce(i2t, own, ids, all_ids) + info_nce(t2i, own, ids, all_ids)
+            l_itc = global_mean(total / 2, b)
+            with torch.no_grad():
+                metrics["itc/i2t_acc"] = (i2t.argmax(1) == own).float().mean()
+        with torch.no_grad():
+            pos, neg = logits[:b], logits[b:]
+            metrics["itm/pos_score"] = torch.sigmoid(pos).mean()
+            metrics["itm/neg_score"] = torch.sigmoid(neg).mean() if neg.numel() else zero
+            metrics["itm/accuracy"] = ((logits > 0).float() == target).float().mean()
+        losses = {"itm": l_itm, "mlm": l_mlm, "itc": l_itc}
+        loss = sum(w[name] * value for name, value in losses.items())
+        metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
+        return StepOutput(loss=loss, metrics=metrics)
+
+
+__all__ = ["PretrainModule", "PretrainRecipe", "info_nce", "sample_other"]

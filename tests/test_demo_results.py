@@ -1,0 +1,102 @@
+"""Method registry of the demo / results benchmark, and the mean ± std aggregation."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from tags.demo.budget import BUDGETS
+from tags.demo.methods import get_method, list_methods, method_config, pretrain_config
+from tags.demo.results import aggregate, results_markdown
+from tags.training.config import config_from_dict
+
+DATA = SimpleNamespace(captions="caps.json", features="feats")
+ASSETS = {"pretrained": "runs/pretrained/model", "reference_scores": "ref.pt"}
+
+
+def test_registry_lists_every_compared_method():
+    cross = {"hardest", "tags", "tags-dc", "tags-dc-word", "tags-dc-static"}
+    dual = {"all", "vse-hardest", "selhn", "fne", "aoq", "ndgl"}
+    assert set(list_methods("cross")) == cross
+    assert set(list_methods("dual")) == dual
+    with pytest.raises(KeyError, match="unknown method 'clip'"):
+        get_method("clip")
+
+
+@pytest.mark.parametrize("name", list_methods())
+def test_every_method_builds_a_valid_config_with_the_shared_budget(tmp_path, name):
+    budget = BUDGETS["small"]
+    raw = method_config(name, budget, DATA, tmp_path / name, 3, ASSETS)
+    config = config_from_dict(raw)
+    assert config.total_steps == budget.steps  # same optimizer steps for every method
+    assert config.batch_size == budget.batch_size and config.seed == 3
+    assert config.model.source == "tags" and config.model.path == ASSETS["pretrained"]
+    family = get_method(name).family
+    assert config.recipe == ("tags-dc" if family == "cross" else "vse")
+    if family == "cross":
+        syn = config.tags_dc.synthetic
+        assert config.tags_dc.itm_miner.name == "hardest"
+        assert (syn.source == "none") == (name == "hardest")
+        assert syn.masking == ("word" if name == "tags-dc-word" else "unit")
+        assert (syn.source == "static") == (name == "tags-dc-static")
+        dc = name.startswith("tags-dc")
+        assert [p.name for p in config.phases] == (
+            ["nsg", "nsgdc"] if dc else ["nsg"] if name == "tags" else ["main"]
+        )
+        last = config.phases[-1].weights
+        assert (last.get("wod", 0) > 0) == dc and (last.get("istm", 0) > 0) == (name != "hardest")
+
+
+def test_dual_methods_use_their_miner():
+    budget = BUDGETS["small"]
+    miners = {
+        "all": "all",
+        "vse-hardest": "hardest",
+        "selhn": "selhn",
+        "fne": "fne",
+        "ndgl": "ndgl",
+    }
+    for name, miner in miners.items():
+        config = config_from_dict(method_config(name, budget, DATA, "out", 0, ASSETS))
+        assert config.vse.miner.name == miner
+    fne = config_from_dict(method_config("fne", budget, DATA, "out", 0, ASSETS))
+    assert fne.vse.queue_size == budget.queue_size > 0
+    aoq = config_from_dict(method_config("aoq", budget, DATA, "out", 0, ASSETS))
+    assert [p.miner for p in aoq.phases] == [None, "aoq"] and aoq.phases[1].init == "initial"
+
+
+def test_pretrain_config_trains_from_scratch():
+    budget = BUDGETS["small"]
+    config = config_from_dict(pretrain_config(budget, DATA, "out", 1))
+    assert config.recipe == "pretrain" and config.model.source == "scratch"
+    assert config.model.overrides["initializer_range"] == budget.init_std
+    assert config.total_steps == budget.pretrain_steps
+
+
+def _result(rsum: float, mp: float) -> dict:
+    retrieval = {k: rsum / 6 for k in ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5")}
+    retrieval |= {"t2i_r10": rsum / 6, "rsum": rsum}
+    return {"retrieval": retrieval, "minimal_pairs": {"overall": mp, "object": mp}}
+
+
+def test_aggregate_mean_and_sample_std():
+    results = {
+        0: {"hardest": _result(100.0, 0.5), "all": _result(30.0, 0.6)},
+        1: {"hardest": _result(110.0, 0.7)},
+        2: {"hardest": _result(120.0, 0.6)},
+    }
+    summary = aggregate(results)
+    assert summary["hardest"]["n_seeds"] == 3 and summary["all"]["n_seeds"] == 1
+    mean, std = summary["hardest"]["rsum"]
+    assert mean == pytest.approx(110.0) and std == pytest.approx(10.0)
+    mean, std = summary["hardest"]["overall"]
+    assert mean == pytest.approx(60.0) and std == pytest.approx(10.0)
+    assert "attribute" not in summary["hardest"]  # no pair of that type: left out
+    assert summary["all"]["rsum"] == [30.0, 0.0]
+    assert summary["hardest"]["family"] == "cross" and summary["all"]["family"] == "dual"
+    table = results_markdown(summary, BUDGETS["small"], [0, 1, 2])
+    row = next(line for line in table.splitlines() if "| hardest |" in line)
+    assert "110.0 ± 10.0" in row and "60.0 ± 10.0" in row
+    assert all(not math.isnan(v[0]) for v in summary["hardest"].values() if isinstance(v, list))
