@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tags.data import pad_regions, pad_text
+from tags.data import pad_text
 from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.training.losses import IGNORE_INDEX, TokenCrossEntropy, global_mean
 from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
@@ -163,23 +163,14 @@ class PretrainRecipe(Recipe):
         region_rows = list(range(b)) + (list(range(b)) if neg_caps else [])
         region_rows += [b + j for j in range(len(neg_imgs))] + list(range(b))
 
-        r_feats = [
-            f[: int(m.sum())] for f, m in zip(batch["region_features"], batch["region_mask"])
-        ]
-        r_boxes = [bx[: int(m.sum())] for bx, m in zip(batch["region_boxes"], batch["region_mask"])]
-        for i in neg_imgs:
-            f, bx = self.dataset.image(i)
-            r_feats.append(f.to(device))
-            r_boxes.append(bx.to(device))
-        bank_f, bank_b, bank_m = pad_regions(r_feats, r_boxes)
-        rows = torch.tensor(region_rows, device=device)
         input_ids, attention = pad_text(texts, pad_id)
+        feats, boxes, rmask = self.row_regions(batch, neg_imgs, region_rows)
         joint = {
             "input_ids": input_ids.to(device),
             "attention_mask": attention.to(device),
-            "region_features": bank_f.to(device)[rows],
-            "region_boxes": bank_b.to(device)[rows],
-            "region_mask": bank_m.to(device)[rows],
+            "region_features": feats,
+            "region_boxes": boxes,
+            "region_mask": rmask,
         }
         labels = torch.full(input_ids.shape, IGNORE_INDEX, dtype=torch.long, device=device)
         labels[mlm_start:, : mlm_labels.shape[1]] = mlm_labels.to(device)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from tags.data import NegativePools, pad_regions, pad_text
+from tags.data import NegativePools, pad_text
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
 from tags.training.metrics import mining_metrics
 from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
@@ -207,17 +207,7 @@ class TagsDCRecipe(Recipe):
         length = input_ids.shape[1]
 
         # region bank: the batch's images, then the retrieved images
-        r_feats = [
-            f[: int(m.sum())] for f, m in zip(batch["region_features"], batch["region_mask"])
-        ]
-        r_boxes = [bx[: int(m.sum())] for bx, m in zip(batch["region_boxes"], batch["region_mask"])]
-        for i in imgs.reshape(-1).tolist():
-            f, bx = self.dataset.image(i)
-            r_feats.append(f.to(device))
-            r_boxes.append(bx.to(device))
-        bank_f, bank_b, bank_m = pad_regions(r_feats, r_boxes)
-        rows = torch.tensor(region_rows, device=device)
-        feats, boxes, rmask = bank_f[rows], bank_b[rows], bank_m.to(device)[rows]
+        feats, boxes, rmask = self.row_regions(batch, imgs.reshape(-1).tolist(), region_rows)
 
         labels = torch.full((len(texts), length), IGNORE_INDEX, dtype=torch.long, device=device)
         wod_labels = torch.full_like(labels, IGNORE_INDEX)
