@@ -100,3 +100,28 @@ def test_aggregate_mean_and_sample_std():
     row = next(line for line in table.splitlines() if "| hardest |" in line)
     assert "110.0 ± 10.0" in row and "60.0 ± 10.0" in row
     assert all(not math.isnan(v[0]) for v in summary["hardest"].values() if isinstance(v, list))
+
+
+def test_result_plots_from_logged_metrics(tmp_path):
+    import json
+
+    from PIL import Image
+
+    from tags.demo.results import draw_result_plots
+
+    logs = {
+        "hardest": [{"step": s, "itm_i2t/hardness": -0.1 * s} for s in range(1, 4)],
+        "selhn": [
+            {"step": s, "i2t/hardness": 0.0, "i2t/selhn_all_share": s / 4} for s in range(1, 4)
+        ],
+    }
+    for name, rows in logs.items():
+        (tmp_path / "seed0" / name).mkdir(parents=True)
+        text = "\n".join(json.dumps(r) for r in rows)
+        (tmp_path / "seed0" / name / "metrics.jsonl").write_text(text)
+    plots = draw_result_plots(tmp_path, 0, ("hardest", "selhn", "fne"))  # fne never ran
+    assert set(plots) == {"hardness", "selhn_share"}
+    for path in plots.values():
+        with Image.open(path) as image:
+            assert image.format == "PNG" and len(image.getcolors(1 << 16) or []) > 2
+    assert draw_result_plots(tmp_path, 0, ("hardest",)).keys() == {"hardness"}

@@ -145,8 +145,41 @@ def run_results(
         "wall_clock_s": time.perf_counter() - started,
     }
     (out / "results.json").write_text(json.dumps(payload, indent=1))
-    (out / "results.md").write_text(results_markdown(summary, budget, list(seeds)))
+    plots = draw_result_plots(out, seeds[0], names)
+    table = results_markdown(summary, budget, list(seeds))
+    table += "".join(f"\n![{name}]({path.name})\n" for name, path in plots.items())
+    (out / "results.md").write_text(table)
     return payload
+
+
+def draw_result_plots(out: Path, seed: int, names: tuple[str, ...]) -> dict[str, Path]:
+    """The first seed's curves: the hardest retrieved negative's margin (i2t) of every
+    method, and SelHN's all-negatives branch share (when ``selhn`` ran)."""
+    from tags.demo.pipeline import read_metrics
+    from tags.demo.plots import line_plot
+
+    def series(rows: list[dict[str, Any]], key: str) -> list[tuple[float, float]]:
+        return [(r["step"], r[key]) for r in rows if key in r]
+
+    metrics = {n: read_metrics(out / f"seed{seed}" / n / "metrics.jsonl") for n in names}
+    hardness = {
+        n: series(rows, key)
+        for n, rows in metrics.items()
+        for key in ("itm_i2t/hardness", "i2t/hardness")
+        if any(key in r for r in rows)
+    }
+    plots: dict[str, Path] = {}
+    if hardness:
+        title = "hardness: s(hardest negative) - s(positive), i2t"
+        plots["hardness"] = line_plot(hardness, out / "hardness.png", title)
+    shares = {
+        f"selhn: {key.split('/')[0]}": series(metrics.get("selhn", []), key)
+        for key in ("i2t/selhn_all_share", "t2i/selhn_all_share")
+    }
+    if any(shares.values()):
+        title = "SelHN: share of anchors on the all-negatives branch"
+        plots["selhn_share"] = line_plot(shares, out / "selhn_share.png", title)
+    return plots
 
 
 def _families(name: str) -> str:
@@ -223,4 +256,4 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["aggregate", "results_markdown", "run_results"]
+__all__ = ["aggregate", "draw_result_plots", "results_markdown", "run_results"]
