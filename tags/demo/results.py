@@ -213,7 +213,8 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: list[int]) -> str:
     """The README table: mean ± std over seeds."""
-    head = ["family", "method", "i2t R@1/5/10", "t2i R@1/5/10", "RSum", "MP", "attr", "obj", "rel"]
+    head = ["family", "method", "seeds", "i2t R@1/5/10", "t2i R@1/5/10", "RSum", "MP"]
+    head += ["attr", "obj", "rel"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def cell(row: dict[str, Any], key: str) -> str:
@@ -228,7 +229,9 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
             for k in (f"{prefix}_r1", f"{prefix}_r5", f"{prefix}_r10")
         )
 
-    order = sorted(summary, key=lambda n: (summary[n]["family"], not n.startswith("pretrained")))
+    known = ["pretrained", *methods.list_methods("cross")]
+    known += ["pretrained-dual", *methods.list_methods("dual")]
+    order = [n for n in known if n in summary] + [n for n in summary if n not in known]
     for name in order:
         row = summary[name]
         lines.append(
@@ -237,6 +240,7 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
                 [
                     row["family"],
                     name,
+                    str(row["n_seeds"]),
                     triple(row, "i2t"),
                     triple(row, "t2i"),
                     cell(row, "rsum"),
