@@ -8,7 +8,13 @@ from types import SimpleNamespace
 import pytest
 
 from tags.demo.budget import BUDGETS
-from tags.demo.methods import get_method, list_methods, method_config, pretrain_config
+from tags.demo.methods import (
+    data_section,
+    get_method,
+    list_methods,
+    method_config,
+    pretrain_config,
+)
 from tags.demo.results import aggregate, results_markdown
 from tags.training.config import config_from_dict
 
@@ -125,3 +131,43 @@ def test_result_plots_from_logged_metrics(tmp_path):
         with Image.open(path) as image:
             assert image.format == "PNG" and len(image.getcolors(1 << 16) or []) > 2
     assert draw_result_plots(tmp_path, 0, ("hardest",)).keys() == {"hardness"}
+
+
+def test_ndgl_reference_scores_are_the_dual_cosines_in_dataset_order(tmp_path):
+    import torch
+
+    from tags.data import build_dataset, pad_regions, pad_text
+    from tags.data.synthetic import write_synthetic_dataset
+    from tags.demo.pipeline import reference_scores
+    from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
+    from tags.negatives.models import load_tokenizer
+    from tags.training.config import DataConfig
+
+    paths = write_synthetic_dataset(tmp_path / "data", num_images=5, layout="karpathy")
+    tokenizer = load_tokenizer(str(tiny_mlm_path()))
+    config = TagsConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=37,
+        region_feature_size=16,
+        max_position_embeddings=64,
+    )
+    model = TagsModel(config).eval()
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    data = SimpleNamespace(captions=paths["captions"], features=paths["features"])
+    budget = BUDGETS["tiny"]
+    out = reference_scores(tmp_path / "model", data, budget, tmp_path / "ref.pt")
+    scores = torch.load(out)
+    dataset = build_dataset(DataConfig(**data_section(data, budget)), tokenizer)
+    assert scores.shape == (dataset.num_images, len(dataset)) == (5, 25)
+    # one image and one caption encoded alone give the same cosine (padding-invariant)
+    feats, boxes = dataset.image(3)
+    f, b, m = pad_regions([feats], [boxes])
+    ids, mask = pad_text([dataset.tokens(7)])
+    with torch.no_grad():
+        expected = model.encode_image(f, b, m)[0] @ model.encode_text(ids, mask)[0]
+    assert scores[3, 7].item() == pytest.approx(expected.item(), abs=1e-5)
+    assert reference_scores(tmp_path / "model", data, budget, out) == out  # reused

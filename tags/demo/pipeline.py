@@ -84,24 +84,16 @@ def reference_scores(model_dir: Path, data: Any, budget: Budget, out: Path) -> P
         return out
     import torch
 
-    from tags.data import build_dataset, pad_regions, pad_text
+    from tags.data import build_dataset
     from tags.negatives import load_tags_model
     from tags.training.config import DataConfig
+    from tags.training.retrieval import encode_dataset
 
     model, tokenizer = load_tags_model(model_dir, "cpu")
     dataset = build_dataset(DataConfig(**methods.data_section(data, budget)), tokenizer)
-    images, captions = [], []
-    with torch.no_grad():
-        for start in range(0, dataset.num_images, 256):
-            regions = [dataset.image(i) for i in range(start, min(start + 256, dataset.num_images))]
-            f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
-            images.append(model.encode_image(f, b, m))
-        for start in range(0, len(dataset), 256):
-            ids = [dataset.tokens(i) for i in range(start, min(start + 256, len(dataset)))]
-            input_ids, mask = pad_text(ids, tokenizer.pad_token_id or 0)
-            captions.append(model.encode_text(input_ids, mask))
+    images, captions = encode_dataset(model, dataset)
     out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(torch.cat(images) @ torch.cat(captions).t(), out)
+    torch.save(images @ captions.t(), out)
     return out
 
 

@@ -31,6 +31,24 @@ def _chunks(n: int, size: int):
 
 
 @torch.no_grad()
+@torch.no_grad()
+def encode_dataset(
+    model: nn.Module, dataset: ImageTextDataset, device: Any = "cpu", chunk: int = 64
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dual-mode embeddings of every image and every caption of ``dataset`` (dataset order),
+    as float32 ``([N_img, H], [N_cap, H])``; call it under the wanted autocast."""
+    images, captions = [], []
+    for start, stop in _chunks(dataset.num_images, chunk):
+        regions = [dataset.image(i) for i in range(start, stop)]
+        f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
+        images.append(model.encode_image(f.to(device), b.to(device), m.to(device)).float())
+    pad_id = getattr(dataset.tokenizer, "pad_token_id", None) or 0
+    for start, stop in _chunks(len(dataset), chunk):
+        ids, mask = pad_text([dataset.tokens(i) for i in range(start, stop)], pad_id)
+        captions.append(model.encode_text(ids.to(device), mask.to(device)).float())
+    return torch.cat(images), torch.cat(captions)
+
+
 def retrieve_negatives(
     model: nn.Module,
     dataset: ImageTextDataset,

@@ -32,6 +32,7 @@ from tags.mining import (
 )
 from tags.training.metrics import fne_summary, mining_metrics
 from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.retrieval import encode_dataset
 
 
 class DualEncoder(nn.Module):
@@ -145,24 +146,15 @@ class VSERecipe(Recipe):
         model = self.tags_model(module)
         was_training = model.training
         model.eval()
-        ds, device, chunk = self.dataset, self.accelerator.device, 64
-        images, captions = [], []
+        ds, device = self.dataset, self.accelerator.device
         with self.accelerator.autocast():
-            for start in range(0, ds.num_images, chunk):
-                regions = [ds.image(i) for i in range(start, min(start + chunk, ds.num_images))]
-                f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
-                images.append(model.encode_image(f.to(device), b.to(device), m.to(device)).float())
-            for start in range(0, len(ds), chunk):
-                ids, mask = pad_text(
-                    [ds.tokens(i) for i in range(start, min(start + chunk, len(ds)))]
-                )
-                captions.append(model.encode_text(ids.to(device), mask.to(device)).float())
+            images, captions = encode_dataset(model, ds, device)
         model.train(was_training)
         aoq = self.config.vse.aoq
         h = min(aoq.h, len(ds) - 1)
         offline = build_offline_negatives(
-            torch.cat(images),
-            torch.cat(captions),
+            images,
+            captions,
             ds.image_of,
             h=h,
             h_caption=max(1, min(h // 5, ds.num_images - 1)),
