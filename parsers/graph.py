@@ -109,6 +109,9 @@ class SceneGraph:
     entities: list[Entity] = field(default_factory=list)
     attributes: list[Attribute] = field(default_factory=list)
     relations: list[Relation] = field(default_factory=list)
+    #: The caption's tokens as ``(start, end, Penn tag)`` (empty for graphs read from
+    #: FACTUAL strings); negative generation reads them for number and verb form.
+    tokens: list[tuple[int, int, str]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
@@ -116,6 +119,11 @@ class SceneGraph:
 
     def is_empty(self) -> bool:
         return not self.entities
+
+    def tags_in(self, span: CharSpan) -> list[str]:
+        """Penn tags of the tokens inside ``span`` (empty without :attr:`tokens`)."""
+        start, end = span
+        return [tag for s, e, tag in self.tokens if s >= start and e <= end and e > s]
 
     def attributes_of(self, entity: int) -> list[Attribute]:
         return [a for a in self.attributes if a.entity == entity]
@@ -165,12 +173,15 @@ class SceneGraph:
 
     # ---------------------------------------------------------------- JSON form
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "caption": self.caption,
             "entities": [e.to_dict() for e in self.entities],
             "attributes": [a.to_dict() for a in self.attributes],
             "relations": [r.to_dict() for r in self.relations],
         }
+        if self.tokens:
+            data["tokens"] = [list(t) for t in self.tokens]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SceneGraph:
@@ -179,6 +190,7 @@ class SceneGraph:
             entities=[Entity.from_dict(e) for e in data.get("entities", [])],
             attributes=[Attribute.from_dict(a) for a in data.get("attributes", [])],
             relations=[Relation.from_dict(r) for r in data.get("relations", [])],
+            tokens=[(int(s), int(e), str(t)) for s, e, t in data.get("tokens", [])],
         )
 
     def to_json(self) -> str:

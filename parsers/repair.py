@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 
+#: Forms of "be": never nouns ("There is a ..." is sometimes tagged "There/EX is/NNS").
+_COPULAS = {"is": "VBZ", "are": "VBP", "was": "VBD", "were": "VBD", "am": "VBP", "be": "VB"}
 _NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other", "another"}
 _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
 
@@ -100,6 +102,9 @@ def repair_tags(doc: Doc, lexicon: LearnedLexicon | None = None) -> None:
             and t.lower_ not in _NOT_NOUNS
         ):  # "skateboard has wheels": a subject or object is a noun
             t.tag_ = "NNS" if tag == "VBZ" and t.lower_.endswith("s") else "NN"
+    for t in doc:  # forms of "be" are never nouns, whatever the rules above concluded
+        if t.tag_ in NOUN_TAGS and t.lower_ in _COPULAS:
+            t.tag_ = _COPULAS[t.lower_]
 
 
 def merge_split_words(doc: Doc, lemmatizer: Lemmatizer, lexicon: LearnedLexicon) -> None:

@@ -819,7 +819,9 @@ class _Rules:
         self.collect_attributes()
         self.noun_preps()
         self.verbs()
-        return self.b.graph
+        graph = self.b.graph
+        graph.tokens = [(t.idx, t.idx + len(t.text), t.tag_) for t in self.tokens]
+        return graph
 
 
 def is_animate(name: str) -> bool:

@@ -38,7 +38,18 @@ _RESUME_KEYS = (
     "mask_ratio",
     "max_tokens",
     "tokenizer",
+    "max_edits",
+    "swaps",
+    "unconstrained",
 )
+
+#: ``--preset`` values: generation settings filled in where the command line leaves them.
+PRESETS = {
+    # one scene-graph unit per negative, planned substitutes, swaps: for datasets
+    "minimal": {"max_edits": 1, "swaps": True},
+    # the TAGS paper: about 15% of the tokens in whole units per copy, K = L = 20
+    "paper": {"max_edits": None, "swaps": False},
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,17 +95,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--l", "--num-samples", type=int, default=20, help="refills per masked copy")
     gen.add_argument("--temperature", type=float, default=1.5)
     gen.add_argument("--top-m", type=int, default=31, help="negatives kept per caption")
+    gen.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="minimal",
+        help="minimal: one unit per negative plus swaps (default); paper: TAGS-DC's ~15%% "
+        "unit masking, several units per negative",
+    )
+    gen.add_argument(
+        "--max-edits",
+        type=int,
+        default=None,
+        help="most scene-graph units edited per negative (minimal: 1; paper: no cap)",
+    )
+    gen.add_argument(
+        "--no-swaps", dest="swaps", action="store_false", default=None, help="no swap edits"
+    )
+    gen.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="refill without the edit planner (the original TAGS-DC engine: any surface of "
+        "the unit's type or any MLM word piece; no grammar or plausibility checks)",
+    )
     gen.add_argument("--masking", choices=("unit", "word"), default="unit")
     gen.add_argument("--mask-ratio", type=float, default=0.15)
     gen.add_argument("--max-tokens", type=int, default=64, help="longer captions are cut")
     gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--batch-size", type=int, default=64, help="captions per batch")
+    gen.add_argument("--batch-size", type=int, default=256, help="captions per batch")
+    gen.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes (default: 2 with the weight-free refill on a machine with 2+ cores, "
+        "else 1; the output is the same for any number)",
+    )
     gen.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     gen.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
 
 # ---------------------------------------------------------------------- setup helpers
+def apply_preset(args: argparse.Namespace) -> None:
+    """Fill ``max_edits``/``swaps`` from ``--preset`` where the command line left them."""
+    preset = PRESETS[args.preset]
+    if args.max_edits is None:
+        args.max_edits = preset["max_edits"]
+    if args.swaps is None:
+        args.swaps = preset["swaps"]
+    if args.max_edits is not None and args.max_edits < 1:
+        raise ValueError(f"--max-edits must be at least 1, got {args.max_edits}")
+
+
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(args, key) for key in _RESUME_KEYS}
 
@@ -142,7 +193,7 @@ def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -
             for c in group.captions
         )
         bar = tqdm(
-            parser.pipe(texts),
+            parser.pipe(texts, n_process=_workers(args, state)),
             desc="vocabulary",
             unit=" captions",
             disable=args.no_progress or None,
@@ -209,17 +260,32 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
         mlm, mlm_tokenizer = HFMaskedLM.from_pretrained(args.mlm, device)
         refiller = MLMRefiller(mlm, mlm_tokenizer, **mlm_options)
         tokenizer = tokenizer or mlm_tokenizer
-    else:
+    vocabulary = None
+    if not (args.model or args.mlm) or not args.unconstrained:
         vocab_path = Path(args.vocab) if args.vocab else out.with_name(out.name + ".vocab.json")
-        refiller = VocabularyRefiller(
-            _vocabulary(args, parser, vocab_path, state), num_samples=args.l
-        )
+        vocabulary = _vocabulary(args, parser, vocab_path, state)
+    if not (args.model or args.mlm):
+        refiller = VocabularyRefiller(vocabulary, num_samples=args.l)
+    planner = None
+    if not args.unconstrained and args.masking == "unit":
+        from tags.negatives.planner import EditPlanner
+
+        planner = EditPlanner(vocabulary.scenes)
     return {
         "refiller": refiller,
         "scorer": scorer,
         "regions": regions,
         "label_tokenizer": tokenizer,
+        "planner": planner,
     }
+
+
+def _workers(args: argparse.Namespace, state: Any) -> int:
+    if args.workers is not None:
+        return max(1, args.workers)
+    if state is not None or args.model or args.mlm:
+        return 1  # no forking next to a loaded model or inside a launched process group
+    return min(2, os.cpu_count() or 1)
 
 
 def _distributed_state() -> Any:
@@ -253,6 +319,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     try:
+        apply_preset(args)
         shard = parse_shard(args.shard) if args.shard else (0, 1)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -321,6 +388,8 @@ def _generate(
         temperature=args.temperature,
         top_m=args.top_m,
         mask_ratio=args.mask_ratio,
+        max_edits=args.max_edits,
+        swaps=bool(args.swaps),
         masking=args.masking,
         max_tokens=args.max_tokens,
         batch_size=args.batch_size,
@@ -330,7 +399,9 @@ def _generate(
     first, stop = shard_bounds(total_groups, *shard)
     parser = default_parser()
     components = _components(args, parser, out, state)
-    generator = NegativeGenerator(config=config, parser=parser, **components)
+    generator = NegativeGenerator(
+        config=config, parser=parser, processes=_workers(args, state), **components
+    )
     _check_settings(target.with_name(target.name + ".meta.json"), args, args.resume)
     writer = JsonlWriter(target)
     point = writer.open(resume=args.resume)

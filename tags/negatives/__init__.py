@@ -2,6 +2,9 @@
 
 One module per stage:
 
+- ``planner``: :class:`EditPlanner`, the substitutes that keep a caption grammatical and its
+  scene plausible (``scenes``: what the corpus attests; ``lexical``: WordNet and closed
+  word classes), and the swap edits;
 - ``masking``: :class:`UnitMasker` (scene-graph units) and :class:`WordMasker` (baseline);
 - ``refill``: :class:`MLMRefiller` (any :class:`MaskedLM`) and :class:`VocabularyRefiller`
   (typed substitution from the corpus's :class:`SceneGraphVocabulary`, no weights);
@@ -30,6 +33,11 @@ _EXPORTS = {
     "UnitMasker": "masking",
     "WordMasker": "masking",
     "SceneGraphVocabulary": "vocabulary",
+    "SceneCounts": "scenes",
+    "Choice": "planner",
+    "EditPlanner": "planner",
+    "PlannedUnit": "planner",
+    "swap_candidates": "planner",
     "MaskedLM": "refill",
     "MLMRefiller": "refill",
     "RefillJob": "refill",

@@ -13,7 +13,11 @@ _VOWEL_SOUND = ("hour", "honest", "honor", "honour", "heir")
 
 
 def match_case(original: str, replacement: str) -> str:
-    """Capitalise ``replacement`` when ``original`` starts with a capital (uncased refills)."""
+    """Carry the case of ``original`` over to an (uncased) ``replacement``: all caps stay all
+    caps ("ELEPHANT" -> "HORSE"), a capital first letter stays capital."""
+    letters = [c for c in original if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return replacement.upper()
     if original[:1].isupper() and replacement[:1].islower():
         return replacement[:1].upper() + replacement[1:]
     return replacement
@@ -49,7 +53,10 @@ def fix_articles(caption: str, edits: Sequence[Edit]) -> list[Edit]:
             article = match.group(1)
             want = "an" if wants_an(edit.replacement) else "a"
             if article.lower() != want:
-                want = want.capitalize() if article[0].isupper() else want
+                if article.isupper() and (len(article) > 1 or edit.replacement.isupper()):
+                    want = want.upper()
+                elif article[0].isupper():
+                    want = want.capitalize()
                 start = match.start(1)
                 edit = Edit(
                     edit.type,
@@ -57,6 +64,7 @@ def fix_articles(caption: str, edits: Sequence[Edit]) -> list[Edit]:
                     want + match.group(2) + edit.replacement,
                     start,
                     edit.end,
+                    edit.operation,
                 )
         out.append(edit)
     return out

@@ -28,7 +28,10 @@ def replaced_words(candidate: Candidate) -> set[str]:
 
 
 def is_false_negative(candidate: Candidate, other_words: set[str]) -> bool:
-    """The paper's rule: all replaced words are contained in the other captions."""
+    """The paper's rule: all replaced words are contained in the other captions. Swaps
+    bring in no new word (they exchange the caption's own), so the rule does not apply."""
+    if candidate.edits and all(e.operation == "swap" for e in candidate.edits):
+        return False
     new = replaced_words(candidate)
     return bool(new) and new <= other_words
 

@@ -76,10 +76,13 @@ class MaskedSegment:
 
 @dataclass(frozen=True)
 class MaskedUnit:
-    """One masked unit: its type and its segments (a relation may have several)."""
+    """One masked unit: its type, its segments (a relation may have several) and, when the
+    unit was planned (:class:`~tags.negatives.planner.PlannedUnit`), the substitutes a refill
+    may use (one surface per segment)."""
 
     type: str
     segments: tuple[MaskedSegment, ...]
+    choices: tuple | None = None
 
     @property
     def positions(self) -> set[int]:
@@ -150,9 +153,13 @@ def token_budget(view: TokenView, ratio: float) -> int:
 
 
 def _choose(
-    candidates: Sequence[MaskedUnit], budget: int, rng: random.Random
+    candidates: Sequence[MaskedUnit],
+    budget: int,
+    rng: random.Random,
+    max_units: int | None = None,
 ) -> tuple[MaskedUnit, ...]:
-    """Random non-overlapping units up to ``budget`` tokens; the first is always taken."""
+    """Random non-overlapping units up to ``budget`` tokens (and at most ``max_units``
+    units); the first is always taken."""
     order = list(range(len(candidates)))
     rng.shuffle(order)
     chosen: list[MaskedUnit] = []
@@ -163,18 +170,26 @@ def _choose(
             continue
         chosen.append(candidates[i])
         used |= positions
-        if len(used) >= budget:
+        if len(used) >= budget or (max_units is not None and len(chosen) >= max_units):
             break
     return tuple(sorted(chosen, key=lambda u: u.segments[0].start))
 
 
 class UnitMasker:
-    """Mask whole scene-graph units, about ``ratio`` of the tokens, at least one unit a copy."""
+    """Mask whole scene-graph units, about ``ratio`` of the tokens, at least one unit a copy.
 
-    def __init__(self, ratio: float = 0.15):
+    ``max_units`` caps the units of a copy. With ``max_units=1`` (minimal edits) there is
+    one copy per unit (at most ``num_copies``, in a random order): a copy's refills already
+    cover that unit's substitutes, so repeating it would only repeat them.
+    """
+
+    def __init__(self, ratio: float = 0.15, max_units: int | None = None):
         if not 0.0 < ratio <= 1.0:
             raise ValueError(f"mask ratio must be in (0, 1], got {ratio}")
+        if max_units is not None and max_units < 1:
+            raise ValueError(f"max_units must be at least 1, got {max_units}")
         self.ratio = ratio
+        self.max_units = max_units
 
     def units(
         self, units: Sequence[tuple[str, tuple[CharSpan, ...]]], view: TokenView
@@ -183,7 +198,8 @@ class UnitMasker:
         words = view.word_tokens()
         out: list[MaskedUnit] = []
         seen: set[tuple[int, ...]] = set()
-        for unit_type, spans in units:
+        for unit in units:
+            unit_type, spans = tuple(unit)
             segments: list[MaskedSegment] = []
             for span in spans:
                 positions = _whole_words(
@@ -194,8 +210,11 @@ class UnitMasker:
             if not key or key in seen:
                 continue
             seen.add(key)
-            merged = _segments(key, view)  # pieces of one unit that touch become one segment
-            out.append(MaskedUnit(unit_type, merged))
+            choices = getattr(unit, "choices", None)
+            if choices is None:  # pieces of one unit that touch become one segment
+                out.append(MaskedUnit(unit_type, _segments(key, view)))
+            elif len(segments) == len(spans):  # planned: one segment per span, as planned
+                out.append(MaskedUnit(unit_type, tuple(segments), tuple(choices)))
         return out
 
     def mask(
@@ -209,8 +228,14 @@ class UnitMasker:
         candidates = self.units(units, view)
         if not candidates:
             return []
+        if self.max_units == 1:
+            order = list(candidates)
+            rng.shuffle(order)
+            return [MaskedCopy((u,)) for u in order[:num_copies]]
         budget = token_budget(view, self.ratio)
-        return [MaskedCopy(_choose(candidates, budget, rng)) for _ in range(num_copies)]
+        return [
+            MaskedCopy(_choose(candidates, budget, rng, self.max_units)) for _ in range(num_copies)
+        ]
 
 
 class WordMasker:

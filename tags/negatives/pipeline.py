@@ -11,9 +11,10 @@ sharded and resumed runs equal to a single uninterrupted one.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import random
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,6 +53,11 @@ class GenerationConfig:
         temperature: refill softmax temperature.
         top_m: negatives kept per caption.
         mask_ratio: share of tokens masked per copy.
+        max_edits: most units edited per negative; ``None`` (the paper): as many as fit in
+            ``mask_ratio``; ``1``: minimal edits, one copy per unit (``tags generate``'s
+            default).
+        swaps: with an edit planner, also exchange two attributes or a relation's subject
+            and object (one operation, two edit spans).
         masking: ``"unit"`` (scene-graph units) or ``"word"`` (ablation baseline).
         max_tokens: longer captions are cut at a word boundary (counted).
         batch_size: captions per processing batch.
@@ -63,6 +69,8 @@ class GenerationConfig:
     temperature: float = 1.5
     top_m: int = 31
     mask_ratio: float = 0.15
+    max_edits: int | None = None
+    swaps: bool = True
     masking: str = "unit"
     max_tokens: int = 64
     batch_size: int = 64
@@ -76,6 +84,8 @@ class GenerationConfig:
                 raise ValueError(f"{name} must be at least 1")
         if self.temperature <= 0:
             raise ValueError(f"temperature must be positive, got {self.temperature}")
+        if self.max_edits is not None and self.max_edits < 1:
+            raise ValueError(f"max_edits must be at least 1 (or None), got {self.max_edits}")
 
 
 @dataclass
@@ -91,10 +101,12 @@ class GenerationStats:
     candidates: int = 0
     negatives: int = 0
     without_negatives: int = 0
+    without_units: int = 0
     labelled: int = 0
     length_changed: int = 0
     removed: Counter = field(default_factory=Counter)
     edits: Counter = field(default_factory=Counter)
+    operations: Counter = field(default_factory=Counter)
     seconds: float = 0.0
 
     def merge(self, other: GenerationStats) -> None:
@@ -110,11 +122,13 @@ class GenerationStats:
         rate = self.captions / self.seconds if self.seconds else 0.0
         removed = ", ".join(f"{n} {self.removed.get(n, 0)}" for n in FILTER_NAMES)
         edits = ", ".join(f"{k} {v}" for k, v in sorted(self.edits.items())) or "none"
+        operations = ", ".join(f"{k} {v}" for k, v in sorted(self.operations.items()))
         return "\n".join(
             [
                 f"captions: {self.captions} processed ({self.images} images), "
                 f"{self.skipped} already done, {self.empty} empty skipped, "
-                f"{self.truncated} truncated, {self.fallback} without units (word masking)",
+                f"{self.truncated} truncated, {self.fallback} without units (word masking), "
+                f"{self.without_units} without an editable unit",
                 f"candidates: {self.candidates}; removed by filters: {removed}",
                 f"negatives: {self.negatives} ({self.negatives / done:.1f} per caption; "
                 f"{self.without_negatives} captions without any)"
@@ -124,7 +138,7 @@ class GenerationStats:
                     if self.labelled
                     else ""
                 ),
-                f"edits by type: {edits}",
+                f"edits by type: {edits}" + (f"; by operation: {operations}" if operations else ""),
                 f"time: {self.seconds:.1f}s ({rate:.1f} captions/s)",
             ]
         )
@@ -202,6 +216,12 @@ class NegativeGenerator:
         scorer: ITM scorer for top-m selection (needs ``regions``); else seeded sampling.
         regions: region features by image, for image-conditioned refills and scoring.
         label_tokenizer: when given, records carry ``input_ids``/``wod_labels``/``woc_labels``.
+        planner: an :class:`~.planner.EditPlanner`: units are edited only into its planned
+            substitutes (grammatical, plausible, false), and swaps are added; without it,
+            refills are unconstrained (the original TAGS-DC engine).
+        processes: worker processes (forked) that run whole batches through the pipeline;
+            results come back in input order and are the same as with one process. For the
+            weight-free refill only (no model, no scorer).
     """
 
     def __init__(
@@ -213,6 +233,8 @@ class NegativeGenerator:
         scorer: PairScorer | None = None,
         regions: RegionStore | None = None,
         label_tokenizer: Any = None,
+        planner: Any = None,
+        processes: int = 1,
     ):
         self.refiller = refiller
         self.config = config or GenerationConfig()
@@ -222,7 +244,11 @@ class NegativeGenerator:
         self.scorer = scorer
         self.regions = regions
         self.label_tokenizer = label_tokenizer
-        self.unit_masker = UnitMasker(self.config.mask_ratio)
+        self.planner = planner
+        if processes > 1 and (scorer is not None or getattr(refiller, "mlm", None) is not None):
+            raise ValueError("worker processes serve the weight-free refill only")
+        self.processes = max(1, processes)
+        self.unit_masker = UnitMasker(self.config.mask_ratio, self.config.max_edits)
         self.word_masker = WordMasker(self.config.mask_ratio)
         self.stats = GenerationStats()
 
@@ -241,6 +267,27 @@ class NegativeGenerator:
             resume_after: a caption id; it and every caption before it are skipped (they
                 still serve as "other captions" of their image for the false-negative rule).
         """
+        batches = self._batches(groups, resume_after)
+        if self.processes == 1:
+            for batch in batches:
+                yield from self._run(batch)
+            return
+        global _WORKER
+        _WORKER = self
+        if self.planner is not None:
+            self.planner.prepare()
+        pending: deque = deque()
+        with mp.get_context("fork").Pool(self.processes, initializer=_worker_init) as pool:
+            for batch in batches:  # at most 2 batches in flight per worker: memory stays flat
+                pending.append(pool.apply_async(_worker_run, (batch,)))
+                while len(pending) > 2 * self.processes:
+                    yield from self._collect(pending.popleft())
+            while pending:
+                yield from self._collect(pending.popleft())
+
+    def _batches(
+        self, groups: Iterable[ImageGroup], resume_after: Any
+    ) -> Iterator[list[tuple[Caption, ImageGroup]]]:
         skipping = resume_after is not None
         batch: list[tuple[Caption, ImageGroup]] = []
         for group in groups:
@@ -252,15 +299,21 @@ class NegativeGenerator:
                     continue
                 batch.append((caption, group))
             if len(batch) >= self.config.batch_size:
-                yield from self._run(batch)
+                yield batch
                 batch = []
         if batch:
-            yield from self._run(batch)
+            yield batch
         if skipping:
             raise ValueError(
                 f"cannot resume: caption {resume_after!r} of the existing output is not in the "
                 "input (different captions file or split?)"
             )
+
+    def _collect(self, pending: Any) -> list[CaptionResult]:
+        results, stats = pending.get()
+        stats.seconds /= self.processes  # workers run side by side
+        self.stats.merge(stats)
+        return results
 
     # ------------------------------------------------------------------ stages
     def _prepare(self, caption: Caption, group: ImageGroup) -> _Work | None:
@@ -284,14 +337,25 @@ class NegativeGenerator:
         if self.config.masking == "unit" and work:
             graphs = self.parser.parse_batch([w.text for w in work])
         jobs: list[RefillJob] = []
+        swaps: list[list[Any]] = []
         images: dict[Any, Any] = {}  # one feature load per image and batch
         for w, graph in zip(work, graphs):
             rng = random.Random(w.seed)
             copies = []
-            if graph is not None:
+            swaps.append([])
+            if graph is not None and self.planner is not None:
+                units = self.planner.plan(graph)
+                copies = self.unit_masker.mask(units, w.view, self.config.num_copies, rng)
+                if self.config.swaps:
+                    from tags.negatives.planner import swap_candidates
+
+                    swaps[-1] = swap_candidates(graph, self.planner.scenes)
+                if not copies and not swaps[-1]:
+                    self.stats.without_units += 1
+            elif graph is not None:
                 units = trim_units(graph.units(), w.text)
                 copies = self.unit_masker.mask(units, w.view, self.config.num_copies, rng)
-            if not copies:
+            if not copies and (self.planner is None or graph is None):
                 if graph is not None:
                     self.stats.fallback += 1
                 copies = self.word_masker.mask(w.text, w.view, self.config.num_copies, rng)
@@ -303,6 +367,7 @@ class NegativeGenerator:
                 image = images[key]
             jobs.append(RefillJob(w.text, w.view, copies, rng.getrandbits(63), image))
         candidates = self.refiller.refill(jobs) if jobs else []
+        candidates = [found + extra for found, extra in zip(candidates, swaps)]
         finished = iter([self._finish(*args) for args in zip(work, jobs, candidates)])
         self.stats.seconds += time.perf_counter() - start
         for (caption, _), w in zip(batch, prepared):
@@ -342,8 +407,27 @@ class NegativeGenerator:
                     self.stats.length_changed += 1
             self.stats.negatives += 1
             self.stats.edits.update(e.type for e in candidate.edits)
+            self.stats.operations.update({e.operation for e in candidate.edits})
             records.append(record)
         return records
+
+
+_WORKER: NegativeGenerator | None = None
+
+
+def _worker_init() -> None:
+    from tags.negatives.lexical import wordnet
+
+    if wordnet.cache_info().currsize:
+        wordnet().after_fork()
+
+
+def _worker_run(batch: list[tuple[Caption, ImageGroup]]) -> tuple[list, GenerationStats]:
+    """One batch in a forked worker: its results and the statistics it added."""
+    assert _WORKER is not None
+    _WORKER.stats = GenerationStats()
+    results = list(_WORKER._run(batch))
+    return results, _WORKER.stats
 
 
 __all__ = [

@@ -179,6 +179,7 @@ class MLMRefiller:
         self.pad_to = pad_to
         self.max_length = max_length
         self.decoder = PieceDecoder(tokenizer)
+        self._pieces: dict[str, tuple[int, ...]] = {}
 
     @property
     def conditions_on_image(self) -> bool:
@@ -240,12 +241,59 @@ class MLMRefiller:
         generator = torch.Generator().manual_seed(job.seed % (1 << 63))
         logits = parts[0][0] if len(parts) == 1 else torch.cat([p for p, _ in parts])
         sizes = [n for _, s in parts for n in s]
+        if _constrained(job):
+            return self._sample_choices(job, logits.split(sizes), generator)
         ids = sample_refills(
             logits, self.num_samples, self.temperature, generator, self.decoder.banned_ids
         )
         return [rows.tolist() for rows in ids.split(sizes)]
 
+    def _piece_ids(self, text: str) -> tuple[int, ...]:
+        ids = self._pieces.get(text)
+        if ids is None:
+            ids = self._pieces[text] = tuple(
+                self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            )
+        return ids
+
+    def choice_scores(self, copy: MaskedCopy, logits: torch.Tensor) -> list[torch.Tensor]:
+        """Per unit of ``copy``: the MLM's score of each planned substitute, the mean
+        log-probability (at ``temperature``) of its word pieces at the masked positions,
+        summed over the unit's segments (pieces beyond the masked length are not scored)."""
+        logp = torch.log_softmax(logits.detach().float().cpu() / self.temperature, dim=-1)
+        row_of = {p: r for r, p in enumerate(copy.positions)}
+        out = []
+        for unit in copy.units:
+            scores = []
+            for choice in unit.choices:
+                total = 0.0
+                for segment, text in zip(unit.segments, choice.surface):
+                    ids = self._piece_ids(text)
+                    n = min(len(ids), len(segment.positions))
+                    rows = [row_of[p] for p in segment.positions[:n]]
+                    total += float(logp[rows, list(ids[:n])].mean()) if n else -1e4
+                scores.append(total)
+            out.append(torch.tensor(scores))
+        return out
+
+    def _sample_choices(
+        self, job: RefillJob, logits: Sequence[torch.Tensor], generator: torch.Generator
+    ) -> list[list[list[int]]]:
+        """Choice indices ``[copy][unit][sample]`` drawn from the MLM's choice scores."""
+        out = []
+        for copy, rows in zip(job.copies, logits):
+            draws = []
+            for scores in self.choice_scores(copy, rows):
+                probs = torch.softmax(scores, dim=0)
+                draws.append(
+                    torch.multinomial(probs, self.num_samples, True, generator=generator).tolist()
+                )
+            out.append(draws)
+        return out
+
     def _candidates(self, job: RefillJob, samples: list[list[list[int]]]) -> list[Candidate]:
+        if _constrained(job):
+            return _choice_candidates(job, samples, self.num_samples)
         out: list[Candidate] = []
         for copy, rows in zip(job.copies, samples):
             row_of = {p: r for r, p in enumerate(copy.positions)}
@@ -260,8 +308,44 @@ class MLMRefiller:
                     edit = make_edit(unit_type, job.text, segment.start, segment.end, text)
                     if edit is not None:
                         edits.append(edit)
+                edits = fix_articles(job.text, edits)
                 out.append(Candidate(apply_edits(job.text, edits), tuple(edits), debris))
         return out
+
+
+def _constrained(job: RefillJob) -> bool:
+    """Whether every masked unit of the job carries planned substitutes."""
+    return bool(job.copies) and all(u.choices for c in job.copies for u in c.units)
+
+
+def _choice_candidates(
+    job: RefillJob, draws: list[list[list[int]]], num_samples: int
+) -> list[Candidate]:
+    """Candidates from choice indices ``draws[copy][unit][sample]``."""
+    out: list[Candidate] = []
+    for copy, units in zip(job.copies, draws):
+        for sample in range(num_samples):
+            edits: list[Edit] = []
+            for unit, picks in zip(copy.units, units):
+                if sample >= len(picks):
+                    continue
+                choice = unit.choices[picks[sample]]
+                for segment, text in zip(unit.segments, choice.surface):
+                    edit = make_edit(unit.type, job.text, segment.start, segment.end, text)
+                    if edit is not None:
+                        edits.append(edit.with_operation(choice.operation))
+            if edits:
+                edits = fix_articles(job.text, edits)
+                out.append(Candidate(apply_edits(job.text, edits), tuple(edits)))
+    return out
+
+
+def weighted_order(weights: Sequence[float], count: int, rng: random.Random) -> list[int]:
+    """``count`` distinct indices drawn without replacement, proportional to ``weights``
+    (Efraimidis-Spirakis keys)."""
+    keys = [(rng.random() ** (1.0 / w) if w > 0 else 0.0, i) for i, w in enumerate(weights)]
+    keys.sort(reverse=True)
+    return [i for _, i in keys[:count]]
 
 
 class VocabularyRefiller:
@@ -285,6 +369,8 @@ class VocabularyRefiller:
 
     def _candidates(self, job: RefillJob) -> list[Candidate]:
         rng = random.Random(job.seed)
+        if _constrained(job):
+            return _choice_candidates(job, self._draw_choices(job, rng), self.num_samples)
         out: list[Candidate] = []
         for copy in job.copies:
             pools = [
@@ -307,6 +393,21 @@ class VocabularyRefiller:
                 out.append(Candidate(apply_edits(job.text, edits), tuple(edits)))
         return out
 
+    def _draw_choices(self, job: RefillJob, rng: random.Random) -> list[list[list[int]]]:
+        """By corpus weight: distinct substitutes for a one-unit copy, independent draws
+        per unit otherwise."""
+        draws = []
+        for copy in job.copies:
+            units = []
+            for unit in copy.units:
+                weights = [c.weight for c in unit.choices]
+                if len(copy.units) == 1:
+                    units.append(weighted_order(weights, self.num_samples, rng))
+                else:
+                    units.append(rng.choices(range(len(weights)), weights, k=self.num_samples))
+            draws.append(units)
+        return draws
+
 
 __all__ = [
     "MLMRefiller",
@@ -316,4 +417,5 @@ __all__ = [
     "Refiller",
     "VocabularyRefiller",
     "sample_refills",
+    "weighted_order",
 ]

@@ -15,7 +15,9 @@ class Edit:
     """One replaced stretch of the positive caption.
 
     ``start``/``end`` are half-open character offsets of ``original`` in the positive, so
-    ``positive[start:end] == original``.
+    ``positive[start:end] == original``. ``operation`` says how the replacement was chosen:
+    ``replace`` (a substitute), ``flip`` (an opposite relation), ``antonym`` (an opposite
+    attribute) or ``swap`` (two units of the caption exchanged; its edits come in pairs).
     """
 
     type: str
@@ -23,6 +25,7 @@ class Edit:
     replacement: str
     start: int
     end: int
+    operation: str = "replace"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -31,11 +34,22 @@ class Edit:
             "replacement": self.replacement,
             "start": self.start,
             "end": self.end,
+            "operation": self.operation,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Edit:
-        return cls(data["type"], data["original"], data["replacement"], data["start"], data["end"])
+        return cls(
+            data["type"],
+            data["original"],
+            data["replacement"],
+            data["start"],
+            data["end"],
+            data.get("operation", "replace"),
+        )
+
+    def with_operation(self, operation: str) -> Edit:
+        return Edit(self.type, self.original, self.replacement, self.start, self.end, operation)
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from parsers import SceneGraph
 from tags.negatives.masking import trim_units
+from tags.negatives.scenes import SceneCounts
 
 Surface = tuple[str, ...]
 
@@ -179,6 +180,8 @@ class SceneGraphVocabulary:
     min_count: int = 1
     min_pool: int = 5
     counts: dict[str, Counter] = field(default_factory=dict)
+    #: Surfaces and combinations the corpus attests (for plausible minimal edits).
+    scenes: SceneCounts = field(default_factory=SceneCounts)
     _pools: dict[str, _Pool] | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
@@ -194,6 +197,7 @@ class SceneGraphVocabulary:
 
     def add_graph(self, graph: SceneGraph) -> None:
         """Count the units of one parsed caption (and its words, for word masking)."""
+        self.scenes.add_graph(graph)
         for unit_type, spans in trim_units(graph.units(), graph.caption):
             self.add(unit_type, tuple(graph.caption[s:e] for s, e in spans))
         for word in words(graph.caption):
@@ -242,6 +246,7 @@ class SceneGraphVocabulary:
                 key: [[list(s), c] for s, c in sorted(counter.items(), key=lambda x: (-x[1], x[0]))]
                 for key, counter in sorted(self.counts.items())
             },
+            "scenes": self.scenes.to_dict(),
         }
         Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
@@ -251,6 +256,7 @@ class SceneGraphVocabulary:
         vocab = cls(min_count=data.get("min_count", 1), min_pool=data.get("min_pool", 5))
         for key, items in data["counts"].items():
             vocab.counts[key] = Counter({tuple(s): c for s, c in items})
+        vocab.scenes = SceneCounts.from_dict(data.get("scenes", {}))
         return vocab
 
 

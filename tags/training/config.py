@@ -110,7 +110,12 @@ class RetrievalConfig:
 class SyntheticConfig:
     """TAGS-DC synthetic negatives. ``source``: ``dynamic`` (shared MLM head, the paper),
     ``static`` (frozen separate MLM at ``static_generator``), ``fixed`` (pools from
-    ``data.negatives``), ``none``. ``masking``: ``unit`` (scene graph) or ``word`` (ablation)."""
+    ``data.negatives``), ``none``. ``masking``: ``unit`` (scene graph) or ``word`` (ablation).
+    ``planner``: refills are drawn only from the edit planner's substitutes for each masked
+    unit (whole words of the unit's type, attested in the training captions' scene graphs);
+    ``false``: any word piece of the MLM vocabulary, as the official code does.
+    ``max_edits``: most units per negative (``null``: about ``mask_ratio`` of the tokens,
+    the paper)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -120,6 +125,8 @@ class SyntheticConfig:
     top_m: int = 31
     mask_ratio: float = 0.15
     static_generator: str | None = None
+    planner: bool = True
+    max_edits: int | None = None
 
 
 @dataclass

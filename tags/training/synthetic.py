@@ -120,16 +120,20 @@ class EngineSource:
         config: Any,
         max_length: int = 40,
         static_generator: nn.Module | None = None,
+        corpus: Sequence[str] | None = None,
     ) -> None:
         self.tokenizer = tokenizer
         self.config = config
         self.max_length = max_length
         self.static_generator = static_generator
         self.parser = None
+        self.planner = None
         if config.masking == "unit":
             from tags.negatives.pipeline import default_parser
 
             self.parser = default_parser()
+            if getattr(config, "planner", False) and corpus:
+                self.planner = build_planner(self.parser, corpus)
         self.stats = None
 
     @torch.no_grad()
@@ -166,6 +170,8 @@ class EngineSource:
                 top_m=cfg.top_m,
                 mask_ratio=cfg.mask_ratio,
                 masking=cfg.masking,
+                max_edits=getattr(cfg, "max_edits", None),
+                swaps=False,
                 max_tokens=max(self.max_length - 2, 1),
                 seed=request.seed,
             )
@@ -175,6 +181,7 @@ class EngineSource:
                 parser=self.parser,
                 scorer=scorer,
                 regions=_BatchRegions(request),
+                planner=self.planner,
             )
             out: Negatives = []
             for i, (text, caption_id) in enumerate(zip(request.texts, request.caption_ids)):
@@ -193,6 +200,16 @@ class EngineSource:
             return out
         finally:
             model.train(was_training)
+
+
+def build_planner(parser: Any, corpus: Sequence[str]) -> Any:
+    """An :class:`~tags.negatives.planner.EditPlanner` over the scene graphs of ``corpus``
+    (the training captions), so refills stay inside what those captions attest."""
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    texts = [" ".join(t.split()) for t in corpus]
+    return EditPlanner(SceneGraphVocabulary().update(parser.pipe(texts)).scenes)
 
 
 class FixedPoolSource:

@@ -127,7 +127,10 @@ class TagsDCRecipe(Recipe):
 
             static = StaticMLMGenerator.from_pretrained(syn.static_generator)
             static.to(self.accelerator.device)
-        return EngineSource(self.tokenizer, syn, max_len, static)
+        corpus = None
+        if syn.planner and syn.masking == "unit" and self.dataset is not None:
+            corpus = [self.dataset.text(i) for i in range(len(self.dataset))]
+        return EngineSource(self.tokenizer, syn, max_len, static, corpus=corpus)
 
     def stateful(self) -> list[Any]:
         return [self.itm_loss.miner, self.istm_loss.miner]

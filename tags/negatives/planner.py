@@ -1,0 +1,438 @@
+"""Edit planning: which scene-graph units may change, and into what.
+
+:class:`EditPlanner` turns a parsed caption into :class:`PlannedUnit` s, each a unit's spans
+with the substitutes (:class:`Choice`) that keep the caption grammatical and the scene
+plausible while making it false. Every refill source draws from these choices only: the
+weight-free refiller by their corpus weight, an MLM by its (image-conditioned) scores. The
+checks, per unit type:
+
+- **object**: the head (with its compound words) of an entity that is not a pronoun, a
+  number, a time, direction or measure word; substitutes are other objects of the same
+  grammatical number and WordNet category (animal for animal, person for person) that are
+  not synonyms, hypernyms or hyponyms of the original, and every combination the
+  substitute enters is attested in the corpus: ``(attribute, object)`` for its attributes,
+  ``(object, predicate)`` where it is a subject, ``(predicate, object)`` where it is an
+  object.
+- **attribute**: colours, sizes, ages, materials, patterns and states are replaced inside
+  their class by values the corpus attests with the object; WordNet antonyms are preferred
+  and are the only substitutes of other adjectives; plural quantities (two, 3) change to
+  another plural quantity written the same way.
+- **relation**: a verb relation ("sitting on") is replaced by a relation surface of the same
+  tag shape ("VBG IN": "standing on"), attested with the subject and the object; a spatial
+  preposition by its opposite or an exclusive alternative (on/under, in front of/behind,
+  with/without). Possessive and copular relations are never edited.
+
+Swaps (:func:`swap_candidates`) exchange the attributes of two objects, or the subject and
+object of a relation, under the same attestation checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from parsers import SceneGraph
+from tags.negatives.edits import fix_articles, make_edit
+from tags.negatives.lexical import (
+    GENERIC_NOUNS,
+    NEVER_EDIT,
+    NUMBER_VALUES,
+    PREPOSITION_OPPOSITES,
+    attribute_class,
+    wordnet,
+)
+from tags.negatives.scenes import SceneCounts, is_bare, is_plural, normal, relation_shape
+from tags.negatives.types import Candidate, apply_edits
+
+CharSpan = tuple[int, int]
+
+#: Predicates never edited: copulas, possession and clothing read from "in"/"with".
+FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
+
+#: Substitutes kept per unit (the most plausible first).
+MAX_CHOICES = 24
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One substitute of a unit: a surface per span, its weight, and the operation."""
+
+    surface: tuple[str, ...]
+    weight: float
+    operation: str = "replace"
+
+
+@dataclass(frozen=True)
+class PlannedUnit:
+    """An editable unit: ``(type, spans, choices)`` (unpacks like ``SceneGraph.units()``)."""
+
+    type: str
+    spans: tuple[CharSpan, ...]
+    choices: tuple[Choice, ...]
+
+    def __iter__(self):  # (type, spans) as the maskers read units
+        return iter((self.type, self.spans))
+
+
+def _top(
+    weights: Counter, operation: dict[tuple[str, ...], str] | None = None
+) -> tuple[Choice, ...]:
+    best = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CHOICES]
+    operation = operation or {}
+    return tuple(Choice(s, float(w), operation.get(s, "replace")) for s, w in best)
+
+
+def _words_ok(text: str) -> bool:
+    words = text.split()
+    return bool(words) and not any(w in NEVER_EDIT for w in words)
+
+
+class EditPlanner:
+    """Plans minimal, grammatical, plausible edits from a corpus's :class:`SceneCounts`.
+
+    Args:
+        scenes: counts of the corpus the captions come from (built in a first pass).
+        min_count: an object, attribute or relation surface seen fewer times is never a
+            substitute (parse noise).
+        frequency_power: substitutes are weighted by ``count ** frequency_power`` (times
+            their support in the caption's contexts): higher values favour common words.
+    """
+
+    def __init__(self, scenes: SceneCounts, *, min_count: int = 2, frequency_power: float = 0.5):
+        self.scenes = scenes
+        self.min_count = min_count
+        self.frequency_power = frequency_power
+        self.wordnet = wordnet()
+        self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
+
+    def prepare(self) -> None:
+        """Build the lookup tables now (before worker processes fork, so they share them)."""
+        _ = self.scenes.index
+        self._usable_objects(None, False)
+        self.wordnet.related("dog", "cat")
+
+    # ------------------------------------------------------------------ units
+    def plan(self, graph: SceneGraph) -> list[PlannedUnit]:
+        """Every editable unit of ``graph`` with its substitutes (units without any are left
+        out)."""
+        units: list[PlannedUnit] = []
+        seen: set[tuple[CharSpan, ...]] = set()
+        for kind, spans, choices in self._units(graph):
+            if choices and spans not in seen:
+                seen.add(spans)
+                units.append(PlannedUnit(kind, spans, choices))
+        return units
+
+    def _units(self, graph: SceneGraph) -> Iterable[tuple[str, tuple[CharSpan, ...], tuple]]:
+        for index, entity in enumerate(graph.entities):
+            if entity.head_span is not None:
+                yield "object", (entity.head_span,), self.object_choices(graph, index)
+            if entity.quantity_span is not None:
+                text = graph.caption[slice(*entity.quantity_span)]
+                yield "attribute", (entity.quantity_span,), self.number_choices(text)
+        for attribute in graph.attributes:
+            if attribute.span is not None:
+                yield "attribute", (attribute.span,), self.attribute_choices(graph, attribute)
+        for relation in graph.relations:
+            if relation.spans:
+                yield "relation", tuple(relation.spans), self.relation_choices(graph, relation)
+
+    # ---------------------------------------------------------------- objects
+    def _usable_objects(self, category: str | None, plural: bool) -> dict[str, float]:
+        """Objects of one category and number that may be substitutes at all, with their
+        corpus counts (computed once per category and number)."""
+        key = (category, plural)
+        found = self._by_category.get(key)
+        if found is None:
+            if not self._by_category:  # first call: sort every object name once
+                for number in (False, True):
+                    for other, count in self.scenes.index["objects_by_number"][number].items():
+                        if count < self.min_count or not self._substitute_ok(other):
+                            continue
+                        group = (self.wordnet.category(other), number)
+                        self._by_category.setdefault(group, {})[other] = count
+            found = self._by_category.setdefault(key, {})
+        return found
+
+    def _substitute_ok(self, name: str) -> bool:
+        if not _words_ok(name) or name in GENERIC_NOUNS or not name.replace(" ", "").isalpha():
+            return False
+        depth = self.wordnet.depth(name)
+        return depth is None or depth > 7  # too general to be false ("instrument", "device")
+
+    def object_choices(self, graph: SceneGraph, index: int) -> tuple[Choice, ...]:
+        entity = graph.entities[index]
+        name = entity.name.lower()
+        written = normal(graph.caption[slice(*entity.head_span)])
+        tags = graph.tags_in(entity.head_span)
+        if (
+            not tags
+            or not all(t.startswith("NN") for t in tags)
+            or len(tags) > 3
+            or not _words_ok(written)
+            or name in GENERIC_NOUNS
+            or not name.replace(" ", "").isalpha()
+            or self.scenes.object_count(name) < 1
+        ):
+            return ()
+        plural = is_plural(graph, entity.head_span)
+        bare = not plural and is_bare(graph, entity)
+        index_ = self.scenes.index
+        pools: list[Counter] = []
+        for attribute in graph.attributes_of(index):
+            pools.append(index_["objects_with_attribute"].get(attribute.value, Counter()))
+        for relation in graph.relations:
+            if relation.subject == index and relation.object != index:
+                pools.append(index_["subjects_of"].get(relation.predicate, Counter()))
+            elif relation.object == index and relation.subject != index:
+                pools.append(index_["objects_of"].get(relation.predicate, Counter()))
+        category = self.wordnet.category(name)
+        if category is None and not pools:
+            return ()
+        weights: Counter = Counter()
+        for other, count in self._usable_objects(category, plural).items():
+            if other == name or any(other not in pool for pool in pools):
+                continue
+            if set(other.split()) & set(name.split()):
+                continue  # "suit" -> "bathing suit" may still be true
+            if bare and self.scenes.bare.get(other, 0) < self.min_count:
+                continue  # "buying fish" -> "buying bat" needs an article
+            if self.wordnet.related(name, other):
+                continue
+            surface = self.scenes.surface(other, plural)
+            if (
+                surface is None
+                or surface == written
+                or not surface.isascii()
+                or len(surface.split()) != len(other.split())
+            ):
+                continue
+            support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
+            weight = count**self.frequency_power * (1.0 + support)
+            weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
+        return _top(weights)
+
+    # ------------------------------------------------------------- attributes
+    def number_choices(self, text: str) -> tuple[Choice, ...]:
+        word = text.lower()
+        value = int(word) if word.isdigit() else NUMBER_VALUES.get(word)
+        if value is None or value < 2:
+            return ()
+        others = [v for v in range(2, 13) if v != value and abs(v - value) <= 3]
+        names = {v: k for k, v in NUMBER_VALUES.items()}
+        weights = Counter(
+            {((str(v) if word.isdigit() else names[v]),): 1.0 / abs(v - value) for v in others}
+        )
+        return _top(weights)
+
+    def attribute_choices(self, graph: SceneGraph, attribute) -> tuple[Choice, ...]:
+        value = attribute.value
+        written = normal(graph.caption[slice(*attribute.span)])
+        tags = graph.tags_in(attribute.span)
+        if not tags or not all(t in {"JJ", "JJR", "NN", "NNP", "VBN", "CD"} for t in tags):
+            return ()
+        if not _words_ok(written):
+            return ()
+        kind = attribute_class(value)
+        name = graph.entities[attribute.entity].name.lower()
+        if kind == "number":
+            return self.number_choices(written) if len(written.split()) == 1 else ()
+        attested = self.scenes.index["attributes_of_object"].get(name, Counter())
+        antonyms = set(self.wordnet.antonyms(value)) if " " not in value else set()
+        weights: Counter = Counter()
+        operations: dict[tuple[str, ...], str] = {}
+        for other, count in attested.items():
+            if other == value or not _words_ok(other) or set(other.split()) & set(value.split()):
+                continue  # "red" -> "bright red" may still be true
+            is_antonym = other in antonyms
+            if not is_antonym and (kind is None or attribute_class(other) != kind):
+                continue
+            if not is_antonym and self.wordnet.related(value, other, "a"):
+                continue
+            surface = (self.scenes.attribute_surface(other),)
+            if surface[0] == written:
+                continue
+            weight = count**self.frequency_power * (4.0 if is_antonym else 1.0)
+            weights[surface] = max(weight, weights.get(surface, 0.0))
+            if is_antonym:
+                operations[surface] = "antonym"
+        return _top(weights, operations)
+
+    # -------------------------------------------------------------- relations
+    def relation_choices(self, graph: SceneGraph, relation) -> tuple[Choice, ...]:
+        predicate = relation.predicate
+        if (
+            predicate in FIXED_PREDICATES
+            or relation.subject == relation.object
+            or not _contiguous(graph, relation.spans)  # "throwing a stick into": the verb's frame
+        ):
+            return ()
+        surface = tuple(normal(graph.caption[s:e]) for s, e in relation.spans)
+        joined = " ".join(surface)
+        tag_shape = relation_shape(graph, tuple(relation.spans))
+        subject = graph.entities[relation.subject].name.lower()
+        obj = graph.entities[relation.object].name.lower()
+        if joined in PREPOSITION_OPPOSITES:  # ("in" read as "wear" is a fixed predicate)
+            return self._preposition_choices(surface, subject, obj)
+        tags = tag_shape.split()
+        if not tags or not tags[0].startswith("VB") or not _words_ok(joined):
+            return ()
+        verb = predicate.split()[0]
+        index = self.scenes.index
+        with_subject = index["predicates_of_subject"].get(subject, Counter())
+        with_object = index["predicates_of_object"].get(obj, Counter())
+        weights: Counter = Counter()
+        operations: dict[tuple[str, ...], str] = {}
+        particle = " ".join(predicate.split()[1:])
+        for other in sorted(set(with_subject) & set(with_object)):
+            if other == predicate or other in FIXED_PREDICATES:
+                continue
+            flip = other.split()[0] == verb
+            if flip and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ()):
+                continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
+            triple = self.scenes.triples.get((subject, other, obj), 0)
+            if not triple and min(with_subject[other], with_object[other]) < 2:
+                continue
+            surfaces = index["relation_surfaces"].get((tag_shape, other))
+            if not surfaces or (not flip and self.wordnet.related(verb, other.split()[0], "v")):
+                continue
+            for other_surface, count in sorted(surfaces.items()):
+                if count >= self.min_count and _words_ok(" ".join(other_surface)):
+                    weight = (
+                        count**self.frequency_power
+                        * (1.0 + math.log1p(triple))
+                        * (2.0 if flip else 1.0)
+                    )
+                    weights[other_surface] += weight
+                    if flip:
+                        operations[other_surface] = "flip"
+        return _top(weights, operations)
+
+    def _preposition_choices(
+        self, pieces: tuple[str, ...], subject: str, obj: str
+    ) -> tuple[Choice, ...]:
+        weights: Counter = Counter()
+        operations: dict[tuple[str, ...], str] = {}
+        for rank, other in enumerate(PREPOSITION_OPPOSITES[" ".join(pieces)]):
+            shaped = _shape_like(other, pieces)
+            if shaped is None:
+                continue
+            attested = (
+                self.scenes.triples.get((subject, other, obj), 0)
+                + self.scenes.predicate_object.get((other, obj), 0)
+                + (other == "without")  # "with X" -> "without X" holds for any X
+            )
+            if attested:
+                weights[shaped] = 2.0 / (1 + rank) * (1.0 + math.log1p(attested))
+                operations[shaped] = "flip"
+        return _top(weights, operations)
+
+
+def _contiguous(graph: SceneGraph, spans) -> bool:
+    """Whether a relation's pieces are separated by articles at most ("to the left of")."""
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        if graph.caption[end:start].strip().lower() not in ("", "the", "a", "an"):
+            return False
+    return True
+
+
+def _shape_like(text: str, pieces: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``text`` cut into pieces of the same word counts as ``pieces`` (``None``: no fit)."""
+    words = text.split()
+    sizes = [len(p.split()) for p in pieces]
+    if len(pieces) == 1:
+        return (text,)
+    if len(words) != sum(sizes):
+        return None
+    out, start = [], 0
+    for size in sizes:
+        out.append(" ".join(words[start : start + size]))
+        start += size
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- swaps
+def _replace(
+    text: str, kind: str, pairs: list[tuple[CharSpan, str]], operation: str
+) -> Candidate | None:
+    edits = []
+    for (start, end), replacement in pairs:
+        edit = make_edit(kind, text, start, end, replacement)
+        if edit is None:
+            return None
+        edits.append(edit)
+    edits = [e.with_operation(operation) for e in fix_articles(text, edits)]
+    return Candidate(apply_edits(text, edits), tuple(edits))
+
+
+def swap_candidates(graph: SceneGraph, scenes: SceneCounts) -> list[Candidate]:
+    """Attribute swaps between two objects and subject/object swaps around a relation,
+    when every combination they create is attested."""
+    text = graph.caption
+    out: list[Candidate] = []
+    names = [e.name.lower() for e in graph.entities]
+    attrs = [a for a in graph.attributes if a.span is not None]
+    for i, a in enumerate(attrs):
+        for b in attrs[i + 1 :]:
+            kind = attribute_class(a.value)
+            if (
+                a.entity == b.entity
+                or a.value == b.value
+                or kind is None
+                or kind == "number"
+                or attribute_class(b.value) != kind
+                or names[a.entity] == names[b.entity]
+            ):
+                continue
+            if not (
+                scenes.attribute_object.get((b.value, names[a.entity]))
+                and scenes.attribute_object.get((a.value, names[b.entity]))
+            ):
+                continue
+            a_text, b_text = text[slice(*a.span)], text[slice(*b.span)]
+            candidate = _replace(text, "attribute", [(a.span, b_text), (b.span, a_text)], "swap")
+            if candidate is not None:
+                out.append(candidate)
+    for relation in graph.relations:
+        s, o = relation.subject, relation.object
+        subject, obj = graph.entities[s], graph.entities[o]
+        if (
+            s == o
+            or relation.predicate in FIXED_PREDICATES
+            or not relation.spans
+            or subject.head_span is None
+            or obj.head_span is None
+            or names[s] == names[o]
+            or not _words_ok(names[s])
+            or not _words_ok(names[o])
+            or is_plural(graph, subject.head_span) != is_plural(graph, obj.head_span)
+        ):
+            continue
+        p = relation.predicate
+        if not (
+            scenes.triples.get((names[o], p, names[s]))
+            or (
+                scenes.subject_predicate.get((names[o], p))
+                and scenes.predicate_object.get((p, names[s]))
+            )
+        ):
+            continue
+        if any(
+            not scenes.attribute_object.get((a.value, names[o])) for a in graph.attributes_of(s)
+        ) or any(
+            not scenes.attribute_object.get((a.value, names[s])) for a in graph.attributes_of(o)
+        ):
+            continue
+        s_text, o_text = text[slice(*subject.head_span)], text[slice(*obj.head_span)]
+        candidate = _replace(
+            text, "object", [(subject.head_span, o_text), (obj.head_span, s_text)], "swap"
+        )
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+__all__ = ["FIXED_PREDICATES", "Choice", "EditPlanner", "PlannedUnit", "swap_candidates"]

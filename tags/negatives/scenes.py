@@ -1,0 +1,212 @@
+"""What the corpus's scene graphs attest: the plausibility side of an edit.
+
+:class:`SceneCounts` counts, over every parsed caption of a corpus, the object surfaces (with
+grammatical number), the relation surfaces (with their Penn-tag shape, e.g. ``VBG IN`` for
+"sitting on"), the attribute surfaces, and the combinations they occur in:
+``(attribute, object)``, ``(subject, predicate, object)``, ``(subject, predicate)`` and
+``(predicate, object)``. An edit is plausible when the combinations it creates are attested
+(see :mod:`tags.negatives.planner`). Everything is keyed by canonical names (lemmas), so "dogs
+sitting" and "a dog sits" count together.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from parsers import SceneGraph
+
+#: Tags of a plural noun head.
+PLURAL_TAGS = frozenset({"NNS", "NNPS"})
+
+
+def normal(text: str) -> str:
+    """Lower-cased, whitespace-collapsed text."""
+    return " ".join(text.lower().split())
+
+
+def shape(tags: list[str]) -> str:
+    """A relation's tag shape ("VBG IN"); particles and adverbs merge into ``RP``."""
+    return " ".join("RP" if t in {"RP", "RB", "TO"} else t for t in tags)
+
+
+def relation_surface(graph: SceneGraph, spans: tuple[tuple[int, int], ...]) -> tuple[str, ...]:
+    return tuple(normal(graph.caption[s:e]) for s, e in spans)
+
+
+def relation_shape(graph: SceneGraph, spans: tuple[tuple[int, int], ...]) -> str:
+    return " | ".join(shape(graph.tags_in(span)) for span in spans)
+
+
+def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
+    """Number of an object from the tag of its head (last) token."""
+    tags = graph.tags_in(span)
+    return bool(tags) and tags[-1] in PLURAL_TAGS
+
+
+def _most_common(counts: Counter) -> Any:
+    """The most frequent key; ties go to the smallest (independent of insertion order)."""
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def is_bare(graph: SceneGraph, entity) -> bool:
+    """A singular noun phrase with nothing before its head inside the caption ("in water";
+    not a caption-initial "Man on a bench", which is headline style)."""
+    span = entity.span or entity.head_span
+    if span is None or span[0] == 0:
+        return False
+    before = [t for s, e, t in graph.tokens if e <= entity.head_span[0]]
+    return (
+        span[0] == entity.head_span[0]
+        and bool(before)
+        and before[-1] not in {"DT", "PRP$", "CD", "JJ", "POS", "NN", "NNS", "HYPH", "PDT", "WP$"}
+    )
+
+
+@dataclass
+class SceneCounts:
+    """Counts of scene-graph surfaces and combinations (see the module docstring)."""
+
+    #: (name, surface, plural) of object mentions.
+    objects: Counter = field(default_factory=Counter)
+    #: Names of singular objects written without a determiner inside the caption
+    #: ("buying fish", "in water"): mass-noun use.
+    bare: Counter = field(default_factory=Counter)
+    #: (value, surface) of attributes.
+    attributes: Counter = field(default_factory=Counter)
+    #: (predicate, surface tuple, tag shape) of relation mentions.
+    relations: Counter = field(default_factory=Counter)
+    attribute_object: Counter = field(default_factory=Counter)
+    triples: Counter = field(default_factory=Counter)
+    subject_predicate: Counter = field(default_factory=Counter)
+    predicate_object: Counter = field(default_factory=Counter)
+    _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
+
+    # ---------------------------------------------------------------- building
+    def add_graph(self, graph: SceneGraph) -> None:
+        """Count one parsed caption (graphs without token tags count no surfaces)."""
+        names = [e.name.lower() for e in graph.entities]
+        for entity, name in zip(graph.entities, names):
+            if entity.head_span is not None and graph.tokens:
+                surface = normal(graph.caption[slice(*entity.head_span)])
+                plural = is_plural(graph, entity.head_span)
+                self.objects[(name, surface, plural)] += 1
+                if not plural and is_bare(graph, entity):
+                    self.bare[name] += 1
+        for attribute in graph.attributes:
+            self.attribute_object[(attribute.value, names[attribute.entity])] += 1
+            if attribute.span is not None:
+                self.attributes[
+                    (attribute.value, normal(graph.caption[slice(*attribute.span)]))
+                ] += 1
+        for relation in graph.relations:
+            subject, obj = names[relation.subject], names[relation.object]
+            predicate = relation.predicate
+            self.triples[(subject, predicate, obj)] += 1
+            self.subject_predicate[(subject, predicate)] += 1
+            self.predicate_object[(predicate, obj)] += 1
+            if relation.spans and graph.tokens:
+                surface = relation_surface(graph, relation.spans)
+                self.relations[(predicate, surface, relation_shape(graph, relation.spans))] += 1
+        self._index = None
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def index(self) -> dict[str, Any]:
+        """Lookup tables built on first use (and after every update)."""
+        if self._index is None:
+            objects_by_number: dict[bool, Counter] = defaultdict(Counter)
+            surfaces: dict[tuple[str, bool], Counter] = defaultdict(Counter)
+            for (name, surface, plural), count in self.objects.items():
+                objects_by_number[plural][name] += count
+                surfaces[(name, plural)][surface] += count
+            by_attribute: dict[str, Counter] = defaultdict(Counter)
+            attrs_by_object: dict[str, Counter] = defaultdict(Counter)
+            for (value, name), count in self.attribute_object.items():
+                by_attribute[value][name] += count
+                attrs_by_object[name][value] += count
+            subjects_of: dict[str, Counter] = defaultdict(Counter)
+            preds_of_subject: dict[str, Counter] = defaultdict(Counter)
+            for (subject, predicate), count in self.subject_predicate.items():
+                subjects_of[predicate][subject] += count
+                preds_of_subject[subject][predicate] += count
+            objects_of: dict[str, Counter] = defaultdict(Counter)
+            preds_of_object: dict[str, Counter] = defaultdict(Counter)
+            for (predicate, obj), count in self.predicate_object.items():
+                objects_of[predicate][obj] += count
+                preds_of_object[obj][predicate] += count
+            relation_surfaces: dict[tuple[str, str], Counter] = defaultdict(Counter)
+            for (predicate, surface, tag_shape), count in self.relations.items():
+                relation_surfaces[(tag_shape, predicate)][surface] += count
+            attribute_surface: dict[str, Counter] = defaultdict(Counter)
+            for (value, surface), count in self.attributes.items():
+                attribute_surface[value][surface] += count
+            self._index = {
+                "objects_by_number": objects_by_number,
+                "surfaces": surfaces,
+                "objects_with_attribute": by_attribute,
+                "attributes_of_object": attrs_by_object,
+                "subjects_of": subjects_of,
+                "objects_of": objects_of,
+                "predicates_of_subject": preds_of_subject,
+                "predicates_of_object": preds_of_object,
+                "relation_surfaces": relation_surfaces,
+                "attribute_surface": attribute_surface,
+            }
+        return self._index
+
+    def object_count(self, name: str) -> int:
+        index = self.index["objects_by_number"]
+        return index[False].get(name, 0) + index[True].get(name, 0)
+
+    def surface(self, name: str, plural: bool) -> str | None:
+        """The most frequent written form of object ``name`` in the given number."""
+        forms = self.index["surfaces"].get((name, plural))
+        return _most_common(forms) if forms else None
+
+    def attribute_surface(self, value: str) -> str:
+        forms = self.index["attribute_surface"].get(value)
+        return _most_common(forms) if forms else value
+
+    # ---------------------------------------------------------------- storage
+    _FIELDS = (
+        "objects",
+        "bare",
+        "attributes",
+        "relations",
+        "attribute_object",
+        "triples",
+        "subject_predicate",
+        "predicate_object",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        def key(k: Any) -> Any:
+            return [key(x) for x in k] if isinstance(k, tuple) else k
+
+        return {
+            name: [[key(k), c] for k, c in sorted(getattr(self, name).items(), key=str)]
+            for name in self._FIELDS
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SceneCounts:
+        def key(k: Any) -> Any:
+            return tuple(key(x) for x in k) if isinstance(k, list) else k
+
+        counts = cls()
+        for name in cls._FIELDS:
+            getattr(counts, name).update({key(k): c for k, c in data.get(name, [])})
+        return counts
+
+
+__all__ = [
+    "PLURAL_TAGS",
+    "SceneCounts",
+    "is_bare",
+    "is_plural",
+    "normal",
+    "relation_shape",
+    "shape",
+]
