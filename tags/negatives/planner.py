@@ -223,8 +223,12 @@ class EditPlanner:
             return ()
         others = [v for v in range(2, 13) if v != value and abs(v - value) <= 3]
         names = {v: k for k, v in NUMBER_VALUES.items()}
+        # near numbers first, small (common) numbers before large ones
         weights = Counter(
-            {((str(v) if word.isdigit() else names[v]),): 1.0 / abs(v - value) for v in others}
+            {
+                ((str(v) if word.isdigit() else names[v]),): 1.0 / (abs(v - value) * v)
+                for v in others
+            }
         )
         return _top(weights)
 
