@@ -11,7 +11,7 @@ import torch
 from _training_utils import state_dict_close, tiny_config
 
 from tags.cli import main as cli_main
-from tags.mining import OfflineNegatives
+from tags.mining import OfflineNegatives, build_offline_negatives
 from tags.modeling import TagsModel, tiny_mlm_path
 from tags.training import get_recipe, list_recipes, register_recipe, training_function
 from tags.training.recipes import Recipe
@@ -96,28 +96,39 @@ def test_fixed_pools_in_both_recipes(tmp_path):
     assert row["loss/wod"] > 0 and row["loss/woc"] > 0
 
 
-def test_aoq_second_round_restarts_from_the_initial_weights(tmp_path):
+AOQ_PHASES = (
+    "phases=[{name: round1, steps: 2, lr: 1.0e-2},"
+    " {name: round2, steps: 1, lr: 0.0, miner: aoq, init: initial}]"
+)
+
+
+def _offline_from(model: torch.nn.Module, cfg, h: int) -> OfflineNegatives:
+    """AOQ's ranking of the tiny training set by ``model``'s dual embeddings."""
+    from tags.data import build_dataset
+    from tags.training.factory import create_tokenizer
+    from tags.training.loop import _materialize_data
+    from tags.training.retrieval import encode_dataset
+
+    dataset = build_dataset(_materialize_data(cfg, False), create_tokenizer(cfg.model))
+    model.eval()
+    images, captions = encode_dataset(model, dataset)
+    return build_offline_negatives(images, captions, dataset.image_of, h=h, h_caption=2)
+
+
+def test_aoq_ranks_with_round_one_then_restarts_from_the_initial_weights(tmp_path):
     run = tmp_path / "run"
-    cfg = tiny_config(
-        "vse",
-        run,
-        "phases=[{name: round1, steps: 2, lr: 1.0e-2},"
-        " {name: round2, steps: 1, lr: 0.0, miner: aoq, init: initial}]",
-        "vse.aoq={h: 10}",
-    )
+    cfg = tiny_config("vse", run, AOQ_PHASES, "vse.aoq={h: 10}")
     result = training_function(cfg)
     initial = TagsModel.from_pretrained(run / "phases" / "-1_initial")
     round1 = TagsModel.from_pretrained(run / "phases" / "0_round1")
     state_dict_close(result.model, initial, atol=0.0)  # round 2 (lr 0) = the initial weights
-    moved = max(
-        (a - b).abs().max().item()
-        for a, b in zip(round1.state_dict().values(), initial.state_dict().values())
-    )
-    assert moved > 1e-4  # round 1 trained
-    offline = OfflineNegatives.load(run / "aoq_offline_negatives.pt")
+    offline = OfflineNegatives.load(run / "phases" / "1_round2" / "aoq_offline_negatives.pt")
     assert offline.i2t.shape == (8, 10)  # top-h negative captions of every image
     own = offline.caption_to_image[offline.i2t] == torch.arange(8)[:, None]
     assert not own.any()  # never a caption of the image itself
+    # ranked by round 1's model (paper 3.2, official geti2toffcandi.py), not the initial one
+    assert torch.equal(offline.i2t, _offline_from(round1, cfg, 10).i2t)
+    assert not torch.equal(offline.i2t, _offline_from(initial, cfg, 10).i2t)
     last = rows(run)[-1]
     assert last["phase"] == 1 and "i2t/weight" in last and "t2i/offline" in last
 

@@ -190,6 +190,8 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     if checkpoint is not None:
         accelerator.load_state(str(checkpoint))
         accelerator.step = 0  # checkpoints sit at accumulation boundaries
+        if state.phase >= 0:  # per-phase recipe state (miner override, AOQ offline negatives)
+            recipe.resume_phase(state.phase, config.phases[state.phase], module)
         accelerator.print(f"resumed from {checkpoint} at step {state.step}")
     elif main and any(p.init == "initial" for p in config.phases[1:]):
         recipe.tags_model(module).save_pretrained(phase_dir(output_dir, -1, "initial"))
@@ -215,6 +217,9 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
 
     def begin_phase(index: int) -> None:
         phase = config.phases[index]
+        # before the weights reset: the module still holds the previous phase's model (AOQ
+        # ranks the training set with round 1's model, then round 2 restarts from `initial`)
+        recipe.start_phase(index, phase, module)
         if index > 0 and phase.init != "continue":
             source = (
                 phase_dir(output_dir, index - 1, config.phases[index - 1].name)
@@ -223,7 +228,6 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
             )
             _load_weights(recipe.tags_model(module), source)
             optimizer.optimizer.state.clear()
-        recipe.start_phase(index, phase, module)
         state.phase = index
 
     def save_checkpoint() -> Path:
@@ -238,7 +242,6 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
         return path
 
     while state.step < stop:
-        sampler.set_epoch(state.epoch)
         if state.batch_in_epoch == 0:
             recipe.start_epoch(state.epoch)
         epoch_loader = (
@@ -246,6 +249,10 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
             if state.batch_in_epoch
             else loader
         )
+        # the prepared loader keeps its own epoch counter (0 in a fresh process) and passes
+        # it to the sampler when iterated: set it from the checkpointed position
+        epoch_loader.set_epoch(state.epoch)
+        sampler.set_epoch(state.epoch)
         finished_epoch = True
         for batch in epoch_loader:
             if state.phase != phase_of(state.step, steps):
