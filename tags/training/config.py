@@ -10,6 +10,7 @@ resolved config (``output_dir/config.yaml`` of every run).
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -200,6 +201,7 @@ class TrainConfig:
     save_every: int = 0  # 0: checkpoints only at phase ends and at the last step
     keep_checkpoints: int = 2
     resume_from: str | None = None  # "latest" or a checkpoint directory
+    max_nonfinite_steps: int = 0  # steps with a NaN/inf loss skipped before the run stops
     tensorboard: bool | None = None  # None: when tensorboard is installed
     progress_bar: bool = True
     ddp_find_unused_parameters: bool = True
@@ -370,12 +372,32 @@ VALID = {
 }
 
 
+def _check_finite(value: Any, where: str) -> None:
+    """Every number of the config is finite (``lr: nan`` parses as a float; ``"nan"`` in a
+    free-form mapping such as miner kwargs would become one)."""
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ConfigError(f"{where}: {value!r} is not a finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(item, f"{where}.{i}")
+
+
 def validate(config: TrainConfig) -> TrainConfig:
     """Value checks that the types cannot express (raises :class:`ConfigError`)."""
     from tags.mining import list_miners
     from tags.training.recipes import get_recipe, list_recipes
 
     flat = to_dict(config)
+    _check_finite(flat, "")
     for key, choices in VALID.items():
         value: Any = flat
         for part in key.split("."):
@@ -398,6 +420,8 @@ def validate(config: TrainConfig) -> TrainConfig:
     for key in ("batch_size", "gradient_accumulation_steps", "log_every", "keep_checkpoints"):
         if getattr(config, key) < 1:
             raise ConfigError(f"{key} must be >= 1")
+    if config.max_nonfinite_steps < 0:
+        raise ConfigError("max_nonfinite_steps must be >= 0")
     if len(config.optim.betas) != 2:
         raise ConfigError("optim.betas must hold two numbers")
     if not 0.0 <= config.optim.warmup_ratio < 1.0:
