@@ -104,12 +104,9 @@ AOQ_PHASES = (
 
 def _offline_from(model: torch.nn.Module, cfg, h: int) -> OfflineNegatives:
     """AOQ's ranking of the tiny training set by ``model``'s dual embeddings."""
-    from tags.data import build_dataset
-    from tags.training.factory import create_tokenizer
-    from tags.training.loop import _materialize_data
     from tags.training.retrieval import encode_dataset
 
-    dataset = build_dataset(_materialize_data(cfg, False), create_tokenizer(cfg.model))
+    dataset = _tiny_dataset(cfg)
     model.eval()
     images, captions = encode_dataset(model, dataset)
     return build_offline_negatives(images, captions, dataset.image_of, h=h, h_caption=2)
@@ -133,16 +130,58 @@ def test_aoq_ranks_with_round_one_then_restarts_from_the_initial_weights(tmp_pat
     assert last["phase"] == 1 and "i2t/weight" in last and "t2i/offline" in last
 
 
+def _tiny_dataset(cfg):
+    from tags.data import build_dataset
+    from tags.training.factory import create_tokenizer
+    from tags.training.loop import _materialize_data
+
+    return build_dataset(_materialize_data(cfg, False), create_tokenizer(cfg.model))
+
+
 def test_ndgl_with_reference_scores(tmp_path):
+    """The logged NDGL terms equal the miner applied by hand to the first batch (lr 0: the
+    model stays at its initial weights) with the mean of the two reference matrices."""
+    from tags.data import EpochSampler
+    from tags.mining import NDGLMiner, direction_pairs
+    from tags.training.retrieval import encode_dataset
+
     reference = torch.rand(8, 40, generator=torch.Generator().manual_seed(0))
     torch.save(reference, tmp_path / "ref_a.pt")
     torch.save(reference.flip(1), tmp_path / "ref_b.pt")
     run = tmp_path / "run"
     refs = f"vse.reference_scores=[{tmp_path / 'ref_a.pt'}, {tmp_path / 'ref_b.pt'}]"
-    training_function(tiny_config("vse", run, "phases.0.steps=1", "vse.miner.name=ndgl", refs))
+    cfg = tiny_config(
+        "vse", run, "phases.0.steps=1", "phases.0.lr=0.0", "vse.miner.name=ndgl", refs
+    )
+    result = training_function(cfg)
     row = rows(run)[0]
-    assert row["i2t/margin_kl"] > 0 and row["t2i/margin_kl"] > 0 and "i2t/hnr" in row
     assert "i2t/target_index" not in row  # integer extras are not averaged
+
+    dataset = _tiny_dataset(cfg)
+    batch = list(EpochSampler(len(dataset), cfg.seed))[: cfg.batch_size]
+    model = result.model.eval()
+    images, captions = encode_dataset(model, dataset)
+    ids = dataset.image_of[batch]
+    img, txt = images[ids], captions[batch]
+    own = torch.arange(len(batch))
+    target = ((reference + reference.flip(1)) / 2)[ids][:, batch]  # [anchor image, caption]
+    miner = NDGLMiner()  # the paper's lambdas: 100 (MR), 0.5 (HNR)
+    i2t = miner(
+        *direction_pairs(img @ txt.t(), own, ids, ids),
+        target_scores=target,
+        target_positive=target[own, own],
+    )
+    t2i = miner(
+        *direction_pairs(txt @ img.t(), own, ids, ids),
+        target_scores=target.t(),
+        target_positive=target.t()[own, own],
+    )
+    for key in ("margin_kl", "hnr", "online"):
+        assert row[f"i2t/{key}"] == pytest.approx(i2t.extras[key].mean().item(), abs=1e-4)
+        assert row[f"t2i/{key}"] == pytest.approx(t2i.extras[key].mean().item(), abs=1e-4)
+    assert row["i2t/margin_kl"] > 0 and row["i2t/hnr"] > 0  # the terms are exercised
+    expected = i2t.loss.mean() + t2i.loss.mean()
+    assert row["loss/total"] == pytest.approx(expected.item(), rel=1e-4)
     bad = tmp_path / "bad.pt"
     torch.save(torch.rand(3, 3), bad)
     with pytest.raises(ValueError, match=r"expected \[images, captions\] = \[8, 40\]"):
