@@ -14,6 +14,7 @@ from tags.cli import main as cli_main
 from tags.mining import OfflineNegatives, build_offline_negatives
 from tags.modeling import TagsModel, tiny_mlm_path
 from tags.training import get_recipe, list_recipes, register_recipe, training_function
+from tags.training.factory import create_tokenizer
 from tags.training.recipes import Recipe
 
 
@@ -61,6 +62,41 @@ def test_dual_retrieval_and_selhn_itm_miner(tmp_path):
     row = rows(tmp_path / "run")[0]
     assert row["itm_i2t/selhn_all_share"] == 1.0 and row["itm_t2i/selhn_all_share"] == 1.0
     assert row["loss/istm"] == 0.0 and row["synthetic/per_caption"] == 0.0
+
+
+@pytest.mark.parametrize("positions", ["all", "edited"])
+def test_woc_targets_at_every_position_or_only_inside_the_edits(tmp_path, monkeypatch, positions):
+    """SwapNouns replaces one one-piece noun per negative: ``edited`` keeps one WoC target
+    per negative (the positive's noun), ``all`` every caption token."""
+    from _training_utils import SwapNouns
+
+    from tags.training.losses import TokenCrossEntropy
+
+    seen: list[torch.Tensor] = []
+    forward = TokenCrossEntropy.forward
+
+    def spy(self, logits, labels):
+        seen.append(labels.detach().clone())
+        return forward(self, logits, labels)
+
+    monkeypatch.setattr(TokenCrossEntropy, "forward", spy)
+    cfg = tiny_config(
+        "tags-dc",
+        tmp_path / "run",
+        "phases.0.steps=1",
+        "phases.0.weights={mlm: 0.0, wod: 0.0, woc: 1.0}",  # WoC is the only token loss
+        f"tags_dc.woc_positions={positions}",
+    )
+    training_function(cfg, source=SwapNouns())
+    (labels,) = seen
+    n_syn = rows(tmp_path / "run")[0]["synthetic/per_caption"] * cfg.batch_size
+    assert n_syn > 0 and rows(tmp_path / "run")[0]["loss/woc"] > 0
+    if positions == "edited":
+        assert labels.numel() == n_syn  # one refilled position per negative
+        nouns = set(create_tokenizer(cfg.model).convert_tokens_to_ids(list(SwapNouns.NOUNS)))
+        assert set(labels.tolist()) <= nouns  # the positive's noun is the target
+    else:
+        assert labels.numel() >= 4 * n_syn  # every token of every negative
 
 
 def _pools_jsonl(tmp_path: Path, cfg) -> Path:

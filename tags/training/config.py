@@ -130,6 +130,12 @@ class TagsDCConfig:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
     mlm_probability: float = 0.15
+    # WoD class weights (mismatch, match); null = unweighted (the paper), [1.0, 0.11] = the
+    # official code
+    wod_class_weights: list[float] | None = None
+    # WoC targets at every position of a negative (the paper) or only inside its edits, the
+    # refilled (masked) positions (`edited`, the official forward_gd)
+    woc_positions: str = "all"
 
 
 @dataclass
@@ -365,6 +371,7 @@ VALID = {
     "tags_dc.retrieval.mode": ("pool", "dual"),
     "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
     "tags_dc.synthetic.masking": ("unit", "word"),
+    "tags_dc.woc_positions": ("all", "edited"),
     "pretrain.itm_negatives": ("caption", "image", "both"),
     "eval.mode": ("cross", "dual", "two-stage"),
     "eval.protocol": ("full", "f30k-1k", "coco-1k", "coco-5k"),
@@ -431,6 +438,11 @@ def validate(config: TrainConfig) -> TrainConfig:
         value = getattr(getattr(config, section), rest[0]).name
         if value not in list_miners():
             raise ConfigError(f"{key}: {value!r} is not one of {', '.join(list_miners())}")
+    weights = config.tags_dc.wod_class_weights
+    if weights is not None and (len(weights) != 2 or min(weights) <= 0):
+        raise ConfigError(
+            "tags_dc.wod_class_weights: two positive numbers (mismatch, match), e.g. [1.0, 0.11]"
+        )
     if config.eval.captions and not config.eval.features:
         raise ConfigError("eval.captions needs eval.features")
     get_recipe(config.recipe).validate(config)

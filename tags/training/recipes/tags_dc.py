@@ -94,6 +94,7 @@ class TagsDCRecipe(Recipe):
         self.itm_loss = PoolTripletLoss(cfg.itm_miner.name, **cfg.itm_miner.kwargs)
         self.istm_loss = PoolTripletLoss(cfg.istm_miner.name, **cfg.istm_miner.kwargs)
         self.token_loss = TokenCrossEntropy()
+        self.wod_loss = TokenCrossEntropy(cfg.wod_class_weights)
         self.source = source if source is not None else self._default_source()
 
     @classmethod
@@ -212,8 +213,12 @@ class TagsDCRecipe(Recipe):
         labels = torch.full((len(texts), length), IGNORE_INDEX, dtype=torch.long, device=device)
         wod_labels = torch.full_like(labels, IGNORE_INDEX)
         if n_syn:
+            edited_only = self.config.tags_dc.woc_positions == "edited"
             for n in range(n_syn):
                 woc = torch.tensor(labelled.woc_labels[n], device=device)
+                if edited_only:  # the official forward_gd: the refilled positions only
+                    inside = torch.tensor(labelled.edited[n], dtype=torch.bool, device=device)
+                    woc = woc.masked_fill(~inside, IGNORE_INDEX)
                 labels[syn_start + n, : woc.numel()] = woc
                 wod = torch.tensor(labelled.wod_labels[n], device=device)
                 wod_labels[syn_start + n, : wod.numel()] = wod
@@ -287,7 +292,7 @@ class TagsDCRecipe(Recipe):
                 sel = (pos_rows >= syn_start) & (pos_rows < mlm_start)
                 losses["woc"] = self.token_loss(out.woc_logits[sel], flat_labels[sel])
         if use_wod:
-            losses["wod"] = self.token_loss(
+            losses["wod"] = self.wod_loss(
                 out.wod_logits[syn_start:mlm_start], wod_labels[syn_start:mlm_start]
             )
         loss = sum(w[name] * value for name, value in losses.items())
