@@ -321,8 +321,12 @@ class VSERecipe(Recipe):
         i2t_extra: dict[str, Any] = {}
         t2i_extra: dict[str, Any] = {}
         if isinstance(self.miner, FNEMiner):
-            i2t_extra["generator"] = ctx.generator(3, get_rank(), device=device)
-            t2i_extra["generator"] = ctx.generator(4, get_rank(), device=device)
+            # one number per anchor, keyed by its dataset index: the same draw on any process
+            # layout and after a resume
+            for extra, key in ((i2t_extra, 3), (t2i_extra, 4)):
+                extra["uniforms"] = torch.stack(
+                    [torch.rand((), generator=ctx.generator(key, i)) for i in batch["index"]]
+                ).to(device)
         if isinstance(self.miner, NDGLMiner):
             i2t_extra |= self._targets(ids, all_gather_no_grad(batch["index"]), batch, own, "i2t")
             t2i_extra |= self._targets(all_ids, batch["index"], batch, own, "t2i")
