@@ -31,8 +31,19 @@ def test_registry():
         register_recipe("vse")(type("Other", (Recipe,), {}))
 
 
-def test_static_generator_with_scene_graph_units(tmp_path):
-    """Ablation switches: frozen separate MLM + unit masking (spaCy scene graphs)."""
+def test_static_generator_with_scene_graph_units(tmp_path, monkeypatch):
+    """Ablation switches: frozen separate MLM + unit masking (spaCy scene graphs). Every
+    negative changes scene-graph units only, the pool is full (top_m), and the loss uses it."""
+    import tags.training.recipes.tags_dc as tags_dc
+
+    pools: list = []
+    label = tags_dc.label_negatives
+
+    def spy(positives, negatives, tokenizer, max_length):
+        pools.append((list(positives), negatives))
+        return label(positives, negatives, tokenizer, max_length)
+
+    monkeypatch.setattr(tags_dc, "label_negatives", spy)
     cfg = tiny_config(
         "tags-dc",
         tmp_path / "run",
@@ -45,23 +56,40 @@ def test_static_generator_with_scene_graph_units(tmp_path):
     )
     training_function(cfg)
     row = rows(tmp_path / "run")[0]
-    assert row["synthetic/per_caption"] > 0 and row["loss/istm"] > 0
-    assert cfg.tags_dc.synthetic.masking == "unit"
+    ((positives, negatives),) = pools
+    assert row["synthetic/per_caption"] == sum(map(len, negatives)) / len(negatives) == 2.0
+    assert row["loss/istm"] > 0
+    for positive, pool in zip(positives, negatives):
+        for text, edits in pool:
+            assert text != positive and edits
+            assert {e.type for e in edits} <= {"object", "attribute", "relation"}  # units
+            assert all(positive[e.start : e.end] == e.original for e in edits)
 
 
 def test_dual_retrieval_and_selhn_itm_miner(tmp_path):
-    cfg = tiny_config(
-        "tags-dc",
-        tmp_path / "run",
-        "phases.0.steps=1",
-        "tags_dc.retrieval.mode=dual",
-        "tags_dc.itm_miner={name: selhn, kwargs: {eps: 1.0}}",  # eps 1: always the mean branch
-        "tags_dc.synthetic.source=none",
-    )
-    training_function(cfg)
-    row = rows(tmp_path / "run")[0]
-    assert row["itm_i2t/selhn_all_share"] == 1.0 and row["itm_t2i/selhn_all_share"] == 1.0
-    assert row["loss/istm"] == 0.0 and row["synthetic/per_caption"] == 0.0
+    """Dual-encoder retrieval picks the same negatives for both runs (no_grad, seeded);
+    SelHN's mean branch (eps 1) can only give a smaller loss than its hardest branch (eps 0)."""
+    out = {}
+    for eps in (0.0, 1.0):
+        run = tmp_path / f"eps{eps}"
+        cfg = tiny_config(
+            "tags-dc",
+            run,
+            "phases.0.steps=1",
+            "tags_dc.retrieval.mode=dual",
+            f"tags_dc.itm_miner={{name: selhn, kwargs: {{eps: {eps}}}}}",
+            "tags_dc.synthetic.source=none",
+        )
+        training_function(cfg)
+        out[eps] = rows(run)[0]
+    hard, mean = out[0.0], out[1.0]
+    assert hard["itm_i2t/selhn_all_share"] == 0.0 and hard["itm_t2i/selhn_all_share"] == 0.0
+    assert mean["itm_i2t/selhn_all_share"] == 1.0 and mean["itm_t2i/selhn_all_share"] == 1.0
+    for key in ("itm_i2t/hardness", "itm_t2i/hardness", "itm/pos_score"):
+        assert hard[key] == pytest.approx(mean[key], abs=1e-6)  # the same retrieved negatives
+    assert hard["loss/itm_i2t"] > mean["loss/itm_i2t"] > 0
+    assert hard["loss/itm_t2i"] > mean["loss/itm_t2i"] > 0
+    assert mean["loss/istm"] == 0.0 and mean["synthetic/per_caption"] == 0.0
 
 
 @pytest.mark.parametrize("positions", ["all", "edited"])
@@ -111,24 +139,37 @@ def _pools_jsonl(tmp_path: Path, cfg) -> Path:
 
 
 def test_fixed_pools_in_both_recipes(tmp_path):
-    probe = tiny_config("vse", tmp_path / "vse")
+    """vse: the synthetic captions are extra i2t candidates only (t2i unchanged, i2t harder);
+    tags-dc: each caption gets its first top_m negatives of the file."""
+    from tags.data import EpochSampler, NegativePools
+
+    probe = tiny_config("vse", tmp_path / "probe")
     path = _pools_jsonl(tmp_path, probe)
-    training_function(
-        tiny_config(
-            "vse", tmp_path / "vse", "phases.0.steps=2", f"data.negatives={path}",
-            "vse.synthetic_negatives=2",
-        )
+    first = {}
+    for n in (0, 2):
+        run = tmp_path / f"vse{n}"
+        extra = [f"data.negatives={path}"] if n else []
+        training_function(
+            tiny_config(
+                "vse", run, "phases.0.steps=1", *extra, f"vse.synthetic_negatives={n}",
+                "vse.miner.name=hardest",
+            )
+        )  # fmt: skip
+        first[n] = rows(run)[0]
+    assert first[2]["loss/triplet_t2i"] == pytest.approx(first[0]["loss/triplet_t2i"], abs=1e-6)
+    assert first[2]["loss/triplet_i2t"] > first[0]["loss/triplet_i2t"]
+    assert first[2]["i2t/hardness"] > first[0]["i2t/hardness"]
+    cfg = tiny_config(
+        "tags-dc", tmp_path / "dc", "phases.0.steps=1", f"data.negatives={path}",
+        "tags_dc.synthetic.source=fixed", "phases.0.weights={wod: 1.0, woc: 1.0}",
     )  # fmt: skip
-    vse_rows = rows(tmp_path / "vse")
-    assert all(r["loss/triplet_i2t"] > 0 for r in vse_rows)
-    training_function(
-        tiny_config(
-            "tags-dc", tmp_path / "dc", "phases.0.steps=1", f"data.negatives={path}",
-            "tags_dc.synthetic.source=fixed", "phases.0.weights={wod: 1.0, woc: 1.0}",
-        )
-    )  # fmt: skip
+    training_function(cfg)
     row = rows(tmp_path / "dc")[0]
-    assert 0 < row["synthetic/per_caption"] <= 2.0
+    dataset = _tiny_dataset(cfg)
+    pools = NegativePools.from_jsonl(path)
+    batch = list(EpochSampler(len(dataset), cfg.seed))[: cfg.batch_size]
+    expected = [len(pools.get(dataset[i]["caption_id"], 2)) for i in batch]
+    assert row["synthetic/per_caption"] == sum(expected) / len(expected) > 0
     assert row["loss/wod"] > 0 and row["loss/woc"] > 0
 
 
