@@ -11,19 +11,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _data import FLICKR_CAPTIONS
 
 from tags.cli import main
 from tags.modeling import tiny_mlm_path
 from tags.negatives.types import Edit, apply_edits
 
-CAPTIONS = Path(__file__).resolve().parents[2] / "shared/data/flickr30k/test_caps.txt"
+CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    if not CAPTIONS.exists():
-        pytest.skip(f"{CAPTIONS} not found")
     path = tmp_path_factory.mktemp("corpus") / "test_caps.txt"
     path.write_text("\n".join(CAPTIONS.read_text().splitlines()[:40]) + "\n")
     return path

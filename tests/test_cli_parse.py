@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _data import FACTUAL_DEV
 
 from tags.cli import main
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def run_cli(*args, stdin: bytes = b""):
@@ -96,11 +95,8 @@ def test_eval_parser_scores_a_factual_csv(tmp_path):
     assert scores["attribute"]["precision"] == pytest.approx(50.0)
 
 
-@pytest.mark.skipif(not (SHARED / "factual" / "dev.csv").exists(), reason="shared data absent")
 def test_eval_parser_on_factual_dev_subset_is_well_above_the_baselines():
-    code, out, _ = run_cli(
-        "eval-parser", str(SHARED / "factual" / "dev.csv"), "--json", "--limit", "300"
-    )
+    code, out, _ = run_cli("eval-parser", str(FACTUAL_DEV), "--json")  # the first 300 rows
     assert code == 0
     scores = json.loads(out)
     # 86.1 mean F1 when measured (sng_parser: 68.5 on all of dev); a regression in the
