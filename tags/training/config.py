@@ -136,6 +136,9 @@ class TagsDCConfig:
     # WoC targets at every position of a negative (the paper) or only inside its edits, the
     # refilled (masked) positions (`edited`, the official forward_gd)
     woc_positions: str = "all"
+    # L_MLM masking: `bert` (random 15% tokens, 80/10/10) or `unit` (whole scene-graph units
+    # at synthetic.mask_ratio, as the copies that are refilled: Algorithm 1, line 5)
+    mlm_masking: str = "bert"
 
 
 @dataclass
@@ -372,6 +375,7 @@ VALID = {
     "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
     "tags_dc.synthetic.masking": ("unit", "word"),
     "tags_dc.woc_positions": ("all", "edited"),
+    "tags_dc.mlm_masking": ("bert", "unit"),
     "pretrain.itm_negatives": ("caption", "image", "both"),
     "eval.mode": ("cross", "dual", "two-stage"),
     "eval.protocol": ("full", "f30k-1k", "coco-1k", "coco-5k"),
