@@ -221,3 +221,18 @@ def test_inverse_cdf_draws_by_weight_and_never_a_zero_weight():
     )
     assert set(draws.tolist()) == {1, 3}
     assert (draws == 3).float().mean().item() == pytest.approx(0.75, abs=0.03)
+
+
+def test_statistics_on_the_cpu_are_reduced_on_the_gpu_under_nccl(monkeypatch):
+    """NCCL reduces CUDA tensors only: FNE statistics left on the CPU (a phase-level miner)
+    go to the current GPU for the all-reduce (gloo keeps them where they are)."""
+    import torch.distributed as dist
+
+    import tags.distributed as d
+
+    monkeypatch.setattr(d, "is_distributed", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(dist, "get_backend", lambda *a: "nccl")
+    assert d.collective_device(torch.zeros(3)) == torch.device("cuda", 3)
+    monkeypatch.setattr(dist, "get_backend", lambda *a: "gloo")
+    assert d.collective_device(torch.zeros(3)) == torch.device("cpu")
