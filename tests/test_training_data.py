@@ -14,6 +14,7 @@ from tags.data import (
     NegativePools,
     PairCollator,
     build_dataset,
+    load_image_groups,
     write_synthetic_dataset,
 )
 from tags.modeling import tiny_mlm_path
@@ -77,8 +78,10 @@ def test_precomp_line_count_must_be_five_per_image_row(tmp_path, tokenizer):
     with pytest.raises(ValueError, match=r"10 caption lines, but .* holds 3 image rows"):
         build_dataset(data_config(paths), tokenizer)
     paths["captions"].write_text("\n".join(lines[1:]) + "\n")  # one line dropped
-    with pytest.raises(ValueError, match="14 lines is not a multiple of 5"):
+    with pytest.raises(ValueError, match=r"14 caption lines, but .* holds 3 image rows"):
         build_dataset(data_config(paths), tokenizer)
+    with pytest.raises(ValueError, match="14 lines is not a multiple of 5"):
+        load_image_groups(paths["captions"], "precomp")  # without the array
 
 
 def test_karpathy_split_that_does_not_exist(tmp_path, tokenizer):

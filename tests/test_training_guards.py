@@ -126,6 +126,22 @@ def test_missing_inputs_are_named_before_anything_is_written(tmp_path, capsys):
     assert not run.exists()
 
 
+def test_inconsistent_data_is_refused_and_leaves_no_directory(tmp_path, capsys):
+    from tags.data import write_synthetic_dataset
+
+    paths = write_synthetic_dataset(tmp_path / "data", num_images=3)
+    lines = paths["captions"].read_text().splitlines()
+    paths["captions"].write_text("\n".join(lines[:-1]) + "\n")  # one caption line lost
+    run = tmp_path / "run"
+    cfg = tiny_config(
+        "vse", run, f"data.captions={paths['captions']}", f"data.features={paths['features']}",
+        "data.format=precomp", "batch_size=2",
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match=r"data: .*14 caption lines, but .* holds 3 image rows"):
+        training_function(cfg)
+    assert not run.exists()
+
+
 def test_resume_drops_metric_rows_logged_after_the_checkpoint(tmp_path):
     run = tmp_path / "run"
     training_function(tiny_config("vse", run, "phases.0.steps=4", "max_steps=2"))

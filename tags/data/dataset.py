@@ -117,11 +117,11 @@ class EpochSampler(Sampler[int]):
 def build_dataset(data_config: Any, tokenizer: Any) -> ImageTextDataset:
     """An :class:`ImageTextDataset` from a :class:`~tags.training.config.DataConfig`."""
     fmt = None if data_config.format == "auto" else data_config.format
+    regions = open_regions(data_config.features)
+    check_alignment(data_config.captions, fmt, regions)  # names both counts
     groups = load_image_groups(
         data_config.captions, fmt, data_config.split, data_config.limit_images
     )
-    regions = open_regions(data_config.features)
-    check_alignment(data_config.captions, fmt, regions)
     return ImageTextDataset(
         groups,
         regions,

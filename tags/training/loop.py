@@ -8,6 +8,7 @@ tensorboard, checkpoints) -> final model in ``output_dir/model``.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,11 +170,15 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     weights, after ``max_nonfinite_steps`` skipped steps."""
     check_inputs(config)
     accelerator = _accelerator(config)
+    created = not Path(config.output_dir).exists()
     lock = _claim_output_dir(config, accelerator)
     try:
         return _train(config, accelerator, **recipe_kwargs)
     finally:
         lock.release()
+        if created and accelerator.is_main_process:  # a run that failed before writing
+            with contextlib.suppress(OSError):
+                Path(config.output_dir).rmdir()  # only when empty
 
 
 def _accelerator(config: TrainConfig) -> Accelerator:
