@@ -222,6 +222,15 @@ def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
     assert ".part1of2" not in result.stderr
     assert out.read_bytes() == reference.read_bytes()
     assert not list(tmp_path.glob("dist.jsonl.part*of2"))
+    # a run holding the output: every process refuses (the main process's verdict is shared)
+    from tags._lock import OutputLock
+
+    with OutputLock(tmp_path / "dist.jsonl.lock"):
+        again = subprocess.run(
+            [*cmd, "--resume"], env=env, capture_output=True, text=True, timeout=240
+        )
+    assert again.returncode != 0 and again.stderr.count("in use by another run") == 2
+    assert out.read_bytes() == reference.read_bytes()
 
 
 def test_precomp_feature_array_needs_precomp_captions(tmp_path):
