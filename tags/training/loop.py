@@ -1,9 +1,11 @@
 """The training loop (Accelerate): one :func:`training_function` for every recipe.
 
-Order of a run: resolved config saved -> tokenizer, dataset, model, recipe -> optimizer and
-phase-aware linear schedule -> ``accelerator.prepare`` -> optional ``load_state`` -> loop of
-optimizer steps (gradient accumulation, clipping, per-phase start/end hooks, metrics, JSONL /
-tensorboard, checkpoints) -> final model in ``output_dir/model``.
+Order of a run: input files checked -> ``output_dir`` claimed (another run refused, a lock
+held) -> tokenizer, dataset, model -> resolved config saved -> recipe -> optimizer and
+phase-aware linear schedule -> ``accelerator.prepare`` -> optional ``load_state`` (+ the
+phase's recipe state) -> loop of optimizer steps (gradient accumulation, a non-finite loss
+guard, clipping, per-phase start/end hooks, metrics, JSONL / tensorboard, checkpoints) ->
+final model in ``output_dir/model``.
 """
 
 from __future__ import annotations
