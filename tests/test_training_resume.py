@@ -12,7 +12,7 @@ from _training_utils import SwapNouns, state_dict_close, tiny_config
 
 from tags.cli import main as cli_main
 from tags.modeling import TagsModel
-from tags.training import checkpoint_dirs, load_config, training_function
+from tags.training import ConfigError, checkpoint_dirs, load_config, training_function
 from tags.training.config import to_dict
 
 
@@ -182,3 +182,12 @@ def test_vse_resume_inside_a_phase_with_a_miner_override(tmp_path, overrides, st
     for ra, rb in zip(a, b):
         assert ra["loss/total"] == pytest.approx(rb["loss/total"], abs=1e-6), ra["step"]
     state_dict_close(straight.model, resumed.model, atol=1e-6)
+
+
+def test_resume_inside_aoq_round_two_without_its_ranking_is_refused(tmp_path):
+    run = tmp_path / "run"
+    training_function(tiny_config("vse", run, *AOQ_ROUNDS, "max_steps=3"))
+    ranking = run / "phases" / "1_round2" / "aoq_offline_negatives.pt"
+    ranking.unlink()  # ranked with round 1's model: it cannot be rebuilt from round 2's
+    with pytest.raises(ConfigError, match=r"needs its offline negatives.*is missing"):
+        training_function(tiny_config("vse", run, *AOQ_ROUNDS, "resume_from=latest"))

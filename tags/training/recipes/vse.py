@@ -164,7 +164,9 @@ class VSERecipe(Recipe):
         elif path.is_file():
             self.offline = OfflineNegatives.load(path)
         else:
-            raise FileNotFoundError(
+            from tags.training.config import ConfigError
+
+            raise ConfigError(
                 f"resuming inside AOQ phase {index} ({phase.name}) needs its offline "
                 f"negatives, ranked at the phase start with the previous phase's model: "
                 f"{path} is missing"
