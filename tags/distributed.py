@@ -15,6 +15,7 @@ import torch.distributed as dist
 __all__ = [
     "all_gather_no_grad",
     "all_reduce_sum",
+    "collective_device",
     "gather_sizes",
     "gather_with_grad",
     "get_rank",
@@ -93,9 +94,21 @@ def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
     return _GatherWithGrad.apply(x)
 
 
+def collective_device(x: torch.Tensor) -> torch.device:
+    """Where ``x`` must live for a collective: NCCL reduces CUDA tensors only, so a CPU
+    tensor (e.g. statistics of a module left on the CPU) goes to the current GPU."""
+    if x.device.type == "cpu" and is_distributed() and dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return x.device
+
+
 def all_reduce_sum(x: torch.Tensor) -> torch.Tensor:
-    """Sum ``x`` over ranks, returning a new tensor (a copy of ``x`` when not distributed)."""
+    """Sum ``x`` over ranks, returning a new tensor on ``x``'s device (a copy of ``x`` when
+    not distributed). Works for CPU tensors under NCCL too (reduced on the current GPU)."""
     out = x.detach().clone()
     if is_distributed():
-        dist.all_reduce(out, op=dist.ReduceOp.SUM)
+        device = collective_device(out)
+        moved = out.to(device)
+        dist.all_reduce(moved, op=dist.ReduceOp.SUM)
+        out = moved.to(x.device)
     return out

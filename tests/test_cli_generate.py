@@ -11,19 +11,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _data import FLICKR_CAPTIONS
 
 from tags.cli import main
 from tags.modeling import tiny_mlm_path
 from tags.negatives.types import Edit, apply_edits
 
-CAPTIONS = Path(__file__).resolve().parents[2] / "shared/data/flickr30k/test_caps.txt"
+CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    if not CAPTIONS.exists():
-        pytest.skip(f"{CAPTIONS} not found")
     path = tmp_path_factory.mktemp("corpus") / "test_caps.txt"
     path.write_text("\n".join(CAPTIONS.read_text().splitlines()[:40]) + "\n")
     return path
@@ -224,9 +223,21 @@ def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
     cmd += ["-m", "tags.cli", "generate", "--captions", str(corpus), "--out", str(out), *fast]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "output: " + str(out) + ".part1of2" in result.stderr  # the second process worked
+    # the summary names the merged file (the parts are gone), never a part
+    assert f"output: {out} (merged from 2 processes' parts)" in result.stderr
+    assert f"process 1's part merged into {out}" in result.stderr  # the second process worked
+    assert ".part1of2" not in result.stderr
     assert out.read_bytes() == reference.read_bytes()
     assert not list(tmp_path.glob("dist.jsonl.part*of2"))
+    # a run holding the output: every process refuses (the main process's verdict is shared)
+    from tags._lock import OutputLock
+
+    with OutputLock(tmp_path / "dist.jsonl.lock"):
+        again = subprocess.run(
+            [*cmd, "--resume"], env=env, capture_output=True, text=True, timeout=240
+        )
+    assert again.returncode != 0 and again.stderr.count("in use by another run") == 2
+    assert out.read_bytes() == reference.read_bytes()
 
 
 def test_precomp_feature_array_needs_precomp_captions(tmp_path):
@@ -254,3 +265,44 @@ def test_precomp_feature_array_needs_precomp_captions(tmp_path):
     )
     assert proc.returncode != 0
     assert "needs --format precomp" in proc.stderr
+
+
+def test_a_second_writer_of_the_same_output_is_refused(reference, corpus, tmp_path, capsys):
+    from tags._lock import OutputLock
+
+    out = tmp_path / "negatives.jsonl"
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST]
+    with OutputLock(tmp_path / "negatives.jsonl.lock"):  # a run in progress
+        assert main(args) == 2
+        assert "in use by another run" in capsys.readouterr().err
+        assert main([*args, "--overwrite"]) == 2 and main([*args, "--resume"]) == 2
+    assert not out.exists()
+    assert main(args) == 0 and out.read_bytes() == reference.read_bytes()
+    assert not (tmp_path / "negatives.jsonl.lock").exists()
+
+
+def test_bad_paths_and_a_missing_split_fail_cleanly(corpus, tmp_path, capsys):
+    out = str(tmp_path / "o.jsonl")
+    assert main(["generate", "--captions", str(tmp_path), "--out", out, *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "not found" not in err
+    assert main(["generate", "--captions", str(corpus), "--out", str(tmp_path), *FAST]) == 2
+    assert "--out" in capsys.readouterr().err
+    karpathy = tmp_path / "dataset.json"
+    karpathy.write_text(
+        json.dumps({"images": [{"split": "test", "imgid": 0, "sentences": [{"raw": "a dog"}]}]})
+    )
+    argv = ["generate", "--captions", str(karpathy), "--out", out, *FAST, "--split", "val"]
+    assert main(argv) == 1
+    assert "no captions in split 'val' (splits present: test)" in capsys.readouterr().err
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(corpus, tmp_path):
+    out = tmp_path / "o.jsonl"
+    cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(corpus)]
+    cmd += ["--out", str(out), "--k", "2", "--l", "2", "--progress-every", "0"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [x for x in result.stderr.splitlines() if x.startswith("generate: ")]
+    assert len(lines) >= 10 and "/40 captions" in lines[0]
+    assert lines[-1].startswith("generate: 40/40 captions (100%)") and lines[-1].endswith("(done)")

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _data import FACTUAL_DEV
 
 from tags.cli import main
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def run_cli(*args, stdin: bytes = b""):
@@ -96,14 +95,43 @@ def test_eval_parser_scores_a_factual_csv(tmp_path):
     assert scores["attribute"]["precision"] == pytest.approx(50.0)
 
 
-@pytest.mark.skipif(not (SHARED / "factual" / "dev.csv").exists(), reason="shared data absent")
 def test_eval_parser_on_factual_dev_subset_is_well_above_the_baselines():
-    code, out, _ = run_cli(
-        "eval-parser", str(SHARED / "factual" / "dev.csv"), "--json", "--limit", "300"
-    )
+    code, out, _ = run_cli("eval-parser", str(FACTUAL_DEV), "--json")  # the first 300 rows
     assert code == 0
     scores = json.loads(out)
     # 86.1 mean F1 when measured (sng_parser: 68.5 on all of dev); a regression in the
     # rules or the learned tables falls below these bounds
     assert scores["mean_f1"] > 84
     assert scores["relation"]["f1"] > 68
+
+
+def test_parse_refuses_bad_paths_without_a_traceback(tmp_path, capsys):
+    src = tmp_path / "caps.txt"
+    src.write_text("a dog on a mat\n")
+    out = tmp_path / "out.tsv"
+    out.write_text("keep me\n")
+    cases = [
+        ((str(tmp_path / "nope.txt"),), "nope.txt not found"),
+        ((str(tmp_path),), "is a directory"),
+        ((str(src), "-o", str(tmp_path / "missing" / "o.tsv")), "does not exist"),
+        ((str(src), "-o", str(out)), "exists; pass --overwrite"),
+    ]
+    for args, message in cases:
+        assert main(["parse", *args, "--no-progress"]) == 2
+        assert message in capsys.readouterr().err
+    assert out.read_text() == "keep me\n"
+    assert main(["parse", str(src), "-o", str(out), "--overwrite", "--no-progress"]) == 0
+    assert out.read_text().startswith("a dog on a mat\t( dog , on , mat )")
+    assert not Path(f"{out}.lock").exists()
+
+
+def test_parse_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+    src = tmp_path / "caps.txt"
+    src.write_text("a dog on a mat\n" * 30)
+    code, _, err = run_cli(
+        "parse", str(src), "-o", str(tmp_path / "o.tsv"), "--progress-every", "0"
+    )
+    assert code == 0
+    lines = [x for x in err.splitlines() if x.startswith("parse: ")]
+    assert len(lines) >= 30 and "30/" not in lines[0]  # one per caption here, then done
+    assert lines[-1].startswith("parse: 30 captions") and lines[-1].endswith("(done)")

@@ -139,3 +139,43 @@ def test_missing_features_fail_cleanly(assets, tmp_path, capsys):
     argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(assets["caps"])]
     assert main([*argv, "--features", str(tmp_path), "--cpu"]) == 1
     assert "0.npz" in capsys.readouterr().err
+
+
+def test_a_precomp_file_with_a_missing_line_is_refused(assets, tmp_path, capsys):
+    lines = assets["caps"].read_text().splitlines()
+    short = tmp_path / "test_caps.txt"
+    short.write_text("\n".join(lines[:7] + lines[8:]) + "\n")  # one line gone: all shift
+    argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(short), "--cpu"]
+    assert main([*argv, "--features", str(assets["root"] / "test_ims.npy")]) == 1
+    err = capsys.readouterr().err
+    assert f"{5 * N_IMAGES - 1} caption lines" in err and f"{N_IMAGES} image rows" in err
+    assert main([*argv, "--features", str(assets["npz"])]) == 1  # no array: not 5 per image
+    assert f"{5 * N_IMAGES - 1} lines is not a multiple of 5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("missing", "not found"),
+        ("file", "not a TagsModel directory (no config.json)"),
+        ("bert", "model_type 'bert', not 'tags'"),
+        ("no_tokenizer", "no tokenizer in"),
+    ],
+)
+def test_evaluate_model_that_is_not_a_tags_model(assets, tmp_path, capsys, kind, message):
+    import shutil
+
+    target = tmp_path / "model"
+    if kind == "file":
+        target.write_bytes(b"\0" * 4)
+    elif kind == "bert":
+        target.mkdir()
+        (target / "config.json").write_text('{"model_type": "bert"}')
+    elif kind == "no_tokenizer":
+        target.mkdir()
+        for name in ("config.json", "model.safetensors"):
+            shutil.copy(assets["model"] / name, target / name)
+    argv = ["evaluate", "--model", str(target), "--captions", str(assets["caps"]), "--cpu"]
+    assert main([*argv, "--features", str(assets["npz"])]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

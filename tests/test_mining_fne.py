@@ -208,3 +208,31 @@ def test_fne_training_step_with_momentum_queue():
         assert len(queue) == min(8, 4 * (step + 1))
     # step 2 reuses the ids of step 0: those queued keys must be masked for their anchors
     assert (cand_ids[4:] == 0).any() and not mask[0, 4:][cand_ids[4:] == 0].any()
+
+
+def test_inverse_cdf_draws_by_weight_and_never_a_zero_weight():
+    from tags.mining.fne import inverse_cdf
+
+    weights = torch.tensor([[0.0, 1.0, 0.0, 3.0]] * 4)  # cdf 0, .25, .25, 1
+    u = torch.tensor([0.0, 0.1, 0.25, 0.99])
+    assert inverse_cdf(weights, u).tolist() == [1, 1, 3, 3]
+    draws = inverse_cdf(
+        weights[:1].expand(4000, 4), torch.rand(4000, generator=torch.Generator().manual_seed(0))
+    )
+    assert set(draws.tolist()) == {1, 3}
+    assert (draws == 3).float().mean().item() == pytest.approx(0.75, abs=0.03)
+
+
+def test_statistics_on_the_cpu_are_reduced_on_the_gpu_under_nccl(monkeypatch):
+    """NCCL reduces CUDA tensors only: FNE statistics left on the CPU (a phase-level miner)
+    go to the current GPU for the all-reduce (gloo keeps them where they are)."""
+    import torch.distributed as dist
+
+    import tags.distributed as d
+
+    monkeypatch.setattr(d, "is_distributed", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(dist, "get_backend", lambda *a: "nccl")
+    assert d.collective_device(torch.zeros(3)) == torch.device("cuda", 3)
+    monkeypatch.setattr(dist, "get_backend", lambda *a: "gloo")
+    assert d.collective_device(torch.zeros(3)) == torch.device("cpu")

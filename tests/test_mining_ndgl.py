@@ -88,3 +88,25 @@ def test_masked_target_hardest_ignored_and_missing_inputs_raise():
     assert out.extras["target_index"].tolist() == [2]
     with pytest.raises(ValueError):
         get_miner("ndgl")(scores, scores[:, 0], mask)
+
+
+def test_paper_lambdas_by_default_and_both_kl_directions():
+    miner = get_miner("ndgl")
+    assert (miner.lambda_mr, miner.lambda_hnr, miner.gamma) == (100.0, 0.5, 0.01)
+    assert miner.kl_direction == "target||predicted"
+    scores = torch.tensor([[0.75, 0.6, 0.2, 0.5]], dtype=torch.float64)
+    mask = torch.tensor([[False, True, True, True]])
+    target = torch.tensor([[0.9, 0.3, 0.7, 0.1]], dtype=torch.float64)
+    args = dict(target_scores=target, target_positive=target[:, 0])
+    p, q = _softmax([0.15, 0.55, 0.25]), _softmax([0.6, 0.2, 0.8])  # predicted, target margins
+    forward = miner(scores, scores[:, 0], mask, **args)
+    backward = get_miner("ndgl", kl_direction="predicted||target")(
+        scores, scores[:, 0], mask, **args
+    )
+    assert forward.extras["margin_kl"].item() == pytest.approx(_kl(q, p))
+    assert backward.extras["margin_kl"].item() == pytest.approx(_kl(p, q))
+    assert _kl(q, p) != pytest.approx(_kl(p, q))
+    online, hnr = 0.2 + 0.6 - 0.75, 0.01 + 0.6 - 0.2
+    assert forward.loss.item() == pytest.approx(online + 100.0 * _kl(q, p) + 0.5 * hnr)
+    with pytest.raises(ValueError, match="kl_direction"):
+        get_miner("ndgl", kl_direction="sideways")

@@ -31,6 +31,8 @@ def test_same_length_edit_is_aligned_token_by_token(tokenizer):
     assert labels.wod_labels == [IGNORE_INDEX, 1, 1, 1, 0, 1, 1, 1, IGNORE_INDEX]
     expected = ["a", "man", "sitting", "on", "a", "bench", "."]
     assert labels.woc_labels == [IGNORE_INDEX, *ids(expected), IGNORE_INDEX]
+    # the refilled positions: the whole edit "sitting under", the piece kept unchanged too
+    assert labels.edited == [False, False, False, True, True, False, False, False, False]
 
 
 def test_length_changing_edit_is_ignored_for_woc(tokenizer):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
+from _data import FLICKR_CAPTIONS
 
 from tags.modeling import tiny_mlm_path
 from tags.negatives.masking import TokenView, UnitMasker, WordMasker, token_budget
@@ -14,7 +14,7 @@ from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.types import Caption, ImageGroup
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
-CAPTIONS = Path(__file__).resolve().parents[2] / "shared/data/flickr30k/test_caps.txt"
+CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +24,6 @@ def parser():
 
 @pytest.fixture(scope="module")
 def captions() -> list[str]:
-    if not CAPTIONS.exists():
-        pytest.skip(f"{CAPTIONS} not found")
     return CAPTIONS.read_text().splitlines()[:60]
 
 

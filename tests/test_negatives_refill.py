@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import torch
+from _data import FLICKR_CAPTIONS
 
 from tags.modeling import tiny_mlm_path
 from tags.negatives.edits import fix_articles, make_edit
@@ -18,7 +18,7 @@ from tags.negatives.refill import MLMRefiller, RefillJob, VocabularyRefiller, sa
 from tags.negatives.types import Caption, ImageGroup, apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary, unit_form
 
-CAPTIONS = Path(__file__).resolve().parents[2] / "shared/data/flickr30k/test_caps.txt"
+CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_mlm_refill_uses_masked_positions_only(tiny, parser):
 
 def test_mlm_refill_does_not_depend_on_batch_neighbours(tiny, parser):
     mlm, tokenizer = tiny
-    captions = CAPTIONS.read_text().splitlines()[:12] if CAPTIONS.exists() else pytest.skip()
+    captions = CAPTIONS.read_text().splitlines()[:12]
     refiller = MLMRefiller(mlm, tokenizer, num_samples=4, batch_size=64)
 
     def jobs(texts):
@@ -165,8 +165,6 @@ def test_vocabulary_refill_is_typed_and_frequency_weighted(parser):
 
 
 def test_tiny_mlm_end_to_end_on_flickr(tiny, parser):
-    if not CAPTIONS.exists():
-        pytest.skip(f"{CAPTIONS} not found")
     lines = CAPTIONS.read_text().splitlines()[:10]
     groups = [
         ImageGroup(i, [Caption(i, 5 * i + j, t) for j, t in enumerate(lines[5 * i : 5 * i + 5])])

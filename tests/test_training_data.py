@@ -14,6 +14,7 @@ from tags.data import (
     NegativePools,
     PairCollator,
     build_dataset,
+    load_image_groups,
     write_synthetic_dataset,
 )
 from tags.modeling import tiny_mlm_path
@@ -68,6 +69,25 @@ def test_precomp_has_whole_image_boxes(tmp_path, tokenizer):
     assert torch.equal(ds[0]["boxes"], torch.tensor([[0, 0, 1, 1, 1, 1, 1.0]] * 3))
     ims = np.load(paths["features"])
     assert torch.allclose(ds[7]["features"], torch.from_numpy(ims[1]))
+
+
+def test_precomp_line_count_must_be_five_per_image_row(tmp_path, tokenizer):
+    paths = write_synthetic_dataset(tmp_path, num_images=3, num_regions=3, feature_size=5)
+    lines = paths["captions"].read_text().splitlines()
+    paths["captions"].write_text("\n".join(lines[:10]) + "\n")  # a whole image dropped
+    with pytest.raises(ValueError, match=r"10 caption lines, but .* holds 3 image rows"):
+        build_dataset(data_config(paths), tokenizer)
+    paths["captions"].write_text("\n".join(lines[1:]) + "\n")  # one line dropped
+    with pytest.raises(ValueError, match=r"14 caption lines, but .* holds 3 image rows"):
+        build_dataset(data_config(paths), tokenizer)
+    with pytest.raises(ValueError, match="14 lines is not a multiple of 5"):
+        load_image_groups(paths["captions"], "precomp")  # without the array
+
+
+def test_karpathy_split_that_does_not_exist(tmp_path, tokenizer):
+    paths = write_synthetic_dataset(tmp_path, num_images=2, captions_per_image=2, layout="karpathy")
+    with pytest.raises(ValueError, match=r"no captions in split 'tset' \(splits present: train\)"):
+        build_dataset(data_config(paths, split="tset"), tokenizer)
 
 
 def test_collator_pads_text_and_regions(tmp_path, tokenizer):

@@ -35,6 +35,16 @@ def test_token_cross_entropy_ignores_unlabelled():
     assert TokenCrossEntropy()(torch.zeros(0, 5), torch.zeros(0, dtype=torch.long)).item() == 0.0
 
 
+def test_wod_class_weights_scale_each_token_and_divide_by_the_token_count():
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [0.5, 0.5], [3.0, 3.0]])
+    labels = torch.tensor([0, 1, 1, -100])  # 0 = replaced token, 1 = matches the positive
+    nll = [math.log(1 + math.exp(-2.0)), math.log(1 + math.exp(-1.0)), math.log(2.0)]
+    plain = TokenCrossEntropy()(logits, labels).item()
+    official = TokenCrossEntropy([1.0, 0.11])(logits, labels).item()
+    assert plain == pytest.approx(sum(nll) / 3, rel=1e-6)
+    assert official == pytest.approx((1.0 * nll[0] + 0.11 * (nll[1] + nll[2])) / 3, rel=1e-6)
+
+
 def test_istm_is_mean_triplet_over_the_pool():
     positive = torch.tensor([0.9, 0.5, 0.7])
     negatives = torch.tensor([[0.8, 0.1], [0.6, 0.7], [0.0, 0.0]])

@@ -11,9 +11,10 @@ import torch
 from _training_utils import state_dict_close, tiny_config
 
 from tags.cli import main as cli_main
-from tags.mining import OfflineNegatives
+from tags.mining import OfflineNegatives, build_offline_negatives
 from tags.modeling import TagsModel, tiny_mlm_path
 from tags.training import get_recipe, list_recipes, register_recipe, training_function
+from tags.training.factory import create_tokenizer
 from tags.training.recipes import Recipe
 
 
@@ -30,8 +31,19 @@ def test_registry():
         register_recipe("vse")(type("Other", (Recipe,), {}))
 
 
-def test_static_generator_with_scene_graph_units(tmp_path):
-    """Ablation switches: frozen separate MLM + unit masking (spaCy scene graphs)."""
+def test_static_generator_with_scene_graph_units(tmp_path, monkeypatch):
+    """Ablation switches: frozen separate MLM + unit masking (spaCy scene graphs). Every
+    negative changes scene-graph units only, the pool is full (top_m), and the loss uses it."""
+    import tags.training.recipes.tags_dc as tags_dc
+
+    pools: list = []
+    label = tags_dc.label_negatives
+
+    def spy(positives, negatives, tokenizer, max_length):
+        pools.append((list(positives), negatives))
+        return label(positives, negatives, tokenizer, max_length)
+
+    monkeypatch.setattr(tags_dc, "label_negatives", spy)
     cfg = tiny_config(
         "tags-dc",
         tmp_path / "run",
@@ -44,23 +56,75 @@ def test_static_generator_with_scene_graph_units(tmp_path):
     )
     training_function(cfg)
     row = rows(tmp_path / "run")[0]
-    assert row["synthetic/per_caption"] > 0 and row["loss/istm"] > 0
-    assert cfg.tags_dc.synthetic.masking == "unit"
+    ((positives, negatives),) = pools
+    assert row["synthetic/per_caption"] == sum(map(len, negatives)) / len(negatives) == 2.0
+    assert row["loss/istm"] > 0
+    for positive, pool in zip(positives, negatives):
+        for text, edits in pool:
+            assert text != positive and edits
+            assert {e.type for e in edits} <= {"object", "attribute", "relation"}  # units
+            assert all(positive[e.start : e.end] == e.original for e in edits)
 
 
 def test_dual_retrieval_and_selhn_itm_miner(tmp_path):
+    """Dual-encoder retrieval picks the same negatives for both runs (no_grad, seeded);
+    SelHN's mean branch (eps 1) can only give a smaller loss than its hardest branch (eps 0)."""
+    out = {}
+    for eps in (0.0, 1.0):
+        run = tmp_path / f"eps{eps}"
+        cfg = tiny_config(
+            "tags-dc",
+            run,
+            "phases.0.steps=1",
+            "tags_dc.retrieval.mode=dual",
+            f"tags_dc.itm_miner={{name: selhn, kwargs: {{eps: {eps}}}}}",
+            "tags_dc.synthetic.source=none",
+        )
+        training_function(cfg)
+        out[eps] = rows(run)[0]
+    hard, mean = out[0.0], out[1.0]
+    assert hard["itm_i2t/selhn_all_share"] == 0.0 and hard["itm_t2i/selhn_all_share"] == 0.0
+    assert mean["itm_i2t/selhn_all_share"] == 1.0 and mean["itm_t2i/selhn_all_share"] == 1.0
+    for key in ("itm_i2t/hardness", "itm_t2i/hardness", "itm/pos_score"):
+        assert hard[key] == pytest.approx(mean[key], abs=1e-6)  # the same retrieved negatives
+    assert hard["loss/itm_i2t"] > mean["loss/itm_i2t"] > 0
+    assert hard["loss/itm_t2i"] > mean["loss/itm_t2i"] > 0
+    assert mean["loss/istm"] == 0.0 and mean["synthetic/per_caption"] == 0.0
+
+
+@pytest.mark.parametrize("positions", ["all", "edited"])
+def test_woc_targets_at_every_position_or_only_inside_the_edits(tmp_path, monkeypatch, positions):
+    """SwapNouns replaces one one-piece noun per negative: ``edited`` keeps one WoC target
+    per negative (the positive's noun), ``all`` every caption token."""
+    from _training_utils import SwapNouns
+
+    from tags.training.losses import TokenCrossEntropy
+
+    seen: list[torch.Tensor] = []
+    forward = TokenCrossEntropy.forward
+
+    def spy(self, logits, labels):
+        seen.append(labels.detach().clone())
+        return forward(self, logits, labels)
+
+    monkeypatch.setattr(TokenCrossEntropy, "forward", spy)
     cfg = tiny_config(
         "tags-dc",
         tmp_path / "run",
         "phases.0.steps=1",
-        "tags_dc.retrieval.mode=dual",
-        "tags_dc.itm_miner={name: selhn, kwargs: {eps: 1.0}}",  # eps 1: always the mean branch
-        "tags_dc.synthetic.source=none",
+        "phases.0.weights={mlm: 0.0, wod: 0.0, woc: 1.0}",  # WoC is the only token loss
+        f"tags_dc.woc_positions={positions}",
     )
-    training_function(cfg)
-    row = rows(tmp_path / "run")[0]
-    assert row["itm_i2t/selhn_all_share"] == 1.0 and row["itm_t2i/selhn_all_share"] == 1.0
-    assert row["loss/istm"] == 0.0 and row["synthetic/per_caption"] == 0.0
+    training_function(cfg, source=SwapNouns())
+    (labels,) = seen
+    n_syn = rows(tmp_path / "run")[0]["synthetic/per_caption"] * cfg.batch_size
+    assert n_syn > 0 and rows(tmp_path / "run")[0]["loss/woc"] > 0
+    if positions == "edited":
+        assert labels.numel() == n_syn  # one refilled position per negative
+        nouns = set(create_tokenizer(cfg.model).convert_tokens_to_ids(list(SwapNouns.NOUNS)))
+        assert set(labels.tolist()) <= nouns  # the positive's noun is the target
+    else:
+        assert labels.numel() >= 4 * n_syn  # every token of every negative
 
 
 def _pools_jsonl(tmp_path: Path, cfg) -> Path:
@@ -75,63 +139,126 @@ def _pools_jsonl(tmp_path: Path, cfg) -> Path:
 
 
 def test_fixed_pools_in_both_recipes(tmp_path):
-    probe = tiny_config("vse", tmp_path / "vse")
+    """vse: the synthetic captions are extra i2t candidates only (t2i unchanged, i2t harder);
+    tags-dc: each caption gets its first top_m negatives of the file."""
+    from tags.data import EpochSampler, NegativePools
+
+    probe = tiny_config("vse", tmp_path / "probe")
     path = _pools_jsonl(tmp_path, probe)
-    training_function(
-        tiny_config(
-            "vse", tmp_path / "vse", "phases.0.steps=2", f"data.negatives={path}",
-            "vse.synthetic_negatives=2",
-        )
+    first = {}
+    for n in (0, 2):
+        run = tmp_path / f"vse{n}"
+        extra = [f"data.negatives={path}"] if n else []
+        training_function(
+            tiny_config(
+                "vse", run, "phases.0.steps=1", *extra, f"vse.synthetic_negatives={n}",
+                "vse.miner.name=hardest",
+            )
+        )  # fmt: skip
+        first[n] = rows(run)[0]
+    assert first[2]["loss/triplet_t2i"] == pytest.approx(first[0]["loss/triplet_t2i"], abs=1e-6)
+    assert first[2]["loss/triplet_i2t"] > first[0]["loss/triplet_i2t"]
+    assert first[2]["i2t/hardness"] > first[0]["i2t/hardness"]
+    cfg = tiny_config(
+        "tags-dc", tmp_path / "dc", "phases.0.steps=1", f"data.negatives={path}",
+        "tags_dc.synthetic.source=fixed", "phases.0.weights={wod: 1.0, woc: 1.0}",
     )  # fmt: skip
-    vse_rows = rows(tmp_path / "vse")
-    assert all(r["loss/triplet_i2t"] > 0 for r in vse_rows)
-    training_function(
-        tiny_config(
-            "tags-dc", tmp_path / "dc", "phases.0.steps=1", f"data.negatives={path}",
-            "tags_dc.synthetic.source=fixed", "phases.0.weights={wod: 1.0, woc: 1.0}",
-        )
-    )  # fmt: skip
+    training_function(cfg)
     row = rows(tmp_path / "dc")[0]
-    assert 0 < row["synthetic/per_caption"] <= 2.0
+    dataset = _tiny_dataset(cfg)
+    pools = NegativePools.from_jsonl(path)
+    batch = list(EpochSampler(len(dataset), cfg.seed))[: cfg.batch_size]
+    expected = [len(pools.get(dataset[i]["caption_id"], 2)) for i in batch]
+    assert row["synthetic/per_caption"] == sum(expected) / len(expected) > 0
     assert row["loss/wod"] > 0 and row["loss/woc"] > 0
 
 
-def test_aoq_second_round_restarts_from_the_initial_weights(tmp_path):
+AOQ_PHASES = (
+    "phases=[{name: round1, steps: 2, lr: 1.0e-2},"
+    " {name: round2, steps: 1, lr: 0.0, miner: aoq, init: initial}]"
+)
+
+
+def _offline_from(model: torch.nn.Module, cfg, h: int) -> OfflineNegatives:
+    """AOQ's ranking of the tiny training set by ``model``'s dual embeddings."""
+    from tags.training.retrieval import encode_dataset
+
+    dataset = _tiny_dataset(cfg)
+    model.eval()
+    images, captions = encode_dataset(model, dataset)
+    return build_offline_negatives(images, captions, dataset.image_of, h=h, h_caption=2)
+
+
+def test_aoq_ranks_with_round_one_then_restarts_from_the_initial_weights(tmp_path):
     run = tmp_path / "run"
-    cfg = tiny_config(
-        "vse",
-        run,
-        "phases=[{name: round1, steps: 2, lr: 1.0e-2},"
-        " {name: round2, steps: 1, lr: 0.0, miner: aoq, init: initial}]",
-        "vse.aoq={h: 10}",
-    )
+    cfg = tiny_config("vse", run, AOQ_PHASES, "vse.aoq={h: 10}")
     result = training_function(cfg)
     initial = TagsModel.from_pretrained(run / "phases" / "-1_initial")
     round1 = TagsModel.from_pretrained(run / "phases" / "0_round1")
     state_dict_close(result.model, initial, atol=0.0)  # round 2 (lr 0) = the initial weights
-    moved = max(
-        (a - b).abs().max().item()
-        for a, b in zip(round1.state_dict().values(), initial.state_dict().values())
-    )
-    assert moved > 1e-4  # round 1 trained
-    offline = OfflineNegatives.load(run / "aoq_offline_negatives.pt")
+    offline = OfflineNegatives.load(run / "phases" / "1_round2" / "aoq_offline_negatives.pt")
     assert offline.i2t.shape == (8, 10)  # top-h negative captions of every image
     own = offline.caption_to_image[offline.i2t] == torch.arange(8)[:, None]
     assert not own.any()  # never a caption of the image itself
+    # ranked by round 1's model (paper 3.2, official geti2toffcandi.py), not the initial one
+    assert torch.equal(offline.i2t, _offline_from(round1, cfg, 10).i2t)
+    assert not torch.equal(offline.i2t, _offline_from(initial, cfg, 10).i2t)
     last = rows(run)[-1]
     assert last["phase"] == 1 and "i2t/weight" in last and "t2i/offline" in last
 
 
+def _tiny_dataset(cfg):
+    from tags.data import build_dataset
+    from tags.training.factory import create_tokenizer
+    from tags.training.loop import _materialize_data
+
+    return build_dataset(_materialize_data(cfg, False), create_tokenizer(cfg.model))
+
+
 def test_ndgl_with_reference_scores(tmp_path):
+    """The logged NDGL terms equal the miner applied by hand to the first batch (lr 0: the
+    model stays at its initial weights) with the mean of the two reference matrices."""
+    from tags.data import EpochSampler
+    from tags.mining import NDGLMiner, direction_pairs
+    from tags.training.retrieval import encode_dataset
+
     reference = torch.rand(8, 40, generator=torch.Generator().manual_seed(0))
     torch.save(reference, tmp_path / "ref_a.pt")
     torch.save(reference.flip(1), tmp_path / "ref_b.pt")
     run = tmp_path / "run"
     refs = f"vse.reference_scores=[{tmp_path / 'ref_a.pt'}, {tmp_path / 'ref_b.pt'}]"
-    training_function(tiny_config("vse", run, "phases.0.steps=1", "vse.miner.name=ndgl", refs))
+    cfg = tiny_config(
+        "vse", run, "phases.0.steps=1", "phases.0.lr=0.0", "vse.miner.name=ndgl", refs
+    )
+    result = training_function(cfg)
     row = rows(run)[0]
-    assert row["i2t/margin_kl"] > 0 and row["t2i/margin_kl"] > 0 and "i2t/hnr" in row
     assert "i2t/target_index" not in row  # integer extras are not averaged
+
+    dataset = _tiny_dataset(cfg)
+    batch = list(EpochSampler(len(dataset), cfg.seed))[: cfg.batch_size]
+    model = result.model.eval()
+    images, captions = encode_dataset(model, dataset)
+    ids = dataset.image_of[batch]
+    img, txt = images[ids], captions[batch]
+    own = torch.arange(len(batch))
+    target = ((reference + reference.flip(1)) / 2)[ids][:, batch]  # [anchor image, caption]
+    miner = NDGLMiner()  # the paper's lambdas: 100 (MR), 0.5 (HNR)
+    i2t = miner(
+        *direction_pairs(img @ txt.t(), own, ids, ids),
+        target_scores=target,
+        target_positive=target[own, own],
+    )
+    t2i = miner(
+        *direction_pairs(txt @ img.t(), own, ids, ids),
+        target_scores=target.t(),
+        target_positive=target.t()[own, own],
+    )
+    for key in ("margin_kl", "hnr", "online"):
+        assert row[f"i2t/{key}"] == pytest.approx(i2t.extras[key].mean().item(), abs=1e-4)
+        assert row[f"t2i/{key}"] == pytest.approx(t2i.extras[key].mean().item(), abs=1e-4)
+    assert row["i2t/margin_kl"] > 0 and row["i2t/hnr"] > 0  # the terms are exercised
+    expected = i2t.loss.mean() + t2i.loss.mean()
+    assert row["loss/total"] == pytest.approx(expected.item(), rel=1e-4)
     bad = tmp_path / "bad.pt"
     torch.save(torch.rand(3, 3), bad)
     with pytest.raises(ValueError, match=r"expected \[images, captions\] = \[8, 40\]"):

@@ -12,7 +12,7 @@ from _training_utils import SwapNouns, state_dict_close, tiny_config
 
 from tags.cli import main as cli_main
 from tags.modeling import TagsModel
-from tags.training import checkpoint_dirs, load_config, training_function
+from tags.training import ConfigError, checkpoint_dirs, load_config, training_function
 from tags.training.config import to_dict
 
 
@@ -48,7 +48,9 @@ def test_vse_resume_with_fne_queue_and_dropout(tmp_path):
         assert ra["loss/total"] == pytest.approx(rb["loss/total"], abs=1e-6)
     ca, cb = checkpoint_dirs(tmp_path / "a")[-1], checkpoint_dirs(tmp_path / "b")[-1]
     # registered: 0 scheduler, 1 train state, 2 miner (FNE stats), 3 momentum, 4 queue
-    assert custom_state(cb, 1) == {"step": 6, "epoch": 0, "batch_in_epoch": 6, "phase": 0}
+    assert custom_state(cb, 1) == {
+        "step": 6, "epoch": 0, "batch_in_epoch": 6, "phase": 0, "skipped": 0
+    }  # fmt: skip
     for index in (2, 4):
         sa, sb = custom_state(ca, index), custom_state(cb, index)
         for key in sa:
@@ -126,3 +128,66 @@ def test_gradient_accumulation_counts_optimizer_steps(tmp_path):
     assert (result.state.step, result.state.batch_in_epoch) == (2, 4)
     assert [r["step"] for r in metrics(tmp_path / "run")] == [1, 2]
     assert [d.name for d in checkpoint_dirs(tmp_path / "run")] == ["step_00000002"]
+
+
+def test_vse_resume_is_exact_across_epoch_boundaries(tmp_path):
+    """40 pairs / batch 8 = 5 batches an epoch: stop inside epoch 1, again inside epoch 2."""
+    overrides = ("phases.0.steps=13", "model.dropout=0.1", "vse.miner.name=selhn")
+    straight = training_function(tiny_config("vse", tmp_path / "a", *overrides))
+    training_function(tiny_config("vse", tmp_path / "b", *overrides, "max_steps=7"))
+    again = "resume_from=latest"
+    mid = training_function(tiny_config("vse", tmp_path / "b", *overrides, again, "max_steps=11"))
+    assert (mid.state.epoch, mid.state.batch_in_epoch) == (2, 1)
+    resumed = training_function(tiny_config("vse", tmp_path / "b", *overrides, again))
+    assert resumed.state.step == straight.state.step == 13
+    a, b = metrics(tmp_path / "a"), metrics(tmp_path / "b")
+    assert [r["step"] for r in b] == list(range(1, 14))
+    assert [r["epoch"] for r in b] == [0] * 5 + [1] * 5 + [2] * 3
+    for ra, rb in zip(a, b):
+        assert ra["loss/total"] == pytest.approx(rb["loss/total"], abs=1e-6), ra["step"]
+    state_dict_close(straight.model, resumed.model, atol=1e-6)
+
+
+AOQ_ROUNDS = (
+    "vse.aoq={h: 10}",
+    "phases=[{name: round1, steps: 2, lr: 1.0e-2},"
+    " {name: round2, steps: 3, lr: 1.0e-2, miner: aoq, init: initial}]",
+)
+FNE_PHASE = (  # round 1 trains far enough for FNE's statistics to fill in round 2
+    "vse.miner={name: fne, kwargs: {min_count: 0}}",
+    "phases=[{name: round1, steps: 6, lr: 3.0e-2, miner: hardest},"
+    " {name: round2, steps: 4, lr: 1.0e-2, miner: fne, init: continue}]",
+)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "stop", "key"),
+    [(AOQ_ROUNDS, 3, "i2t/weight"), (FNE_PHASE, 8, "fne/pos_count")],
+    ids=["aoq", "fne"],
+)
+def test_vse_resume_inside_a_phase_with_a_miner_override(tmp_path, overrides, stop, key):
+    """Stopped inside round 2 and resumed: round 2 keeps its miner (and FNE its state)."""
+    straight = training_function(tiny_config("vse", tmp_path / "a", *overrides))
+    training_function(tiny_config("vse", tmp_path / "b", *overrides, f"max_steps={stop}"))
+    resumed = training_function(
+        tiny_config("vse", tmp_path / "b", *overrides, "resume_from=latest")
+    )
+    a, b = metrics(tmp_path / "a"), metrics(tmp_path / "b")
+    first = 2 if key == "i2t/weight" else 6  # round 1's length
+    assert [r["step"] for r in b] == [r["step"] for r in a]
+    assert all(key in r for r in b[first:]) and all(key not in r for r in b[:first])
+    assert [r.get(key) for r in a] == pytest.approx([r.get(key) for r in b], abs=1e-6)
+    if key == "fne/pos_count":
+        assert b[stop][key] > 0 and b[stop]["i2t/fne_sampled_share"] > 0  # sampled branch
+    for ra, rb in zip(a, b):
+        assert ra["loss/total"] == pytest.approx(rb["loss/total"], abs=1e-6), ra["step"]
+    state_dict_close(straight.model, resumed.model, atol=1e-6)
+
+
+def test_resume_inside_aoq_round_two_without_its_ranking_is_refused(tmp_path):
+    run = tmp_path / "run"
+    training_function(tiny_config("vse", run, *AOQ_ROUNDS, "max_steps=3"))
+    ranking = run / "phases" / "1_round2" / "aoq_offline_negatives.pt"
+    ranking.unlink()  # ranked with round 1's model: it cannot be rebuilt from round 2's
+    with pytest.raises(ConfigError, match=r"needs its offline negatives.*is missing"):
+        training_function(tiny_config("vse", run, *AOQ_ROUNDS, "resume_from=latest"))

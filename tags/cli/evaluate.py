@@ -61,6 +61,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_model_dir(path: str | Path) -> None:
+    """A saved TagsModel directory (``config.json`` with ``model_type: tags``), else a
+    ``ValueError`` that says what ``path`` is instead."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"--model {path}: not found")
+    config = path / "config.json"
+    if not config.is_file():
+        raise ValueError(
+            f"--model {path}: not a TagsModel directory (no config.json); pass the folder "
+            "that save_pretrained wrote, e.g. OUTPUT_DIR/model of tags train"
+        )
+    try:
+        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        model_type = None
+    if model_type != "tags":
+        raise ValueError(
+            f"--model {path}: config.json has model_type {model_type!r}, not 'tags' "
+            "(a TagsModel saved by tags train)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from transformers import AutoTokenizer
@@ -71,9 +94,17 @@ def run(args: argparse.Namespace) -> int:
 
     accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
     say = accelerator.print
-    model = TagsModel.from_pretrained(args.model).to(accelerator.device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer or args.model, local_files_only=True)
     try:
+        check_model_dir(args.model)
+        model = TagsModel.from_pretrained(args.model).to(accelerator.device).eval()
+        source = args.tokenizer or args.model
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+        except (OSError, ValueError, ImportError) as err:
+            raise ValueError(
+                f"no tokenizer in {source} ({type(err).__name__}): save it next to the model "
+                "or pass --tokenizer DIR"
+            ) from None
         images, texts, notes = load_retrieval_split(
             args.captions,
             args.features,

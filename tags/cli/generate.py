@@ -20,6 +20,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from tags.progress import DEFAULT_EVERY, progress
+
 #: Settings that must match when a run is resumed.
 _RESUME_KEYS = (
     "captions",
@@ -131,7 +133,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     gen.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     gen.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    gen.add_argument(
+        "--progress-every",
+        type=float,
+        default=DEFAULT_EVERY,
+        metavar="SECONDS",
+        help="seconds between progress lines when stderr is not a terminal",
+    )
     p.set_defaults(func=run)
+
+
+def check_paths(args: argparse.Namespace) -> str | None:
+    """A one-line error for a bad ``--captions`` / ``--out``, else ``None``."""
+    captions, out = Path(args.captions), Path(args.out)
+    if captions.is_dir():
+        return (
+            f"--captions {captions} is a directory; pass a caption file (precomp "
+            "{split}_caps.txt, Karpathy .json or .jsonl)"
+        )
+    if not captions.is_file():
+        return f"--captions {captions} not found"
+    if out.is_dir():
+        return f"--out {out} is a directory; pass a .jsonl file name"
+    if out.resolve() == captions.resolve():
+        return f"--out {out} is the captions file"
+    return None
 
 
 # ---------------------------------------------------------------------- setup helpers
@@ -166,6 +192,17 @@ def _reader(args: argparse.Namespace, policy: Any) -> Iterator[Any]:
     from tags.negatives.io import read_captions
 
     return read_captions(args.captions, args.format, on_error=policy, split=args.split)
+
+
+def _no_captions(args: argparse.Namespace) -> str:
+    """Why the input holds no caption (a Karpathy split it lacks, or an empty file)."""
+    from tags.negatives.io import detect_format, karpathy_splits
+
+    fmt = args.format or detect_format(args.captions)
+    if fmt == "karpathy" and args.split:
+        found = ", ".join(karpathy_splits(args.captions)) or "none"
+        return f"{args.captions}: no captions in split {args.split!r} (splits present: {found})"
+    return f"{args.captions}: no captions found"
 
 
 def _count(args: argparse.Namespace) -> tuple[int, int]:
@@ -314,8 +351,7 @@ def _merge(parts: list[Path], out: Path) -> None:
 
 # ---------------------------------------------------------------------- the command
 def run(args: argparse.Namespace) -> int:
-    from tags.negatives.features import MissingFeaturesError
-    from tags.negatives.io import ErrorPolicy, InputError, parse_shard
+    from tags.negatives.io import parse_shard
 
     out = Path(args.out)
     try:
@@ -324,10 +360,47 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if out.exists() and not (args.resume or args.overwrite):
-        print(f"error: {out} exists; pass --resume to continue it or --overwrite", file=sys.stderr)
+    error = check_paths(args)
+    if error is not None:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     state = _distributed_state()
+    lock, error = _lock_output(out, state)
+    if error is None and out.exists() and not (args.resume or args.overwrite):
+        error = f"{out} exists; pass --resume to continue it or --overwrite"
+    if error is not None:
+        if lock is not None:
+            lock.release()
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        return _run_locked(args, out, shard, state)
+    finally:  # the main process merges the parts after every process is done, then unlocks
+        if lock is not None:
+            lock.release()
+
+
+def _lock_output(out: Path, state: Any) -> tuple[Any, str | None]:
+    """The main process locks ``OUT.lock`` for the run; every process gets the same error."""
+    from tags._lock import LockError, OutputLock
+
+    lock, error = None, None
+    if state is None or state.is_main_process:
+        try:
+            lock = OutputLock(out.with_name(out.name + ".lock"), f"--out {out}").acquire()
+        except LockError as err:
+            error = str(err)
+    if state is not None and state.num_processes > 1:
+        from accelerate.utils import broadcast_object_list
+
+        error = broadcast_object_list([error])[0]
+    return lock, error
+
+
+def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], state: Any) -> int:
+    from tags.negatives.features import MissingFeaturesError
+    from tags.negatives.io import ErrorPolicy, InputError
+
     target = out
     if state is not None:  # every process takes a sub-shard of the requested shard
         procs = state.num_processes
@@ -352,9 +425,15 @@ def run(args: argparse.Namespace) -> int:
         if point.last_caption_id is not None
         else ""
     )
+    if state is None:
+        where = f"output: {out}"
+    elif state.is_main_process:
+        where = f"output: {out} (merged from {state.num_processes} processes' parts)"
+    else:
+        where = f"process {state.process_index}'s part merged into {out}"
     print(
         f"bad input lines skipped: {policy.count}; wall time {time.perf_counter() - start:.1f}s; "
-        f"output: {target}{resumed}",
+        f"{where}{resumed}",
         file=sys.stderr,
     )
     return 0
@@ -379,7 +458,7 @@ def _generate(
     policy: Any,
 ) -> tuple[Any, Any]:
     """Write ``target``; returns the run's statistics and the resume point used."""
-    from tags.negatives.io import JsonlWriter, shard_bounds, take_shard
+    from tags.negatives.io import InputError, JsonlWriter, shard_bounds, take_shard
     from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
 
     config = GenerationConfig(
@@ -396,6 +475,8 @@ def _generate(
         seed=args.seed,
     )
     total_groups, total_captions = _count(args)
+    if total_captions == 0:
+        raise InputError(_no_captions(args))
     first, stop = shard_bounds(total_groups, *shard)
     parser = default_parser()
     components = _components(args, parser, out, state)
@@ -409,12 +490,12 @@ def _generate(
         print(
             f"resume: dropped {point.dropped_bytes} bytes of an unfinished caption", file=sys.stderr
         )
-    bar = tqdm(
+    bar = progress(
         total=total_captions if shard[1] == 1 else None,
-        unit=" captions",
-        disable=args.no_progress or None,
-        file=sys.stderr,
         desc="generate" if shard[1] == 1 else f"shard {shard[0]}/{shard[1]}",
+        unit=" captions",
+        disable=args.no_progress,
+        every=args.progress_every,
     )
     groups = take_shard(_reader(args, policy), first, stop)
     with writer, bar:

@@ -8,9 +8,11 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, TextIO
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
 
-from tqdm import tqdm
+from tags._lock import LockError, OutputLock
+from tags.progress import DEFAULT_EVERY, progress, track
 
 
 @dataclass
@@ -41,8 +43,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=1, help="parser processes (fork)")
     p.add_argument("--max-chars", type=int, default=None, help="cut longer captions")
     p.add_argument("--strict", action="store_true", help="stop at the first undecodable line")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--progress-every",
+        type=float,
+        default=DEFAULT_EVERY,
+        metavar="SECONDS",
+        help="seconds between progress lines when stderr is not a terminal",
+    )
     p.set_defaults(func=run)
+
+
+def check_paths(args: argparse.Namespace) -> str | None:
+    """A one-line error for a bad ``input`` / ``--output``, else ``None``."""
+    if args.input != "-":
+        source = Path(args.input)
+        if source.is_dir():
+            return f"input {source} is a directory; pass a caption file (one caption a line)"
+        if not source.is_file():
+            return f"input {source} not found"
+    if args.output != "-":
+        sink = Path(args.output)
+        if sink.is_dir():
+            return f"--output {sink} is a directory; pass a file name"
+        if not sink.parent.is_dir():
+            return f"--output {sink}: directory {sink.parent} does not exist"
+        if sink.exists() and not args.overwrite:
+            return f"--output {sink} exists; pass --overwrite to replace it"
+        if args.input != "-" and sink.resolve() == Path(args.input).resolve():
+            return f"--output {sink} is the input file"
+    return None
 
 
 def read_captions(stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextIO) -> Iterator[str]:
@@ -66,22 +97,43 @@ def read_captions(stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextI
 
 
 def run(args: argparse.Namespace) -> int:
+    error = check_paths(args)
+    if error is not None:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     from parsers.scene_graph_parser import DEFAULT_MAX_CHARS, SceneGraphParser
 
-    parser = SceneGraphParser(
+    lock = None
+    if args.output != "-":
+        try:
+            lock = OutputLock(f"{args.output}.lock", f"--output {args.output}").acquire()
+        except LockError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+    try:
+        return _parse(args, SceneGraphParser, DEFAULT_MAX_CHARS)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) -> int:
+    parser = parser_class(
         args.model,
         batch_size=args.batch_size,
-        max_chars=args.max_chars or DEFAULT_MAX_CHARS,
+        max_chars=args.max_chars or default_max_chars,
     )
     stats = ParseStats()
     source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
     sink = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
     start = time.perf_counter()
+    bar = progress(
+        desc="parse", unit=" captions", disable=args.no_progress, every=args.progress_every
+    )
     try:
         captions = read_captions(source, stats, args.strict, sys.stderr)
         graphs = parser.pipe(captions, n_process=args.workers)
-        bar = tqdm(graphs, unit=" captions", disable=args.no_progress or None, file=sys.stderr)
-        for graph in bar:
+        for graph in track(graphs, bar):
             if args.format == "json":
                 sink.write(json.dumps(graph.to_dict(), ensure_ascii=False) + "\n")
             else:
@@ -91,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     finally:
+        bar.close()
         if source is not sys.stdin.buffer:
             source.close()
         if sink is not sys.stdout:

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tags.training import ConfigError, load_config, training_function
     from tags.training.config import to_dict
+    from tags.training.loop import NonFiniteLossError
 
     try:
         config = load_config(args.config, args.overrides)
@@ -42,7 +43,14 @@ def run(args: argparse.Namespace) -> int:
     if args.print_config:
         print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
         return 0
-    result = training_function(config)
+    try:
+        result = training_function(config)
+    except ConfigError as err:
+        print(f"tags train: {err}", file=sys.stderr)
+        return 2
+    except NonFiniteLossError as err:
+        print(f"tags train: {err}", file=sys.stderr)
+        return 3
     print(f"done: step {result.state.step}, output in {result.output_dir}")
     return 0
 

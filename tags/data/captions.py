@@ -8,8 +8,9 @@ Karpathy: ``imgid`` / ``sentid``), and fixed negative pools join on ``caption_id
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from tags.negatives.io import read_captions
+from tags.negatives.io import check_precomp_lines, detect_format, karpathy_splits, read_captions
 from tags.negatives.types import ImageGroup
 
 
@@ -20,7 +21,11 @@ def load_image_groups(
     limit_images: int | None = None,
 ) -> list[ImageGroup]:
     """All image groups of a caption file (``fmt``: karpathy | precomp | jsonl | None = by
-    extension); ``split`` filters Karpathy images (``"train,restval"``)."""
+    extension); ``split`` filters Karpathy images (``"train,restval"``). A precomp file must
+    hold 5 lines per image; an empty result (e.g. a split the file lacks) raises."""
+    fmt = fmt or detect_format(path)
+    if fmt == "precomp" and Path(path).is_file():
+        check_precomp_lines(path)
     groups: list[ImageGroup] = []
     for group in read_captions(path, fmt, split=split):
         if group.captions:
@@ -28,8 +33,20 @@ def load_image_groups(
         if limit_images is not None and len(groups) >= limit_images:
             break
     if not groups:
+        if fmt == "karpathy" and split:
+            found = ", ".join(karpathy_splits(path)) or "none"
+            raise ValueError(f"{path}: no captions in split {split!r} (splits present: {found})")
         raise ValueError(f"{path}: no captions found (split={split!r})")
     return groups
 
 
-__all__ = ["load_image_groups"]
+def check_alignment(path: str | Path, fmt: str | None, regions: Any) -> None:
+    """Precomp captions with a precomp ``[N, R, D]`` array: exactly 5 lines per array row
+    (raises ``ValueError`` naming both counts)."""
+    from tags.negatives.features import PrecompRegions
+
+    if (fmt or detect_format(path)) == "precomp" and isinstance(regions, PrecompRegions):
+        check_precomp_lines(path, int(regions.array.shape[0]), regions.path)
+
+
+__all__ = ["check_alignment", "load_image_groups"]

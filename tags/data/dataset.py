@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset, Sampler
 
-from tags.data.captions import load_image_groups
+from tags.data.captions import check_alignment, load_image_groups
 from tags.negatives.features import RegionStore, open_regions
 from tags.negatives.types import Caption, ImageGroup
 
@@ -117,12 +117,14 @@ class EpochSampler(Sampler[int]):
 def build_dataset(data_config: Any, tokenizer: Any) -> ImageTextDataset:
     """An :class:`ImageTextDataset` from a :class:`~tags.training.config.DataConfig`."""
     fmt = None if data_config.format == "auto" else data_config.format
+    regions = open_regions(data_config.features)
+    check_alignment(data_config.captions, fmt, regions)  # names both counts
     groups = load_image_groups(
         data_config.captions, fmt, data_config.split, data_config.limit_images
     )
     return ImageTextDataset(
         groups,
-        open_regions(data_config.features),
+        regions,
         tokenizer,
         max_text_len=data_config.max_text_len,
         max_regions=data_config.max_regions,

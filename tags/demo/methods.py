@@ -250,7 +250,11 @@ def _aoq(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
 
 @register_method("ndgl", "dual", "NDGL (margin distribution of the pre-trained model)")
 def _ndgl(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
-    return _dual(budget, "ndgl", reference_scores=[str(assets["reference_scores"])])
+    config = _dual(budget, "ndgl", reference_scores=[str(assets["reference_scores"])])
+    # the published demo results used lambda 1 / 1 (the miner's defaults then); the paper's
+    # 100 / 0.5 are the miner's defaults now
+    config["vse"]["miner"]["kwargs"] |= {"lambda_mr": 1.0, "lambda_hnr": 1.0}
+    return config
 
 
 __all__ = [

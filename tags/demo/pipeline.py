@@ -53,12 +53,14 @@ def train_and_evaluate(
     from tags.training import training_function
     from tags.training.config import config_from_dict
     from tags.training.factory import create_tokenizer
+    from tags.training.rundir import clear_run
 
     out = Path(raw["output_dir"])
     cached = _cached(out / "result.json", raw)
     if cached is not None:
         return cached, None, None
     config = config_from_dict(raw)
+    clear_run(out)  # a stale or unfinished run of this demo step (tags train refuses to mix)
     t = time.perf_counter()
     trained = training_function(config)
     train_s = time.perf_counter() - t

@@ -101,6 +101,16 @@ def images_from_groups(
     return images, note
 
 
+def _check_alignment(captions: str | Path, fmt: str | None, features: str | Path, split: str):
+    """Precomp captions against a precomp array: 5 lines per row (names both counts)."""
+    from tags.data.captions import check_alignment
+    from tags.negatives.features import open_regions
+
+    path = resolve_captions(captions, split)
+    if path.is_file():
+        check_alignment(path, fmt, open_regions(resolve_features(features, split)))
+
+
 def texts_from_groups(
     groups: list[Any], tokenizer: Any, max_length: int | None = None
 ) -> RetrievalTexts:
@@ -122,6 +132,7 @@ def load_retrieval_split(
 ) -> tuple[RetrievalImages, RetrievalTexts, list[str]]:
     """``(images, texts, notes)`` of one split, ready for
     :func:`~tags.evaluation.evaluate_retrieval`."""
+    _check_alignment(captions, fmt, features, split)
     groups = load_groups(captions, fmt, split)
     complete = limit_images is None or limit_images >= len(groups)
     groups = groups if complete else groups[:limit_images]

@@ -36,6 +36,7 @@ __all__ = [
     "FNE_PRESETS",
     "FNEMiner",
     "FNEStatistics",
+    "inverse_cdf",
     "right_anchor_similarities",
 ]
 
@@ -149,6 +150,17 @@ class FNEStatistics(nn.Module):
         return self._moments(self.neg)
 
 
+def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+    """Column drawn per row with probability proportional to ``weights`` ``[A, C]`` (rows with
+    a positive sum), from ``uniforms`` ``[A]`` in [0, 1): the first column whose cumulative
+    share exceeds the row's number (zero-weight columns are never drawn)."""
+    cdf = weights.detach().double().cumsum(1)
+    cdf = cdf / cdf[:, -1:]
+    u = uniforms.detach().to(cdf).reshape(-1, 1)
+    index = torch.searchsorted(cdf, u, right=True).squeeze(1)
+    return index.clamp(max=weights.shape[1] - 1)
+
+
 def _log_normal(x: torch.Tensor, mean: float, var: float) -> torch.Tensor:
     var = max(var, 1e-12)  # a degenerate (constant) sample would divide by zero
     return -0.5 * (x - mean) ** 2 / var - 0.5 * math.log(2 * math.pi * var)
@@ -168,8 +180,10 @@ class FNEMiner(Miner):
             ``nums_right_sims = 200``; strictly more are required, as there).
 
     Call :meth:`start_epoch` at every epoch start and :meth:`observe` with the in-batch matrix
-    once per step before the forward calls (the official order). ``forward`` accepts a
-    ``generator`` for ``torch.multinomial``.
+    once per step before the forward calls (the official order). ``forward`` draws with
+    ``torch.multinomial`` (optional ``generator``) or, given ``uniforms`` ``[A]`` in [0, 1)
+    (one per anchor, e.g. seeded by the anchor's dataset index), by inverse CDF: then every
+    anchor's draw is the same however the batch is split over processes.
     """
 
     def __init__(
@@ -252,6 +266,7 @@ class FNEMiner(Miner):
         positive: torch.Tensor,
         negative_mask: torch.Tensor,
         generator: torch.Generator | None = None,
+        uniforms: torch.Tensor | None = None,
         **_: Any,
     ) -> MinerOutput:
         self.check_inputs(scores, positive, negative_mask)
@@ -264,7 +279,10 @@ class FNEMiner(Miner):
             weights = self.sampling_weights(scores, positive, negative_mask)
             empty = weights.sum(1) <= 0
             draw = torch.where(empty[:, None], torch.ones_like(weights), weights)
-            sampled = torch.multinomial(draw, 1, generator=generator).squeeze(1)
+            if uniforms is None:
+                sampled = torch.multinomial(draw, 1, generator=generator).squeeze(1)
+            else:
+                sampled = inverse_cdf(draw, uniforms)
             index = torch.where(empty, hard_index, sampled)
             branch = torch.where(empty, BRANCH_FALLBACK, BRANCH_SAMPLED)
         index = torch.where(valid, index, torch.full_like(index, -1))

@@ -18,7 +18,12 @@ import torch.nn.functional as F
 from tags.mining.base import Miner, MinerOutput, gather_rows, masked_max
 from tags.mining.registry import get_miner, register_miner
 
-__all__ = ["NDGLMiner", "ReferenceScores", "load_reference_scores"]
+__all__ = ["KL_DIRECTIONS", "NDGLMiner", "ReferenceScores", "load_reference_scores"]
+
+#: ``target||predicted``: ``KL(Q || P)`` (default, distillation: the target distribution is
+#: the reference); ``predicted||target``: ``KL(P || Q)``, the argument order of the paper's
+#: notation ``KL(P, Q)`` read literally.
+KL_DIRECTIONS = ("target||predicted", "predicted||target")
 
 
 def _load_matrix(path: Path) -> torch.Tensor:
@@ -76,12 +81,14 @@ class NDGLMiner(Miner):
     - ``L_online``: the ``online`` miner (default ``"hardest"``, VSE++) on ``s``.
     - ``L_MR = KL(Q || P)`` with ``P = softmax_n((s_p - s_n) / T)``,
       ``Q = softmax_n((t_p - t_n) / T)``: the target distribution of margins is the reference
-      (distillation direction). ``T = temperature`` (default 1.0, i.e. no temperature).
+      (distillation direction; ``kl_direction="predicted||target"`` gives ``KL(P || Q)``, the
+      paper's argument order). ``T = temperature`` (default 1.0, i.e. no temperature).
     - ``L_HNR = [gamma + s(n_s) - s(n_t)]_+`` with ``n_s = argmax_n s_n`` (predicted hardest)
       and ``n_t = argmax_n t_n`` (target hardest); 0 when ``n_s == n_t``; ``gamma = 0.01``.
       It pushes the target-chosen hardest negative above the predicted one.
 
-    ``lambda_mr`` and ``lambda_hnr`` default to 1.0 (no public values; tune per setting).
+    ``lambda_mr = 100`` and ``lambda_hnr = 0.5`` by default: the paper's values (lambda_1 and
+    lambda_2, given after its Table 2). No public code exists.
     Extra inputs: ``target_scores`` ``[A, C]`` and ``target_positive`` ``[A]``.
     """
 
@@ -89,14 +96,18 @@ class NDGLMiner(Miner):
         self,
         margin: float = 0.2,
         online: str = "hardest",
-        lambda_mr: float = 1.0,
-        lambda_hnr: float = 1.0,
+        lambda_mr: float = 100.0,
+        lambda_hnr: float = 0.5,
         gamma: float = 0.01,
         temperature: float = 1.0,
+        kl_direction: str = "target||predicted",
     ) -> None:
         super().__init__(margin)
         if online == "ndgl":
             raise ValueError("online miner cannot be ndgl itself")
+        if kl_direction not in KL_DIRECTIONS:
+            raise ValueError(f"kl_direction {kl_direction!r}: choose from {KL_DIRECTIONS}")
+        self.kl_direction = kl_direction
         self.online = get_miner(online, margin=margin)
         self.lambda_mr = float(lambda_mr)
         self.lambda_hnr = float(lambda_hnr)
@@ -111,7 +122,8 @@ class NDGLMiner(Miner):
         target_positive: torch.Tensor,
         negative_mask: torch.Tensor,
     ) -> torch.Tensor:
-        """``KL(Q || P)`` per anchor over its negatives (0 without negatives)."""
+        """``KL(Q || P)`` (or ``KL(P || Q)``, see ``kl_direction``) per anchor over its
+        negatives (0 without negatives)."""
         neg_inf = -1e9  # finite, so masked entries give exact zeros and no NaN gradients
         pred = ((positive[:, None] - scores) / self.temperature).masked_fill(
             ~negative_mask, neg_inf
@@ -120,6 +132,8 @@ class NDGLMiner(Miner):
         tgt = tgt.masked_fill(~negative_mask, neg_inf)
         log_p = F.log_softmax(pred, dim=1)
         log_q = F.log_softmax(tgt, dim=1)
+        if self.kl_direction == "predicted||target":
+            log_p, log_q = log_q, log_p
         kl = torch.where(negative_mask, log_q.exp() * (log_q - log_p), torch.zeros_like(log_p))
         return kl.sum(1) * negative_mask.any(1)
 
@@ -161,5 +175,6 @@ class NDGLMiner(Miner):
     def extra_repr(self) -> str:
         return (
             f"margin={self.margin}, lambda_mr={self.lambda_mr}, lambda_hnr={self.lambda_hnr}, "
-            f"gamma={self.gamma}, temperature={self.temperature}"
+            f"gamma={self.gamma}, temperature={self.temperature}, "
+            f"kl_direction={self.kl_direction!r}"
         )

@@ -174,6 +174,49 @@ def read_captions(
     raise ValueError(f"unknown format {fmt!r}; choose from {FORMATS}")
 
 
+# ---------------------------------------------------------------------- input checks
+PRECOMP_PER_IMAGE = 5
+
+
+def count_lines(path: str | Path) -> int:
+    """Lines of a text file (a last line without a newline counts)."""
+    lines, last = 0, b"\n"
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")
+
+
+def check_precomp_lines(path: str | Path, rows: int | None = None, features: Any = None) -> int:
+    """A precomp caption file holds exactly 5 lines per image (and, with a precomp
+    ``[N, R, D]`` array of ``rows`` images, 5 x ``rows``): one missing line would shift every
+    later caption onto the wrong image. Returns the line count; raises ``ValueError``."""
+    lines = count_lines(path)
+    per = PRECOMP_PER_IMAGE
+    if rows is not None and lines != per * rows:
+        raise ValueError(
+            f"{path}: {lines} caption lines, but {features or 'the features'} holds {rows} "
+            f"image rows: precomp captions need {per} lines per image and the array one row "
+            f"per image ({per} x {rows} = {per * rows})"
+        )
+    if lines % per:
+        raise ValueError(
+            f"{path}: {lines} lines is not a multiple of {per}: a precomp caption file holds "
+            f"{per} consecutive lines per image (a missing or extra line shifts every later "
+            "caption onto the wrong image)"
+        )
+    return lines
+
+
+def karpathy_splits(path: str | Path) -> list[str]:
+    """The ``split`` values present in a Karpathy JSON file (sorted)."""
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    images = data.get("images", []) if isinstance(data, dict) else []
+    return sorted({str(im.get("split")) for im in images if isinstance(im, dict)})
+
+
 # ---------------------------------------------------------------------- sharding
 def parse_shard(text: str) -> tuple[int, int]:
     """``"I/N"`` -> ``(I, N)`` with ``0 <= I < N``."""
@@ -314,8 +357,11 @@ __all__ = [
     "InputError",
     "JsonlWriter",
     "ResumePoint",
+    "check_precomp_lines",
+    "count_lines",
     "detect_format",
     "export",
+    "karpathy_splits",
     "parse_shard",
     "read_captions",
     "read_jsonl",

@@ -9,13 +9,16 @@ Both caption texts are tokenized by the training tokenizer and aligned through t
   WoD 0 and WoC ``ignore_index`` (the loss skips it);
 - special tokens (``[CLS]``, ``[SEP]``): both ``ignore_index``.
 
+``edited[i]`` marks the negative's tokens inside an edit (the refilled, i.e. masked,
+positions): the official code's WoC (``forward_gd``) predicts only there.
+
 Edits cover whole words, so the text between edits tokenizes identically in both captions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tags.negatives.types import Edit
@@ -30,6 +33,7 @@ class TokenLabels:
     input_ids: list[int]
     wod_labels: list[int]
     woc_labels: list[int]
+    edited: list[bool] = field(default_factory=list)
 
 
 def _encode(tokenizer: Any, text: str) -> tuple[list[int], list[tuple[int, int]], list[bool]]:
@@ -86,7 +90,11 @@ def token_labels(
         else:
             for i in replaced:
                 wod[i] = 0
-    return TokenLabels(neg_ids, wod, woc)
+    edited = [False] * len(neg_ids)
+    for positions in inside.values():
+        for i in positions:
+            edited[i] = True
+    return TokenLabels(neg_ids, wod, woc, edited)
 
 
 __all__ = ["IGNORE_INDEX", "TokenLabels", "token_labels"]

@@ -10,6 +10,7 @@ resolved config (``output_dir/config.yaml`` of every run).
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -136,6 +137,15 @@ class TagsDCConfig:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
     mlm_probability: float = 0.15
+    # WoD class weights (mismatch, match); null = unweighted (the paper), [1.0, 0.11] = the
+    # official code
+    wod_class_weights: list[float] | None = None
+    # WoC targets at every position of a negative (the paper) or only inside its edits, the
+    # refilled (masked) positions (`edited`, the official forward_gd)
+    woc_positions: str = "all"
+    # L_MLM masking: `bert` (random 15% tokens, 80/10/10) or `unit` (whole scene-graph units
+    # at synthetic.mask_ratio, as the copies that are refilled: Algorithm 1, line 5)
+    mlm_masking: str = "bert"
 
 
 @dataclass
@@ -207,6 +217,7 @@ class TrainConfig:
     save_every: int = 0  # 0: checkpoints only at phase ends and at the last step
     keep_checkpoints: int = 2
     resume_from: str | None = None  # "latest" or a checkpoint directory
+    max_nonfinite_steps: int = 0  # steps with a NaN/inf loss skipped before the run stops
     tensorboard: bool | None = None  # None: when tensorboard is installed
     progress_bar: bool = True
     ddp_find_unused_parameters: bool = True
@@ -370,11 +381,32 @@ VALID = {
     "tags_dc.retrieval.mode": ("pool", "dual"),
     "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
     "tags_dc.synthetic.masking": ("unit", "word"),
+    "tags_dc.woc_positions": ("all", "edited"),
+    "tags_dc.mlm_masking": ("bert", "unit"),
     "pretrain.itm_negatives": ("caption", "image", "both"),
     "eval.mode": ("cross", "dual", "two-stage"),
     "eval.protocol": ("full", "f30k-1k", "coco-1k", "coco-5k"),
     "eval.format": ("auto", "karpathy", "precomp", "jsonl"),
 }
+
+
+def _check_finite(value: Any, where: str) -> None:
+    """Every number of the config is finite (``lr: nan`` parses as a float; ``"nan"`` in a
+    free-form mapping such as miner kwargs would become one)."""
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ConfigError(f"{where}: {value!r} is not a finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(item, f"{where}.{i}")
 
 
 def validate(config: TrainConfig) -> TrainConfig:
@@ -383,6 +415,7 @@ def validate(config: TrainConfig) -> TrainConfig:
     from tags.training.recipes import get_recipe, list_recipes
 
     flat = to_dict(config)
+    _check_finite(flat, "")
     for key, choices in VALID.items():
         value: Any = flat
         for part in key.split("."):
@@ -405,6 +438,8 @@ def validate(config: TrainConfig) -> TrainConfig:
     for key in ("batch_size", "gradient_accumulation_steps", "log_every", "keep_checkpoints"):
         if getattr(config, key) < 1:
             raise ConfigError(f"{key} must be >= 1")
+    if config.max_nonfinite_steps < 0:
+        raise ConfigError("max_nonfinite_steps must be >= 0")
     if len(config.optim.betas) != 2:
         raise ConfigError("optim.betas must hold two numbers")
     if not 0.0 <= config.optim.warmup_ratio < 1.0:
@@ -414,6 +449,11 @@ def validate(config: TrainConfig) -> TrainConfig:
         value = getattr(getattr(config, section), rest[0]).name
         if value not in list_miners():
             raise ConfigError(f"{key}: {value!r} is not one of {', '.join(list_miners())}")
+    weights = config.tags_dc.wod_class_weights
+    if weights is not None and (len(weights) != 2 or min(weights) <= 0):
+        raise ConfigError(
+            "tags_dc.wod_class_weights: two positive numbers (mismatch, match), e.g. [1.0, 0.11]"
+        )
     if config.eval.captions and not config.eval.features:
         raise ConfigError("eval.captions needs eval.features")
     get_recipe(config.recipe).validate(config)

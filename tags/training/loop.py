@@ -1,13 +1,16 @@
 """The training loop (Accelerate): one :func:`training_function` for every recipe.
 
-Order of a run: resolved config saved -> tokenizer, dataset, model, recipe -> optimizer and
-phase-aware linear schedule -> ``accelerator.prepare`` -> optional ``load_state`` -> loop of
-optimizer steps (gradient accumulation, clipping, per-phase start/end hooks, metrics, JSONL /
-tensorboard, checkpoints) -> final model in ``output_dir/model``.
+Order of a run: input files checked -> ``output_dir`` claimed (another run refused, a lock
+held) -> tokenizer, dataset, model -> resolved config saved -> recipe -> optimizer and
+phase-aware linear schedule -> ``accelerator.prepare`` -> optional ``load_state`` (+ the
+phase's recipe state) -> loop of optimizer steps (gradient accumulation, a non-finite loss
+guard, clipping, per-phase start/end hooks, metrics, JSONL / tensorboard, checkpoints) ->
+final model in ``output_dir/model``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,17 +18,19 @@ from typing import Any
 
 import torch
 from accelerate import Accelerator, DataLoaderConfiguration, DistributedDataParallelKwargs
-from accelerate.utils import ProjectConfiguration, set_seed
+from accelerate.utils import ProjectConfiguration, broadcast_object_list, set_seed
 from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
+from tags._lock import LockError, OutputLock
 from tags.data import EpochSampler, PairCollator, build_dataset
 from tags.training.config import ConfigError, TrainConfig, save_config, to_dict
 from tags.training.evaluation import build_eval_sets, evaluate
 from tags.training.factory import create_model, create_tokenizer
 from tags.training.optim import create_optimizer, create_scheduler, phase_bounds, phase_of
 from tags.training.recipes import StepContext, get_recipe
+from tags.training.rundir import LOCK_FILE, check_inputs, check_output_dir, trim_metrics
 from tags.training.state import TrainState
 from tags.training.tracking import JsonlTracker, tensorboard_available
 
@@ -126,11 +131,59 @@ def _materialize_data(config: TrainConfig, main: bool) -> Any:
     )
 
 
+class NonFiniteLossError(RuntimeError):
+    """The loss became NaN or infinite (more often than ``max_nonfinite_steps`` allows)."""
+
+
+def _all_finite(loss: torch.Tensor, accelerator: Accelerator) -> bool:
+    """Whether the loss is finite on every process (one agreed answer)."""
+    bad = (~torch.isfinite(loss.detach().float())).any().float().reshape(1)
+    if accelerator.num_processes > 1:
+        bad = accelerator.reduce(bad.to(accelerator.device), reduction="sum")
+    return not bool(bad.item())
+
+
+def _claim_output_dir(config: TrainConfig, accelerator: Accelerator) -> OutputLock:
+    """Main process: refuse a directory that holds another run (unless resuming it with the
+    same settings) and lock it for this run; every process raises the same error."""
+    lock = OutputLock(Path(config.output_dir) / LOCK_FILE, f"output_dir {config.output_dir}")
+    error = None
+    if accelerator.is_main_process:
+        try:
+            check_output_dir(config)
+            lock.acquire()
+        except (ConfigError, LockError) as err:
+            error = str(err)
+    if accelerator.num_processes > 1:
+        error = broadcast_object_list([error])[0]
+    if error is not None:
+        raise ConfigError(error)
+    return lock
+
+
 def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     """Train per ``config``; ``recipe_kwargs`` go to the recipe (e.g. a synthetic
     ``source`` for TAGS-DC). Works in one process and under ``accelerate launch`` /
-    ``torchrun`` alike; ``config.batch_size`` is the global batch."""
-    output_dir = Path(config.output_dir)
+    ``torchrun`` alike; ``config.batch_size`` is the global batch.
+
+    Inputs are checked before ``output_dir`` is written; a directory holding another run is
+    refused unless ``resume_from`` is set, and it is locked for the run. A non-finite loss
+    stops the run (:class:`NonFiniteLossError`, naming the step) without updating the
+    weights, after ``max_nonfinite_steps`` skipped steps."""
+    check_inputs(config)
+    accelerator = _accelerator(config)
+    created = not Path(config.output_dir).exists()
+    lock = _claim_output_dir(config, accelerator)
+    try:
+        return _train(config, accelerator, **recipe_kwargs)
+    finally:
+        lock.release()
+        if created and accelerator.is_main_process:  # a run that failed before writing
+            with contextlib.suppress(OSError):
+                Path(config.output_dir).rmdir()  # only when empty
+
+
+def _accelerator(config: TrainConfig) -> Accelerator:
     use_tb = tensorboard_available() if config.tensorboard is None else config.tensorboard
     accelerator = Accelerator(
         cpu=config.cpu,
@@ -138,7 +191,7 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         dataloader_config=DataLoaderConfiguration(split_batches=True),
         log_with="tensorboard" if use_tb else None,
-        project_config=ProjectConfiguration(project_dir=str(output_dir)),
+        project_config=ProjectConfiguration(project_dir=str(config.output_dir)),
         kwargs_handlers=[
             DistributedDataParallelKwargs(find_unused_parameters=config.ddp_find_unused_parameters)
         ],
@@ -148,20 +201,29 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
             f"batch_size {config.batch_size} is the global batch: it must be divisible by "
             f"the {accelerator.num_processes} processes"
         )
+    return accelerator
+
+
+def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) -> TrainResult:
+    output_dir = Path(config.output_dir)
+    use_tb = tensorboard_available() if config.tensorboard is None else config.tensorboard
     set_seed(config.seed)
     main = accelerator.is_main_process
-    if main:
-        save_config(config, output_dir / "config.yaml")
 
     tokenizer = create_tokenizer(config.model)
     with accelerator.main_process_first():
-        dataset = build_dataset(_materialize_data(config, main), tokenizer)
+        try:
+            dataset = build_dataset(_materialize_data(config, main), tokenizer)
+        except (OSError, ValueError) as err:  # unreadable or inconsistent data files
+            raise ConfigError(f"data: {err}") from err
     model = create_model(config.model, tokenizer, dataset.feature_size)
     if model.config.region_feature_size != dataset.feature_size:
         raise ConfigError(
             f"region features are {dataset.feature_size}-d but the model expects "
             f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
         )
+    if main:  # the inputs loaded: this run now owns output_dir
+        save_config(config, output_dir / "config.yaml")
     recipe = get_recipe(config.recipe)(
         config, accelerator, model, tokenizer, dataset, **recipe_kwargs
     )
@@ -190,6 +252,10 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     if checkpoint is not None:
         accelerator.load_state(str(checkpoint))
         accelerator.step = 0  # checkpoints sit at accumulation boundaries
+        if state.phase >= 0:  # per-phase recipe state (miner override, AOQ offline negatives)
+            recipe.resume_phase(state.phase, config.phases[state.phase], module)
+        if main:
+            trim_metrics(output_dir / "metrics.jsonl", state.step)
         accelerator.print(f"resumed from {checkpoint} at step {state.step}")
     elif main and any(p.init == "initial" for p in config.phases[1:]):
         recipe.tags_model(module).save_pretrained(phase_dir(output_dir, -1, "initial"))
@@ -210,11 +276,15 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
         total=total, initial=state.step, disable=not (main and config.progress_bar), desc="train"
     )
     window = _MetricWindow()
+    bad_window = False  # a micro batch of the current accumulation window had a bad loss
     last: dict[str, float] = {}
     saved: Path | None = checkpoint
 
     def begin_phase(index: int) -> None:
         phase = config.phases[index]
+        # before the weights reset: the module still holds the previous phase's model (AOQ
+        # ranks the training set with round 1's model, then round 2 restarts from `initial`)
+        recipe.start_phase(index, phase, module)
         if index > 0 and phase.init != "continue":
             source = (
                 phase_dir(output_dir, index - 1, config.phases[index - 1].name)
@@ -223,7 +293,6 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
             )
             _load_weights(recipe.tags_model(module), source)
             optimizer.optimizer.state.clear()
-        recipe.start_phase(index, phase, module)
         state.phase = index
 
     def save_checkpoint() -> Path:
@@ -238,7 +307,6 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
         return path
 
     while state.step < stop:
-        sampler.set_epoch(state.epoch)
         if state.batch_in_epoch == 0:
             recipe.start_epoch(state.epoch)
         epoch_loader = (
@@ -246,6 +314,10 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
             if state.batch_in_epoch
             else loader
         )
+        # the prepared loader keeps its own epoch counter (0 in a fresh process) and passes
+        # it to the sampler when iterated: set it from the checkpointed position
+        epoch_loader.set_epoch(state.epoch)
+        sampler.set_epoch(state.epoch)
         finished_epoch = True
         for batch in epoch_loader:
             if state.phase != phase_of(state.step, steps):
@@ -258,15 +330,38 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
             torch.manual_seed(key.initial_seed())
             with accelerator.accumulate(module):
                 out = recipe.training_step(module, batch, ctx)
-                accelerator.backward(out.loss)
-                if accelerator.sync_gradients and config.optim.max_grad_norm:
-                    accelerator.clip_grad_norm_(module.parameters(), config.optim.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
+                if _all_finite(out.loss, accelerator):
+                    accelerator.backward(out.loss)
+                    if accelerator.sync_gradients and config.optim.max_grad_norm:
+                        accelerator.clip_grad_norm_(module.parameters(), config.optim.max_grad_norm)
+                else:
+                    bad_window = True
+                if not bad_window:
+                    optimizer.step()
+                optimizer.zero_grad()  # at the sync step: drops a bad window's gradients
             state.batch_in_epoch += 1
-            window.add({"loss/total": out.loss, **out.metrics})
+            if not bad_window:
+                window.add({"loss/total": out.loss, **out.metrics})
             if not accelerator.sync_gradients:
                 continue
+            if bad_window:
+                bad_window = False
+                state.skipped += 1
+                where = (
+                    f"step {state.step + 1} (phase {state.phase} {phase.name!r}, epoch "
+                    f"{state.epoch}, batch {state.batch_in_epoch - 1})"
+                )
+                if state.skipped > config.max_nonfinite_steps:
+                    progress.close()
+                    raise NonFiniteLossError(
+                        f"non-finite loss at {where}: training stopped, the weights were not "
+                        f"updated with it; last good checkpoint: {saved or 'none'}. Lower the "
+                        "lr, check the inputs, or allow skipping with max_nonfinite_steps=N"
+                    )
+                accelerator.print(
+                    f"warning: non-finite loss at {where}: step skipped "
+                    f"({state.skipped} of max_nonfinite_steps={config.max_nonfinite_steps})"
+                )
             lr = scheduler.get_last_lr()[0]
             scheduler.step()
             state.step += 1
@@ -323,6 +418,7 @@ def train(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
 
 
 __all__ = [
+    "NonFiniteLossError",
     "TrainResult",
     "checkpoint_dirs",
     "resolve_checkpoint",

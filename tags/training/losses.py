@@ -31,16 +31,28 @@ class TokenCrossEntropy(nn.Module):
     Used for L_MLM (masked positions), L_WoD (2 classes per token: 1 = the token matches the
     positive's) and L_WoC (the positive's token at each position). ``labels == -100`` is
     ignored; ``logits`` ``[..., C]``, ``labels`` ``[...]``.
+
+    ``class_weights`` scales each token's loss by the weight of its label and still divides by
+    the number of labelled tokens, as the official TAGS code's WoD (``F.nll_loss(...,
+    weight=(1.0, 0.11), reduction="none").mean()``: mismatched tokens 1.0, matching 0.11).
     """
+
+    def __init__(self, class_weights: list[float] | tuple[float, ...] | None = None) -> None:
+        super().__init__()
+        weights = None if class_weights is None else torch.tensor(class_weights)
+        self.register_buffer("class_weights", weights, persistent=False)
 
     def forward(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         logits = logits.reshape(-1, logits.shape[-1]).float()
         labels = labels.reshape(-1)
         keep = labels != IGNORE_INDEX
+        weight = None if self.class_weights is None else self.class_weights.to(logits)
         if logits.shape[0] == 0:
             total = logits.sum() * 0.0
         else:
-            total = F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, reduction="sum")
+            total = F.cross_entropy(
+                logits, labels, weight=weight, ignore_index=IGNORE_INDEX, reduction="sum"
+            )
         return global_mean(total, keep.sum())
 
 

@@ -10,12 +10,14 @@ from typing import Any
 @dataclass
 class TrainState:
     """``step``: optimizer steps done; ``epoch`` / ``batch_in_epoch``: data position (micro
-    batches consumed in the current epoch); ``phase``: the phase whose start has run."""
+    batches consumed in the current epoch); ``phase``: the phase whose start has run;
+    ``skipped``: steps skipped for a non-finite loss (``max_nonfinite_steps``)."""
 
     step: int = 0
     epoch: int = 0
     batch_in_epoch: int = 0
     phase: int = -1
+    skipped: int = 0  # optimizer steps skipped for a non-finite loss
 
     def state_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

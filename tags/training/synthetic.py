@@ -18,7 +18,7 @@ All randomness derives from ``request.seed`` and the caption id (the engine's
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -59,6 +59,7 @@ class LabelledNegatives:
     wod_labels: list[list[int]]
     woc_labels: list[list[int]]
     owner: list[int]
+    edited: list[list[bool]] = field(default_factory=list)  # token inside an edit
 
 
 def label_negatives(
@@ -73,13 +74,16 @@ def label_negatives(
         for text, edits in pool:
             labels = token_labels(positive, text, edits, tokenizer)
             ids, wod, woc = labels.input_ids, labels.wod_labels, labels.woc_labels
+            edited = labels.edited
             if len(ids) > max_length:
                 ids = [*ids[: max_length - 1], ids[-1]]
                 wod = [*wod[: max_length - 1], wod[-1]]
                 woc = [*woc[: max_length - 1], woc[-1]]
+                edited = [*edited[: max_length - 1], edited[-1]]
             out.input_ids.append(ids)
             out.wod_labels.append(wod)
             out.woc_labels.append(woc)
+            out.edited.append(edited)
             out.owner.append(i)
     return out
 

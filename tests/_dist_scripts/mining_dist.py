@@ -2,8 +2,8 @@
 
 Checks that every miner's per-anchor losses and the feature gradients of the distributed
 computation (local anchors vs gathered candidates) equal one process on the concatenated
-batch, that FNE statistics are reduced over ranks and that the FNE queue receives the keys of
-all ranks. Exits non-zero on the first mismatch.
+batch (FNE in its warm-up and in its sampled branch), that FNE statistics are reduced over
+ranks and that the FNE queue receives the keys of all ranks. Exits non-zero on the first mismatch.
 """
 
 from __future__ import annotations
@@ -142,6 +142,54 @@ def check_fne_statistics(data: dict) -> None:
     assert miner.ready
 
 
+def check_fne_sampled(data: dict) -> None:
+    """FNE's sampled branch (statistics ready, per-anchor uniforms): two processes give the
+    losses, draws and gradients of one process on the concatenated batch."""
+    rank, world = get_rank(), get_world_size()
+    b = N // world
+    rows = slice(rank * b, (rank + 1) * b)
+    txt_all = torch.nn.functional.normalize(data["img"] + 0.3 * data["txt"], dim=1)
+    g = torch.Generator().manual_seed(7)
+    u_i2t = torch.rand(N, generator=g, dtype=torch.float64)
+    u_t2i = torch.rand(N, generator=g, dtype=torch.float64)
+    kw = {"min_count": 1, "margin": 2.0, "threshold": 1.0}  # every negative kept, "easy" weight
+
+    img = data["img"].clone().requires_grad_(True)
+    txt = txt_all.clone().requires_grad_(True)
+    miner = get_miner("fne", **kw)
+    own = torch.arange(rank * b, (rank + 1) * b)
+    miner.observe(img.detach() @ txt.detach().t(), IDS, anchors=own)  # summed over the ranks
+    assert miner.ready
+    pairs = batch_pairs(img @ txt.t(), IDS)
+    ref_i2t = miner(*pairs.i2t, uniforms=u_i2t)
+    ref_t2i = miner(*pairs.t2i, uniforms=u_t2i)
+    (ref_i2t.loss.mean() + ref_t2i.loss.mean()).backward()
+    assert (ref_i2t.branch == 1).all() and (ref_t2i.branch == 1).all()  # all sampled
+    hardest = pairs.i2t.scores.masked_fill(~pairs.i2t.negative_mask, -2).argmax(1)
+    assert (ref_i2t.index != hardest).any(), "draws should not all be the hardest"
+
+    local_img = data["img"][rows].clone().requires_grad_(True)
+    local_txt = txt_all[rows].clone().requires_grad_(True)
+    loss_fn = MiningLoss("fne", **kw)
+    full = gather_with_grad(local_img.detach()) @ gather_with_grad(local_txt.detach()).t()
+    loss_fn.miner.observe(full, IDS, anchors=own)
+    out = loss_fn(
+        local_img, local_txt, IDS[rows],
+        i2t_extra={"uniforms": u_i2t[rows]}, t2i_extra={"uniforms": u_t2i[rows]},
+    )  # fmt: skip
+    (out.loss / world).backward()
+    assert_close(loss_fn.miner.stats.pos, miner.stats.pos)
+    for what, r, got in (
+        ("i2t index", ref_i2t.index, all_gather_no_grad(out.i2t.index)),
+        ("t2i index", ref_t2i.index, all_gather_no_grad(out.t2i.index)),
+        ("i2t loss", ref_i2t.loss.detach(), all_gather_no_grad(out.i2t.loss.detach())),
+        ("t2i loss", ref_t2i.loss.detach(), all_gather_no_grad(out.t2i.loss.detach())),
+        ("image grad", img.grad, all_gather_no_grad(local_img.grad)),
+        ("text grad", txt.grad, all_gather_no_grad(local_txt.grad)),
+    ):
+        assert_close(got, r, rtol=1e-10, atol=1e-12, msg=lambda m, w=what: f"fne sampled {w}: {m}")
+
+
 def check_queue(data: dict) -> None:
     rank, world = get_rank(), get_world_size()
     b = N // world
@@ -167,6 +215,7 @@ def main() -> None:
     data = global_data()
     check_miners(data)
     check_fne_statistics(data)
+    check_fne_sampled(data)
     check_queue(data)
     accelerator.wait_for_everyone()
     print(f"rank {accelerator.process_index}: OK", flush=True)

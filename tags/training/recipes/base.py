@@ -132,7 +132,13 @@ class Recipe:
         return []
 
     def start_phase(self, index: int, phase: Any, module: nn.Module) -> None:
-        """Called once when a phase begins (not again when resuming inside it)."""
+        """Called once when a phase begins, before the phase's ``init`` weights are loaded:
+        ``module`` still holds the model the previous phase ended with."""
+
+    def resume_phase(self, index: int, phase: Any, module: nn.Module) -> None:
+        """Called instead of :meth:`start_phase` after resuming inside phase ``index``:
+        restore per-phase choices (e.g. a miner override) without recomputing anything
+        that depends on the previous phase's model."""
 
     def start_epoch(self, epoch: int) -> None:
         """Called when an epoch begins (not when resuming inside it)."""

@@ -6,7 +6,8 @@ Per step, for the local batch of positive pairs:
 2. synthetic negatives from a :class:`~tags.training.synthetic.SyntheticSource` (dynamic:
    the shared MLM head refills masked scene-graph units, filtered, top-m by ITM), tokenized
    with WoD labels / WoC targets;
-3. BERT-style masking of the positives for L_MLM;
+3. masking of the positives for L_MLM: BERT-style (``mlm_masking: bert``) or whole
+   scene-graph units as for refilling (``unit``, Algorithm 1 line 5; :mod:`..unit_masking`);
 4. one forward of the prepared model over every row (positives, retrieved pairs, synthetic
    pairs, masked positives) with the heads the phase needs;
 5. ``L = l_ITM L_ITM + l_MLM L_MLM + l_ISTM L_ISTM + l_WoD L_WoD + l_WoC L_WoC``. L_ITM: the
@@ -94,6 +95,12 @@ class TagsDCRecipe(Recipe):
         self.itm_loss = PoolTripletLoss(cfg.itm_miner.name, **cfg.itm_miner.kwargs)
         self.istm_loss = PoolTripletLoss(cfg.istm_miner.name, **cfg.istm_miner.kwargs)
         self.token_loss = TokenCrossEntropy()
+        self.wod_loss = TokenCrossEntropy(cfg.wod_class_weights)
+        self.unit_masker = None
+        if cfg.mlm_masking == "unit":
+            from tags.training.unit_masking import UnitMLMMasker
+
+            self.unit_masker = UnitMLMMasker(tokenizer, cfg.synthetic.mask_ratio)
         self.source = source if source is not None else self._default_source()
 
     @classmethod
@@ -185,6 +192,16 @@ class TagsDCRecipe(Recipe):
                 model.config.mask_token_id,
                 model.config.vocab_size,
             )
+            if self.unit_masker is not None:  # Algorithm 1, line 5: scene-graph units
+                unit_ids, unit_labels, empty = self.unit_masker(
+                    batch["input_ids"],
+                    list(batch["texts"]),
+                    [ctx.generator(21, i).initial_seed() for i in index],
+                    self.config.data.max_text_len,
+                    model.config.mask_token_id,
+                )
+                rows = [r for r in range(b) if r not in set(empty)]  # others: BERT masking
+                masked_ids[rows], mlm_labels[rows] = unit_ids[rows], unit_labels[rows]
 
         # 4. rows of one forward: texts, their region source and their labels
         pos_text = [r[: int(m.sum())] for r, m in zip(batch["input_ids"], batch["attention_mask"])]
@@ -215,8 +232,12 @@ class TagsDCRecipe(Recipe):
         labels = torch.full((len(texts), length), IGNORE_INDEX, dtype=torch.long, device=device)
         wod_labels = torch.full_like(labels, IGNORE_INDEX)
         if n_syn:
+            edited_only = self.config.tags_dc.woc_positions == "edited"
             for n in range(n_syn):
                 woc = torch.tensor(labelled.woc_labels[n], device=device)
+                if edited_only:  # the official forward_gd: the refilled positions only
+                    inside = torch.tensor(labelled.edited[n], dtype=torch.bool, device=device)
+                    woc = woc.masked_fill(~inside, IGNORE_INDEX)
                 labels[syn_start + n, : woc.numel()] = woc
                 wod = torch.tensor(labelled.wod_labels[n], device=device)
                 wod_labels[syn_start + n, : wod.numel()] = wod
@@ -290,7 +311,7 @@ class TagsDCRecipe(Recipe):
                 sel = (pos_rows >= syn_start) & (pos_rows < mlm_start)
                 losses["woc"] = self.token_loss(out.woc_logits[sel], flat_labels[sel])
         if use_wod:
-            losses["wod"] = self.token_loss(
+            losses["wod"] = self.wod_loss(
                 out.wod_logits[syn_start:mlm_start], wod_labels[syn_start:mlm_start]
             )
         loss = sum(w[name] * value for name, value in losses.items())

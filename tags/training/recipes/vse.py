@@ -5,8 +5,9 @@ in one forward of :class:`DualEncoder`; candidates are the captions/images of ev
 (``gather_with_grad``) or, with ``vse.queue_size > 0``, the momentum keys of the global batch
 followed by the FNE memory queue; any registered miner on both directions. Optional extras:
 synthetic negative captions of each caption (``data.negatives``) as additional text
-candidates of its own image only; AOQ offline negatives (phases with ``miner: aoq``, built
-from the previous phase's model at the phase start, the official round 2).
+candidates of its own image only; AOQ offline negatives (phases with ``miner: aoq``, ranked
+with the previous phase's model at the phase start, before the phase's ``init`` weights are
+loaded: the official round 2; saved beside the phase's model and reloaded on resume).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from tags.mining import (
 from tags.training.metrics import fne_summary, mining_metrics
 from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
 from tags.training.retrieval import encode_dataset
+
+#: AOQ's ranking of the training set, saved in ``output_dir/phases/{index}_{name}/``.
+OFFLINE_FILE = "aoq_offline_negatives.pt"
 
 
 class DualEncoder(nn.Module):
@@ -69,6 +73,11 @@ class VSERecipe(Recipe):
         self.wrapper = DualEncoder(model)
         self.base_miner = get_miner(vse.miner.name, **vse.miner.kwargs)
         self.miner = self.base_miner
+        # per-phase overrides, built up front so that their state (FNE statistics) is in
+        # every checkpoint and on the accelerator's device
+        self.phase_miners = nn.ModuleDict(
+            {str(i): self._phase_miner(p) for i, p in enumerate(config.phases) if p.miner}
+        )
         self.momentum: MomentumEncoder | None = None
         self.queue: FeatureQueue | None = None
         if vse.queue_size > 0:
@@ -122,15 +131,46 @@ class VSERecipe(Recipe):
         objects: list[Any] = [self.base_miner]
         if self.momentum is not None:
             objects += [self.momentum, self.queue]
+        if len(self.phase_miners):
+            objects.append(self.phase_miners)
         return objects
+
+    def _phase_miner(self, phase: Any) -> nn.Module:
+        """A phase's ``miner:`` override (with ``vse.miner.kwargs`` when the names match)."""
+        same = phase.miner == self.config.vse.miner.name
+        return get_miner(phase.miner, **(self.config.vse.miner.kwargs if same else {}))
+
+    def _offline_path(self, index: int, phase: Any) -> Path:
+        return Path(self.config.output_dir) / "phases" / f"{index}_{phase.name}" / OFFLINE_FILE
 
     # ------------------------------------------------------------------ hooks
     def start_phase(self, index: int, phase: Any, module: nn.Module) -> None:
-        name = phase.miner or self.config.vse.miner.name
-        kwargs = self.config.vse.miner.kwargs if name == self.config.vse.miner.name else {}
-        self.miner = self.base_miner if phase.miner is None else get_miner(name, **kwargs)
-        if name == "aoq":
+        self.resume_phase(index, phase, module, build=True)
+
+    def resume_phase(self, index: int, phase: Any, module: nn.Module, build: bool = False) -> None:
+        """Select the phase's miner; AOQ phases rank the training set (``build``: at the
+        phase start, with the previous phase's model) or reload that ranking (resume)."""
+        self.miner = self.phase_miners[str(index)] if phase.miner else self.base_miner
+        self.offline = None
+        if (phase.miner or self.config.vse.miner.name) != "aoq":
+            return
+        path = self._offline_path(index, phase)
+        if build:
             self.offline = self._build_offline(module)
+            if self.accelerator.is_main_process:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.offline.save(path)
+            self.accelerator.wait_for_everyone()
+        elif path.is_file():
+            self.offline = OfflineNegatives.load(path)
+        else:
+            from tags.training.config import ConfigError
+
+            raise ConfigError(
+                f"resuming inside AOQ phase {index} ({phase.name}) needs its offline "
+                f"negatives, ranked at the phase start with the previous phase's model: "
+                f"{path} is missing"
+            )
 
     def start_epoch(self, epoch: int) -> None:
         if isinstance(self.miner, FNEMiner):
@@ -161,8 +201,6 @@ class VSERecipe(Recipe):
             chunk_size=aoq.chunk_size,
             device=device,
         )
-        if self.accelerator.is_main_process:
-            offline.save(Path(self.config.output_dir) / "aoq_offline_negatives.pt")
         return offline
 
     # ------------------------------------------------------------------ step
@@ -285,8 +323,12 @@ class VSERecipe(Recipe):
         i2t_extra: dict[str, Any] = {}
         t2i_extra: dict[str, Any] = {}
         if isinstance(self.miner, FNEMiner):
-            i2t_extra["generator"] = ctx.generator(3, get_rank(), device=device)
-            t2i_extra["generator"] = ctx.generator(4, get_rank(), device=device)
+            # one number per anchor, keyed by its dataset index: the same draw on any process
+            # layout and after a resume
+            for extra, key in ((i2t_extra, 3), (t2i_extra, 4)):
+                extra["uniforms"] = torch.stack(
+                    [torch.rand((), generator=ctx.generator(key, i)) for i in batch["index"]]
+                ).to(device)
         if isinstance(self.miner, NDGLMiner):
             i2t_extra |= self._targets(ids, all_gather_no_grad(batch["index"]), batch, own, "i2t")
             t2i_extra |= self._targets(all_ids, batch["index"], batch, own, "t2i")
