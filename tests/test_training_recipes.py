@@ -53,6 +53,7 @@ def test_static_generator_with_scene_graph_units(tmp_path, monkeypatch):
         "tags_dc.synthetic.masking=unit",
         "tags_dc.synthetic.num_copies=3",
         "tags_dc.synthetic.num_samples=4",
+        "tags_dc.synthetic.planner=false",  # the official code's unconstrained refills
     )
     training_function(cfg)
     row = rows(tmp_path / "run")[0]
@@ -64,6 +65,53 @@ def test_static_generator_with_scene_graph_units(tmp_path, monkeypatch):
             assert text != positive and edits
             assert {e.type for e in edits} <= {"object", "attribute", "relation"}  # units
             assert all(positive[e.start : e.end] == e.original for e in edits)
+
+
+def test_planned_refills_in_the_dynamic_generator(tmp_path, monkeypatch):
+    """With the planner (the default), the training generator's refills are whole words that
+    the planner offers for the unit, over the scene graphs of the training captions."""
+    import tags.training.recipes.tags_dc as tags_dc
+    import tags.training.synthetic as synthetic
+
+    pools: list = []
+    planners: list = []
+    label = tags_dc.label_negatives
+    build = synthetic.build_planner
+
+    def spy(positives, negatives, tokenizer, max_length):
+        pools.append((list(positives), negatives))
+        return label(positives, negatives, tokenizer, max_length)
+
+    def spy_build(parser, corpus):
+        planners.append((parser, build(parser, corpus)))
+        return planners[-1][1]
+
+    monkeypatch.setattr(tags_dc, "label_negatives", spy)
+    monkeypatch.setattr(synthetic, "build_planner", spy_build)
+    cfg = tiny_config(
+        "tags-dc",
+        tmp_path / "run",
+        "phases.0.steps=2",
+        "tags_dc.synthetic.masking=unit",
+        "tags_dc.synthetic.max_edits=1",
+        "tags_dc.synthetic.num_copies=4",
+        "tags_dc.synthetic.num_samples=4",
+    )
+    training_function(cfg)
+    ((parser, planner),) = planners
+    found = 0
+    for positives, negatives in pools:
+        for positive, pool in zip(positives, negatives):
+            planned = {
+                " ".join(c.surface).lower()
+                for u in planner.plan(parser.parse(positive))
+                for c in u.choices
+            }
+            for _, edits in pool:
+                (edit,) = edits  # max_edits=1: one unit
+                assert edit.replacement.lower().split()[-1] in {p.split()[-1] for p in planned}
+                found += 1
+    assert found > 0
 
 
 def test_dual_retrieval_and_selhn_itm_miner(tmp_path):
