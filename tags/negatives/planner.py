@@ -52,6 +52,9 @@ CharSpan = tuple[int, int]
 #: Predicates never edited: copulas, possession and clothing read from "in"/"with".
 FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
 
+#: The prior of a swap candidate, next to a substitute's share of its unit's weight.
+SWAP_WEIGHT = 0.25
+
 #: Substitutes kept per unit (the most plausible first).
 MAX_CHOICES = 24
 
@@ -99,12 +102,21 @@ class EditPlanner:
             substitute (parse noise).
         frequency_power: substitutes are weighted by ``count ** frequency_power`` (times
             their support in the caption's contexts): higher values favour common words.
+        fluency: strength of the corpus-bigram reweighting (0: off); see :meth:`_fluent`.
     """
 
-    def __init__(self, scenes: SceneCounts, *, min_count: int = 2, frequency_power: float = 0.5):
+    def __init__(
+        self,
+        scenes: SceneCounts,
+        *,
+        min_count: int = 2,
+        frequency_power: float = 0.5,
+        fluency: float = 1.0,
+    ):
         self.scenes = scenes
         self.min_count = min_count
         self.frequency_power = frequency_power
+        self.fluency = fluency
         self.wordnet = wordnet()
         self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
 
@@ -123,8 +135,21 @@ class EditPlanner:
         for kind, spans, choices in self._units(graph):
             if choices and spans not in seen:
                 seen.add(spans)
-                units.append(PlannedUnit(kind, spans, choices))
+                units.append(PlannedUnit(kind, spans, self._fluent(graph.caption, spans, choices)))
         return units
+
+    def _fluent(self, text: str, spans: tuple, choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
+        """Reweight by how well each substitute fits its neighbours under the corpus's bigram
+        model, relative to the original: ``weight * exp(fluency * delta)`` (delta clipped to
+        [-10, 2]), so a negative reads as naturally as its positive."""
+        if not self.fluency or not self.scenes.bigrams:
+            return choices
+        out = []
+        for choice in choices:
+            delta = self.scenes.fluency_delta(text, spans, choice.surface)
+            factor = math.exp(self.fluency * min(max(delta, -10.0), 2.0))
+            out.append(Choice(choice.surface, choice.weight * factor, choice.operation))
+        return tuple(sorted(out, key=lambda c: (-c.weight, c.surface)))
 
     def _units(self, graph: SceneGraph) -> Iterable[tuple[str, tuple[CharSpan, ...], tuple]]:
         for index, entity in enumerate(graph.entities):
@@ -369,7 +394,7 @@ def _replace(
             return None
         edits.append(edit)
     edits = [e.with_operation(operation) for e in fix_articles(text, edits)]
-    return Candidate(apply_edits(text, edits), tuple(edits))
+    return Candidate(apply_edits(text, edits), tuple(edits), weight=SWAP_WEIGHT)
 
 
 def swap_candidates(graph: SceneGraph, scenes: SceneCounts) -> list[Candidate]:

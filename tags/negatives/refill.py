@@ -324,28 +324,34 @@ def _choice_candidates(
     """Candidates from choice indices ``draws[copy][unit][sample]``."""
     out: list[Candidate] = []
     for copy, units in zip(job.copies, draws):
+        totals = [sum(c.weight for c in unit.choices) or 1.0 for unit in copy.units]
         for sample in range(num_samples):
             edits: list[Edit] = []
-            for unit, picks in zip(copy.units, units):
+            weight = 1.0
+            for unit, picks, total in zip(copy.units, units, totals):
                 if sample >= len(picks):
                     continue
                 choice = unit.choices[picks[sample]]
+                weight *= choice.weight / total
                 for segment, text in zip(unit.segments, choice.surface):
                     edit = make_edit(unit.type, job.text, segment.start, segment.end, text)
                     if edit is not None:
                         edits.append(edit.with_operation(choice.operation))
             if edits:
                 edits = fix_articles(job.text, edits)
-                out.append(Candidate(apply_edits(job.text, edits), tuple(edits)))
+                out.append(Candidate(apply_edits(job.text, edits), tuple(edits), weight=weight))
     return out
 
 
 def weighted_order(weights: Sequence[float], count: int, rng: random.Random) -> list[int]:
     """``count`` distinct indices drawn without replacement, proportional to ``weights``
     (Efraimidis-Spirakis keys)."""
-    keys = [(rng.random() ** (1.0 / w) if w > 0 else 0.0, i) for i, w in enumerate(weights)]
+    keys = [
+        (math.log(1.0 - rng.random()) / w if w > 0 else -math.inf, -i)
+        for i, w in enumerate(weights)
+    ]
     keys.sort(reverse=True)
-    return [i for _, i in keys[:count]]
+    return [-i for _, i in keys[:count]]
 
 
 class VocabularyRefiller:

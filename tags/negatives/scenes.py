@@ -11,11 +11,21 @@ sitting" and "a dog sits" count together.
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from parsers import SceneGraph
+
+_WORD = re.compile(r"\w+(?:['’]\w+)*")
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-cased words (punctuation dropped)."""
+    return _WORD.findall(text.lower())
+
 
 #: Tags of a plural noun head.
 PLURAL_TAGS = frozenset({"NNS", "NNPS"})
@@ -75,6 +85,10 @@ class SceneCounts:
     bare: Counter = field(default_factory=Counter)
     #: (value, surface) of attributes.
     attributes: Counter = field(default_factory=Counter)
+    #: Lower-cased words and word pairs of the captions ("<s>"/"</s>" at the ends): a
+    #: bigram model of the corpus, for how well a substitute fits its neighbours.
+    unigrams: Counter = field(default_factory=Counter)
+    bigrams: Counter = field(default_factory=Counter)
     #: (predicate, surface tuple, tag shape) of relation mentions.
     relations: Counter = field(default_factory=Counter)
     attribute_object: Counter = field(default_factory=Counter)
@@ -86,6 +100,9 @@ class SceneCounts:
     # ---------------------------------------------------------------- building
     def add_graph(self, graph: SceneGraph) -> None:
         """Count one parsed caption (graphs without token tags count no surfaces)."""
+        tokens = ["<s>", *words_of(graph.caption), "</s>"]
+        self.unigrams.update(tokens)
+        self.bigrams.update(f"{a} {b}" for a, b in zip(tokens, tokens[1:]))
         names = [e.name.lower() for e in graph.entities]
         for entity, name in zip(graph.entities, names):
             if entity.head_span is not None and graph.tokens:
@@ -142,7 +159,12 @@ class SceneCounts:
             attribute_surface: dict[str, Counter] = defaultdict(Counter)
             for (value, surface), count in self.attributes.items():
                 attribute_surface[value][surface] += count
+            followers: Counter = Counter()
+            for pair in self.bigrams:
+                followers[pair.split(" ", 1)[0]] += 1
             self._index = {
+                "followers": followers,
+                "total": sum(self.unigrams.values()),
                 "objects_by_number": objects_by_number,
                 "surfaces": surfaces,
                 "objects_with_attribute": by_attribute,
@@ -165,6 +187,46 @@ class SceneCounts:
         forms = self.index["surfaces"].get((name, plural))
         return _most_common(forms) if forms else None
 
+    def bigram_logp(self, previous: str, word: str, discount: float = 0.75) -> float:
+        """log P(word | previous): absolute discounting, interpolated with add-one unigrams."""
+        index = self.index
+        unigram = (self.unigrams.get(word, 0) + 1) / (index["total"] + len(self.unigrams) + 1)
+        context = self.unigrams.get(previous, 0)
+        if not context:
+            return math.log(unigram)
+        pair = self.bigrams.get(f"{previous} {word}", 0)
+        backoff = discount * index["followers"].get(previous, 0) / context
+        return math.log(max(pair - discount, 0) / context + backoff * unigram)
+
+    def fluency_delta(self, text: str, spans: tuple, surfaces: tuple[str, ...]) -> float:
+        """How much more (or less, negative) probable the corpus bigram model finds ``text``
+        with ``spans`` replaced by ``surfaces``, over the words the change touches."""
+        edited, cursor = [], 0
+        for (start, end), surface in zip(spans, surfaces):
+            edited.append(text[cursor:start])
+            edited.append(surface)
+            cursor = end
+        edited.append(text[cursor:])
+        before = ["<s>", *words_of(text), "</s>"]
+        after = ["<s>", *words_of("".join(edited)), "</s>"]
+        # the common prefix and suffix add the same terms to both: score the middle only
+        head = 0
+        while head < min(len(before), len(after)) - 1 and before[head] == after[head]:
+            head += 1
+        tail = 0
+        while (
+            tail < min(len(before), len(after)) - head - 1
+            and before[-1 - tail] == after[-1 - tail]
+        ):
+            tail += 1
+        start = max(head - 1, 0)
+
+        def score(tokens: list[str]) -> float:
+            window = tokens[start : len(tokens) - tail + 1]
+            return sum(self.bigram_logp(a, b) for a, b in zip(window, window[1:]))
+
+        return score(after) - score(before)
+
     def attribute_surface(self, value: str) -> str:
         forms = self.index["attribute_surface"].get(value)
         return _most_common(forms) if forms else value
@@ -176,6 +238,8 @@ class SceneCounts:
         "attributes",
         "relations",
         "attribute_object",
+        "unigrams",
+        "bigrams",
         "triples",
         "subject_predicate",
         "predicate_object",

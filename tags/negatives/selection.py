@@ -28,7 +28,14 @@ def select_top_m(
 
 
 def select_random(candidates: Sequence[Candidate], m: int, rng: random.Random) -> list[Candidate]:
-    """A seeded sample of ``m`` candidates (all of them when fewer), in generation order."""
+    """A seeded sample of ``m`` candidates (all of them when fewer). Planned candidates
+    (with a ``weight``) are drawn without replacement in proportion to it and come most
+    plausible first; unplanned ones are a uniform sample, in generation order."""
+    if any(c.weight is not None for c in candidates):
+        from tags.negatives.refill import weighted_order
+
+        weights = [1.0 if c.weight is None else c.weight for c in candidates]
+        return [candidates[i] for i in weighted_order(weights, m, rng)]
     if len(candidates) <= m:
         return list(candidates)
     keep = sorted(rng.sample(range(len(candidates)), m))

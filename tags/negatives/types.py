@@ -80,12 +80,15 @@ class Candidate:
     """A synthetic caption before filtering: its text, its edits and refill diagnostics.
 
     ``debris`` marks a refill that does not form whole words (a continuation piece at a
-    word start, punctuation or a special token where a word should be).
+    word start, punctuation or a special token where a word should be). ``weight`` is the
+    planner's prior of the substitutes used (their share of their unit's weight, multiplied
+    over units); ``None`` for unplanned candidates.
     """
 
     text: str
     edits: tuple[Edit, ...]
     debris: bool = False
+    weight: float | None = None
 
 
 @dataclass(frozen=True)
