@@ -78,10 +78,6 @@ def read_model_type(path: str | Path) -> tuple[str, dict[str, Any]]:
     model_type = config.get("model_type") if isinstance(config, dict) else None
     if not isinstance(model_type, str):
         raise BackendError(f"{config_file} has no 'model_type'")
-    if not any((path / name).is_file() for name in WEIGHT_FILES):
-        raise BackendError(
-            f"{path} has config.json but no weights (expected one of {WEIGHT_FILES})"
-        )
     return model_type, config
 
 
@@ -93,6 +89,10 @@ def load_backend(path: str | Path, **kwargs: Any) -> VLBackend:
     """
     model_type, _ = read_model_type(path)
     cls = backend_class(model_type, f"{Path(path) / 'config.json'}: ")
+    if not any((Path(path) / name).is_file() for name in WEIGHT_FILES):
+        raise BackendError(
+            f"{path} has config.json but no weights (expected one of {', '.join(WEIGHT_FILES)})"
+        )
     return cls.from_pretrained(path, **kwargs)
 
 
