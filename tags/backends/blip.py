@@ -15,6 +15,7 @@ after the ViT, not before.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,26 @@ from tags.backends.registry import register_backend
 BLIP_ITC_TEMPERATURE = 0.07
 
 
+def _has_image_processor(processor_config: Path) -> bool:
+    """transformers 5 writes the image processor into ``processor_config.json``."""
+    try:
+        data = json.loads(processor_config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "image_processor" in data
+
+
 def load_processor(path: str | Path, family: str) -> Any:
     """``AutoProcessor`` of a local directory, or an error naming the missing files."""
     from transformers import AutoProcessor
 
     path = Path(path)
-    if (
-        not (path / "preprocessor_config.json").is_file()
-        and not (path / "processor_config.json").is_file()
+    if not (path / "preprocessor_config.json").is_file() and not _has_image_processor(
+        path / "processor_config.json"
     ):
         raise BackendError(
-            f"{path}: no image processor (preprocessor_config.json); save the {family} "
+            f"{path}: no image processor (preprocessor_config.json, or processor_config.json "
+            "with an image_processor entry); save the {family} "
             "processor beside the model (processor.save_pretrained(DIR))"
         )
     try:
