@@ -187,7 +187,7 @@ def test_bad_model_directories_name_what_is_missing(dirs, tmp_path):
         load_backend(noweights)
     noproc = tmp_path / "noproc"
     make_clip(noproc)
-    (noproc / "preprocessor_config.json").unlink()
+    (noproc / "preprocessor_config.json").unlink(missing_ok=True)
     (noproc / "processor_config.json").unlink(missing_ok=True)
     with pytest.raises(BackendError, match="no image processor"):
         load_backend(noproc)
