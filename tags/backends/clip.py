@@ -116,5 +116,17 @@ class SiglipBackend(ClipBackend):
     def _scale(self, sims):
         return sims * self.model.logit_scale.exp() + self.model.logit_bias
 
+    def encode_text(self, text):
+        """SigLIP pools the last position: text trimmed of padding (by a collator or the
+        evaluator) is padded back to the model's length first."""
+        ids, mask = text["input_ids"], text.get("attention_mask")
+        missing = self.max_text_length - ids.shape[1]
+        if missing > 0:
+            pad = self.model.config.text_config.pad_token_id or 0
+            ids = torch.nn.functional.pad(ids, (0, missing), value=pad)
+            if mask is not None:
+                mask = torch.nn.functional.pad(mask, (0, missing), value=0)
+        return super().encode_text({"input_ids": ids, "attention_mask": mask})
+
 
 __all__ = ["ClipBackend", "SiglipBackend"]
