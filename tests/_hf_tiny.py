@@ -69,19 +69,24 @@ def _quiet() -> None:
 
 
 def bert_tokenizer():
-    from transformers import BertTokenizerFast
+    """MiniLM's BERT uncased tokenizer (30522 tokens), else a small word vocabulary.
+
+    (transformers 5's ``BertTokenizer(vocab_file=...)`` silently builds a 5-token
+    vocabulary: load the directory instead.)"""
+    from transformers import BertTokenizer
 
     try:
         from tags.modeling.assets import minilm_path
 
         path = minilm_path(required=False)
-    except Exception:
+    except ImportError:
         path = None
     if path is not None and (Path(path) / "vocab.txt").is_file():
-        return BertTokenizerFast(vocab_file=str(Path(path) / "vocab.txt"))
-    from transformers import BertTokenizer
-
-    return BertTokenizer(vocab={w: i for i, w in enumerate(WORDS)})
+        tokenizer = BertTokenizer.from_pretrained(str(path))
+    else:
+        tokenizer = BertTokenizer(vocab={w: i for i, w in enumerate(WORDS)})
+    assert len(tokenizer) > len(tokenizer.all_special_tokens), "tokenizer without words"
+    return tokenizer
 
 
 def _text(vocab_size: int, **extra) -> dict:
@@ -114,7 +119,8 @@ def make_blip(path: Path, seed: int = 0) -> Path:
             bos_token_id=tok.cls_token_id,
             sep_token_id=tok.sep_token_id,
         ),
-        vision_config=VISION,
+        # BLIP's vision default initializer_range is 1e-10: a random ViT would be constant
+        vision_config={**VISION, "initializer_range": 0.02},
         projection_dim=16,
         image_text_hidden_size=16,
     )

@@ -138,6 +138,24 @@ class VLBackend:
         out = image_processor(images=list(images), return_tensors="pt")
         return {"pixel_values": out["pixel_values"]}
 
+    def collate_images(self, items: list[Any]) -> dict[str, torch.Tensor]:
+        """One image batch from per-image items (``dataset.image(i)``): pixel tensors
+        ``[3, H, W]`` here, ``(features, boxes)`` for region models."""
+        return {"pixel_values": torch.stack(list(items))}
+
+    def image_items(self, batch: dict[str, Any]) -> list[Any]:
+        """Per-image items of a collated batch (the inverse of :meth:`collate_images`)."""
+        return list(batch["pixel_values"].unbind(0))
+
+    def image_batch(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """The image keys of a collated training batch."""
+        return {"pixel_values": batch["pixel_values"]}
+
+    @property
+    def embedding_dim(self) -> int:
+        """Size of :meth:`encode_text` / :meth:`encode_image` embeddings."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ model calls
 
     def score_pairs(

@@ -102,6 +102,10 @@ class BlipBackend(VLBackend):
     def max_text_length(self) -> int:
         return int(self.model.config.text_config.max_position_embeddings)
 
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.model.config.image_text_hidden_size)
+
     # ------------------------------------------------------------------ model calls
 
     def image_states(self, image: dict[str, torch.Tensor]) -> torch.Tensor:

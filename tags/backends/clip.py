@@ -60,6 +60,10 @@ class ClipBackend(VLBackend):
     def max_text_length(self) -> int:
         return int(self.model.config.text_config.max_position_embeddings)
 
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.model.config.projection_dim)
+
     def text_inputs(self, captions, max_length=None):
         if not self.pad_to_max_length:
             return super().text_inputs(captions, max_length)
@@ -112,6 +116,10 @@ class SiglipBackend(ClipBackend):
         from transformers import SiglipModel
 
         return SiglipModel
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.model.config.text_config.projection_size)
 
     def _scale(self, sims):
         return sims * self.model.logit_scale.exp() + self.model.logit_bias

@@ -46,6 +46,27 @@ class TagsBackend(VLBackend):
     def max_text_length(self) -> int:
         return int(self.model.config.max_position_embeddings)
 
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def collate_images(self, items):
+        from tags.data import pad_regions
+
+        feats, boxes, mask = pad_regions([f for f, _ in items], [b for _, b in items])
+        return {"region_features": feats, "region_boxes": boxes, "region_mask": mask}
+
+    def image_items(self, batch):
+        return [
+            (f[: int(m.sum())], b[: int(m.sum())])
+            for f, b, m in zip(
+                batch["region_features"], batch["region_boxes"], batch["region_mask"]
+            )
+        ]
+
+    def image_batch(self, batch):
+        return {k: batch[k] for k in REGION_KEYS}
+
     def score_pairs(self, text, image):
         return self.model.score_pairs(**text, **_regions(image)).logits
 

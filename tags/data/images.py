@@ -27,6 +27,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from tags.data.dataset import ImageTextDataset
+
 BAD_IMAGE_POLICIES = ("error", "skip")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
@@ -250,17 +252,135 @@ def decode_images(
             chunks.append(batch["pixel_values"])
             kept.extend(batch["index"].tolist())
     stats = DecodeStats(len(kept), time.perf_counter() - start, problems)
-    if problems and on_bad_image == "error":
-        shown = "\n  ".join(str(p) for p in problems[:20])
-        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise ImageError(
-            f"{len(problems)} of {len(records)} images could not be read "
-            f"(--on-bad-image skip leaves them out):\n  {shown}{more}"
-        )
+    apply_policy(problems, len(records), on_bad_image)
     if not kept:
         raise ImageError(f"none of the {len(records)} images could be read")
     images = PixelImages(torch.cat(chunks), [records[n].image_id for n in kept])
     return images, kept, stats
+
+
+def check_images(records: Sequence[ImageRecord]) -> list[ImageProblem]:
+    """Cheap pass over image files (exists, PIL can identify and verify the header)."""
+    from PIL import Image
+
+    problems = []
+    for n, record in enumerate(records):
+        if record.path is None:
+            continue
+        try:
+            if not record.path.is_file():
+                raise FileNotFoundError("file not found")
+            with Image.open(record.path) as image:
+                image.verify()
+        except (OSError, ValueError, SyntaxError) as err:
+            problems.append(ImageProblem(n, record.image_id, record.describe(), str(err)))
+    return problems
+
+
+def apply_policy(
+    problems: list[ImageProblem], total: int, on_bad_image: str, what: str = "images"
+) -> None:
+    check_policy(on_bad_image)
+    if problems and on_bad_image == "error":
+        shown = "\n  ".join(str(p) for p in problems[:20])
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise ImageError(
+            f"{len(problems)} of {total} {what} could not be read "
+            f"(on_bad_image skip leaves them out):\n  {shown}{more}"
+        )
+
+
+class PixelTextDataset(ImageTextDataset):
+    """:class:`~tags.data.ImageTextDataset` on raw images: ``image(i)`` is the processor's
+    ``[3, H, W]`` pixels of image ``i``, decoded when a DataLoader worker asks for it."""
+
+    def __init__(
+        self,
+        groups: Sequence[Any],
+        records: Sequence[ImageRecord],
+        preprocess: Callable[[list[Any]], Any],
+        tokenizer: Any,
+        max_text_len: int = 40,
+    ) -> None:
+        super().__init__(groups, None, tokenizer, max_text_len)
+        if len(records) != len(self.groups):
+            raise ValueError(f"{len(records)} image records for {len(self.groups)} images")
+        self.records = list(records)
+        self.preprocess = preprocess
+
+    @property
+    def feature_size(self) -> None:
+        return None
+
+    def image(self, image_index: int) -> torch.Tensor:
+        record = self.records[image_index]
+        try:
+            return self.preprocess([open_image(record)])["pixel_values"][0]
+        except (OSError, ValueError, SyntaxError) as err:
+            raise ImageError(f"image {record.image_id!r} ({record.describe()}): {err}") from err
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        g_index, caption = self.pairs[index]
+        return {
+            "index": index,
+            "image_index": g_index,
+            "caption_id": caption.caption_id,
+            "text": caption.text,
+            "input_ids": self.tokens(index),
+            "pixel_values": self.image(g_index),
+        }
+
+
+class PixelPairCollator:
+    """Items of :class:`PixelTextDataset` -> ``input_ids``, ``attention_mask``,
+    ``pixel_values`` ``[B, 3, H, W]``, ``image_ids``, ``index``, ``texts``, ``caption_ids``."""
+
+    def __init__(self, pad_token_id: int = 0) -> None:
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        from tags.data.collate import pad_text
+
+        input_ids, attention = pad_text([it["input_ids"] for it in items], self.pad_token_id)
+        return {
+            "input_ids": input_ids,
+            "attention_mask": attention,
+            "pixel_values": torch.stack([it["pixel_values"] for it in items]),
+            "image_ids": torch.tensor([it["image_index"] for it in items], dtype=torch.long),
+            "index": torch.tensor([it["index"] for it in items], dtype=torch.long),
+            "texts": [it["text"] for it in items],
+            "caption_ids": [it["caption_id"] for it in items],
+        }
+
+
+def build_pixel_dataset(
+    data_config: Any, backend: Any, on_bad_image: str = "skip", log: Callable[[str], Any] = print
+) -> PixelTextDataset:
+    """A :class:`PixelTextDataset` from a ``DataConfig`` (``captions`` + ``images`` root).
+
+    Every image file is checked once up front; bad ones stop the run or are left out with
+    their captions (each one named), per ``on_bad_image``.
+    """
+    from tags.data.captions import load_image_groups
+
+    fmt = None if data_config.format == "auto" else data_config.format
+    groups = load_image_groups(
+        data_config.captions, fmt, data_config.split, data_config.limit_images
+    )
+    records = records_from_groups(groups, data_config.images)
+    problems = check_images(records)
+    apply_policy(problems, len(records), on_bad_image)
+    if problems:
+        for problem in problems:
+            log(f"skipping {problem} and its captions")
+        bad = {p.index for p in problems}
+        groups = [g for n, g in enumerate(groups) if n not in bad]
+        records = [r for n, r in enumerate(records) if n not in bad]
+        if not groups:
+            raise ImageError("no readable images left")
+    return PixelTextDataset(
+        groups, records, backend.image_inputs, backend.tokenizer, data_config.max_text_len
+    )
 
 
 __all__ = [
@@ -272,6 +392,11 @@ __all__ = [
     "ImageResolver",
     "PixelDataset",
     "PixelImages",
+    "PixelPairCollator",
+    "PixelTextDataset",
+    "apply_policy",
+    "build_pixel_dataset",
+    "check_images",
     "collate_pixels",
     "decode_images",
     "open_image",

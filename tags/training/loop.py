@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from tags.data import EpochSampler, PairCollator, build_dataset
+from tags.training.backends import build_backend_parts, uses_backend
 from tags.training.config import ConfigError, TrainConfig, save_config, to_dict
 from tags.training.evaluation import build_eval_sets, evaluate
 from tags.training.factory import create_model, create_tokenizer
@@ -73,7 +74,9 @@ def phase_dir(output_dir: str | Path, index: int, name: str) -> Path:
 def _load_weights(model: nn.Module, path: Path) -> None:
     from tags.modeling import TagsModel
 
-    source = TagsModel.from_pretrained(str(path))
+    source = (type(model) if not isinstance(model, TagsModel) else TagsModel).from_pretrained(
+        str(path)
+    )
     missing, unexpected = model.load_state_dict(source.state_dict(), strict=False)
     if unexpected or [k for k in missing if "decoder" not in k]:
         raise RuntimeError(f"{path}: weights do not fit ({missing=}, {unexpected=})")
@@ -153,15 +156,20 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     if main:
         save_config(config, output_dir / "config.yaml")
 
-    tokenizer = create_tokenizer(config.model)
-    with accelerator.main_process_first():
-        dataset = build_dataset(_materialize_data(config, main), tokenizer)
-    model = create_model(config.model, tokenizer, dataset.feature_size)
-    if model.config.region_feature_size != dataset.feature_size:
-        raise ConfigError(
-            f"region features are {dataset.feature_size}-d but the model expects "
-            f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
-        )
+    # --- issue 12: HF backends (BLIP / CLIP / SigLIP) on raw images: tags.training.backends
+    parts = build_backend_parts(config, accelerator.print) if uses_backend(config) else None
+    if parts is not None:
+        tokenizer, dataset, model = parts.tokenizer, parts.dataset, parts.model
+    else:  # --- end issue 12
+        tokenizer = create_tokenizer(config.model)
+        with accelerator.main_process_first():
+            dataset = build_dataset(_materialize_data(config, main), tokenizer)
+        model = create_model(config.model, tokenizer, dataset.feature_size)
+        if model.config.region_feature_size != dataset.feature_size:
+            raise ConfigError(
+                f"region features are {dataset.feature_size}-d but the model expects "
+                f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
+            )
     recipe = get_recipe(config.recipe)(
         config, accelerator, model, tokenizer, dataset, **recipe_kwargs
     )
@@ -174,7 +182,7 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
         batch_size=config.batch_size,
         sampler=sampler,
         drop_last=True,
-        collate_fn=PairCollator(tokenizer.pad_token_id or 0),
+        collate_fn=parts.collate if parts else PairCollator(tokenizer.pad_token_id or 0),
         num_workers=config.data.num_workers,
     )
     if len(loader) == 0:
@@ -292,6 +300,8 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
                     target = phase_dir(output_dir, state.phase, phase.name)
                     recipe.tags_model(module).save_pretrained(target)
                     tokenizer.save_pretrained(target)
+                    if parts is not None:  # issue 12: the processor beside it
+                        parts.save_processor(target)
                 accelerator.wait_for_everyone()
             if (
                 (config.save_every and state.step % config.save_every == 0)
@@ -311,6 +321,8 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     if state.step >= total and main:
         tags_model.save_pretrained(output_dir / "model")
         tokenizer.save_pretrained(output_dir / "model")
+        if parts is not None:  # issue 12: the processor beside it
+            parts.save_processor(output_dir / "model")
     accelerator.wait_for_everyone()
     if use_tb:
         accelerator.end_training()

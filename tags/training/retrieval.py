@@ -37,15 +37,18 @@ def encode_dataset(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Dual-mode embeddings of every image and every caption of ``dataset`` (dataset order),
     as float32 ``([N_img, H], [N_cap, H])``; call it under the wanted autocast."""
+    from tags.backends import as_backend
+
+    backend = as_backend(model)  # a TagsModel, an HF model, or a backend already
     images, captions = [], []
     for start, stop in _chunks(dataset.num_images, chunk):
-        regions = [dataset.image(i) for i in range(start, stop)]
-        f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
-        images.append(model.encode_image(f.to(device), b.to(device), m.to(device)).float())
+        batch = backend.collate_images([dataset.image(i) for i in range(start, stop)])
+        images.append(backend.encode_image({k: v.to(device) for k, v in batch.items()}).float())
     pad_id = getattr(dataset.tokenizer, "pad_token_id", None) or 0
     for start, stop in _chunks(len(dataset), chunk):
         ids, mask = pad_text([dataset.tokens(i) for i in range(start, stop)], pad_id)
-        captions.append(model.encode_text(ids.to(device), mask.to(device)).float())
+        text = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
+        captions.append(backend.encode_text(text).float())
     return torch.cat(images), torch.cat(captions)
 
 
