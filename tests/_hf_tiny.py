@@ -206,7 +206,40 @@ def make_siglip(path: Path, seed: int = 0) -> Path:
     return Path(path)
 
 
-MAKERS = {"blip": make_blip, "clip": make_clip, "siglip": make_siglip}
+def make_blip2(path: Path, seed: int = 0) -> Path:
+    from transformers import (
+        Blip2Config,
+        Blip2ForImageTextRetrieval,
+        Blip2Processor,
+        BlipImageProcessor,
+    )
+
+    _quiet()
+    torch.manual_seed(seed)
+    tok = bert_tokenizer()
+    processor = Blip2Processor(BlipImageProcessor(size={"height": SIZE, "width": SIZE}), tok)
+    config = Blip2Config(
+        vision_config={**VISION, "initializer_range": 0.02},
+        qformer_config={
+            **_text(len(processor.tokenizer)),
+            "encoder_hidden_size": 32,
+            "cross_attention_frequency": 1,
+            "use_qformer_text_input": True,  # the default crashes on text
+            "pad_token_id": tok.pad_token_id,
+        },
+        text_config={
+            "model_type": "opt", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 1,
+            "num_attention_heads": 4, "ffn_dim": 37, "word_embed_proj_dim": 32,
+        },
+        num_query_tokens=4,
+        image_text_hidden_size=16,
+    )  # fmt: skip
+    Blip2ForImageTextRetrieval(config).save_pretrained(path)
+    processor.save_pretrained(path)
+    return Path(path)
+
+
+MAKERS = {"blip": make_blip, "blip-2": make_blip2, "clip": make_clip, "siglip": make_siglip}
 
 
 def render_images(n: int, seed: int = 0, size: tuple[int, int] = (48, 40)):

@@ -10,6 +10,7 @@ import torch
 
 from tags.backends import (
     BackendError,
+    Blip2Backend,
     BlipBackend,
     ClipBackend,
     SiglipBackend,
@@ -30,13 +31,24 @@ def dirs(tmp_path_factory):
 
 
 def test_registry_lists_every_family():
-    assert list_backends() == {"blip": "blip", "clip": "clip", "siglip": "siglip", "tags": "tags"}
+    assert list_backends() == {
+        "blip": "blip",
+        "blip-2": "blip-2",
+        "clip": "clip",
+        "siglip": "siglip",
+        "tags": "tags",
+    }
 
 
-@pytest.mark.parametrize("name", ["blip", "clip", "siglip"])
+@pytest.mark.parametrize("name", ["blip", "blip-2", "clip", "siglip"])
 def test_load_picks_backend_from_config(dirs, name):
     backend = load_backend(dirs[name])
-    expected = {"blip": BlipBackend, "clip": ClipBackend, "siglip": SiglipBackend}[name]
+    expected = {
+        "blip": BlipBackend,
+        "blip-2": Blip2Backend,
+        "clip": ClipBackend,
+        "siglip": SiglipBackend,
+    }[name]
     assert type(backend) is expected
     assert backend.image_kind == "pixels"
 
@@ -71,6 +83,29 @@ def test_blip_adapter_equals_model_forward(dirs):
         backend.mlm_logits(text, pixels, text["input_ids"] > 0)
 
 
+def test_blip2_adapter_equals_model_forward_and_needs_qformer_text_input(dirs, tmp_path):
+    backend = load_backend(dirs["blip-2"])
+    model = backend.model.eval()
+    text, pixels = backend.text_inputs(CAPTIONS), backend.image_inputs(render_images(3))
+    inputs = {**text, **pixels}
+    with torch.no_grad():
+        itm = model(**inputs, use_image_text_matching_head=True).logits_per_image  # rows
+        itc = model(**inputs, use_image_text_matching_head=False).logits_per_image
+        torch.testing.assert_close(backend.score_pairs(text, pixels), itm[:, 1] - itm[:, 0])
+        emb = backend.encode_image(pixels)
+        assert emb.shape == (3, 4, 16)  # one embedding per query token
+        torch.testing.assert_close(backend.similarity(emb, backend.encode_text(text)), itc)
+        states = backend.text_token_states(text, pixels)
+    assert states.shape == (*text["input_ids"].shape, 32)
+    broken = tmp_path / "broken"
+    shutil.copytree(dirs["blip-2"], broken)
+    config = json.loads((broken / "config.json").read_text())
+    config["qformer_config"]["use_qformer_text_input"] = False
+    (broken / "config.json").write_text(json.dumps(config))
+    with pytest.raises(BackendError, match="use_qformer_text_input"):
+        load_backend(broken)
+
+
 @pytest.mark.parametrize("name", ["clip", "siglip"])
 def test_contrastive_adapter_equals_model_forward(dirs, name):
     backend = load_backend(dirs[name])
@@ -97,7 +132,7 @@ def test_contrastive_adapter_equals_model_forward(dirs, name):
         backend.text_token_states(text, pixels)
 
 
-@pytest.mark.parametrize("name", ["blip", "clip", "siglip"])
+@pytest.mark.parametrize("name", ["blip", "blip-2", "clip", "siglip"])
 def test_save_load_round_trip_identical_scores(dirs, tmp_path, name):
     backend = load_backend(dirs[name])
     backend.model.eval()

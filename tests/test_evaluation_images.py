@@ -62,14 +62,16 @@ def expected_matrix(name, model_dir, image_dir):
     pixels = backend.image_inputs([Image.open(f).convert("RGB") for f in files])["pixel_values"]
     tok = backend.text_inputs(texts)
     with torch.no_grad():
-        if name == "blip":
+        if name in ("blip", "blip-2"):
             rows = []
             for i in range(pixels.shape[0]):
-                out = model(
-                    input_ids=tok["input_ids"],
-                    attention_mask=tok["attention_mask"],
-                    pixel_values=pixels[i : i + 1].expand(len(texts), -1, -1, -1),
-                ).itm_score
+                images = pixels[i : i + 1].expand(len(texts), -1, -1, -1)
+                if name == "blip":
+                    out = model(**tok, pixel_values=images).itm_score
+                else:
+                    out = model(
+                        **tok, pixel_values=images, use_image_text_matching_head=True
+                    ).logits_per_image
                 rows.append(out[:, 1] - out[:, 0])
             return torch.stack(rows)
         return model(pixel_values=pixels, **tok).logits_per_image
@@ -88,7 +90,7 @@ def run_cli(setup, name, mode, tmp_path, *extra):
     return code, out
 
 
-@pytest.mark.parametrize("name", ["blip", "clip", "siglip"])
+@pytest.mark.parametrize("name", ["blip", "blip-2", "clip", "siglip"])
 def test_cross_scores_equal_model_forward_and_cli_reports_them(setup, name, tmp_path):
     from tags.backends import load_backend
     from tags.evaluation.images import load_image_retrieval_split
@@ -116,6 +118,27 @@ def test_blip_two_stage_full_topk_equals_cross_and_dual_differs(setup, tmp_path)
     cross, two, dual = (json.loads(p.read_text())["metrics"] for p in (cross, two, dual))
     assert two == pytest.approx(cross)
     assert dual["i2t_meanr"] != cross["i2t_meanr"] or dual["t2i_meanr"] != cross["t2i_meanr"]
+
+
+def test_blip2_dual_equals_model_itc(setup, tmp_path):
+    from tags.backends import load_backend
+    from tags.evaluation.images import load_image_retrieval_split
+    from tags.evaluation.scoring import compute_scores
+
+    root, dirs, captions = setup
+    backend = load_backend(dirs["blip-2"])
+    images, texts, _ = load_image_retrieval_split(captions, root / "coco", backend)
+    sims, _ = compute_scores(backend, images, texts, "dual", batch_size=4)
+    with torch.no_grad():
+        itc = backend.model.eval()(
+            pixel_values=images.pixel_values,
+            input_ids=texts.input_ids,
+            attention_mask=texts.attention_mask,
+            use_image_text_matching_head=False,
+        ).logits_per_image
+    torch.testing.assert_close(sims, itc, rtol=1e-4, atol=1e-5)
+    code, out = run_cli(setup, "blip-2", "two-stage", tmp_path, "--topk", "3")
+    assert code == 0 and json.loads(out.read_text())["backend"] == "blip-2"
 
 
 def test_clip_cross_and_two_stage_rank_like_dual(setup, tmp_path, capsys):

@@ -178,3 +178,101 @@ def test_tags_model_dir_is_refused_for_raw_images(corpus, tmp_path):
     )
     with pytest.raises(ConfigError, match=r"needs model\.path"):
         training_function(config)
+
+
+BLIP_TAGS_DC = CONFIG.parent / "tiny_blip_tags_dc_cpu.yaml"
+
+
+def test_tags_dc_on_blip_two_phases_heads_saved_and_reloaded(corpus, tmp_path):
+    from transformers import AutoProcessor, BlipForImageTextRetrieval
+
+    from tags.backends import load_backend
+
+    dirs, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    config = load_config(
+        BLIP_TAGS_DC,
+        [f"model.path={dirs['blip']}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={out}", "progress_bar=false", "tensorboard=false"],
+    )  # fmt: skip
+    result = training_function(config)
+    assert result.state.step == 3
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    # NSG: no WoD/WoC; NSGDC: all five terms, finite; the dynamic generator made negatives
+    assert rows[0]["loss/wod"] == 0.0 and rows[-1]["loss/wod"] > 0.0
+    assert all(math.isfinite(r["loss/total"]) for r in rows)
+    assert rows[-1]["synthetic/per_caption"] > 0
+    for phase in ("0_nsg", "1_nsgdc"):
+        assert (out / "phases" / phase / "tags_heads.safetensors").is_file()
+    model = BlipForImageTextRetrieval.from_pretrained(out / "model").eval()
+    AutoProcessor.from_pretrained(out / "model")
+    backend = load_backend(out / "model")
+    assert backend.supports("mlm") and backend.heads.wod is not None
+    trained = result.model.eval()
+    with torch.no_grad():
+        for name, p in model.state_dict().items():
+            assert torch.equal(p, trained.state_dict()[name]), name
+        # the reloaded heads are tied to the word embeddings again and can refill
+        text = backend.text_inputs(["a red dog runs on the grass"])
+        mask = torch.zeros_like(text["input_ids"], dtype=torch.bool)
+        mask[0, 2] = True
+        pixels = backend.image_inputs(render_images(1, seed=3))
+        logits = backend.mlm_logits(text, pixels, mask)
+    assert logits.shape == (1, backend.vocab_size)
+    from safetensors.torch import load_file
+
+    nsg = load_file(str(out / "phases" / "0_nsg" / "tags_heads.safetensors"))
+    final = load_file(str(out / "model" / "tags_heads.safetensors"))
+    # WoD trains in NSGDC only (weight 0 in NSG): the saved final head moved
+    assert not torch.equal(nsg["wod.classifier.weight"], final["wod.classifier.weight"])
+    assert torch.equal(final["wod.classifier.weight"], backend.heads.wod.classifier.weight)
+    tied = backend.model.text_encoder.get_input_embeddings().weight
+    assert backend.heads.mlm.decoder.weight is tied and backend.heads.woc.decoder.weight is tied
+
+
+def test_tags_dc_on_blip_loss_falls_on_repeated_batch(corpus, tmp_path):
+    dirs, (captions, images, _) = corpus
+    config = load_config(
+        BLIP_TAGS_DC,
+        [f"model.path={dirs['blip']}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={tmp_path}", "progress_bar=false", "tensorboard=false",
+         "phases=[{name: main, steps: 10, lr: 3.0e-3, weights: {itm: 1.0, mlm: 0.1, "
+         "istm: 1.0e-3, wod: 1.0e-3, woc: 1.0e-3}}]"],
+    )  # fmt: skip
+    training_function(config)
+    rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    total = [r["loss/total"] for r in rows]
+    assert all(math.isfinite(v) for v in total)
+    # a random tiny BLIP scores every pair alike (ITM hinge stays at the margin at first);
+    # the token losses carry the fall
+    for key in ("loss/total", "loss/mlm", "loss/wod"):
+        values = [r[key] for r in rows]
+        assert sum(values[-3:]) / 3 < 0.98 * sum(values[:2]) / 2, (key, values)
+
+
+@pytest.mark.distributed
+def test_clip_two_processes_equal_one(corpus, tmp_path):
+    from _torchrun import run_torchrun
+
+    sys_path = Path(__file__).resolve().parent / "_dist_scripts"
+    import sys
+
+    sys.path.insert(0, str(sys_path))
+    from clip_ddp import config
+
+    dirs, (captions, images, negatives) = corpus
+    paths = (str(dirs["clip"]), str(captions), str(images), str(negatives))
+    run_torchrun(str(sys_path / "clip_ddp.py"), str(tmp_path / "ddp"), *paths)
+    single = training_function(config(tmp_path / "one", *paths))
+    ddp = torch.load(tmp_path / "ddp" / "clip.pt")
+    ref = single.model.state_dict()
+    assert ddp.keys() == ref.keys()
+    for key, value in ref.items():
+        torch.testing.assert_close(ddp[key], value, atol=1e-5, rtol=1e-4, msg=key)
+    from transformers import CLIPModel
+
+    initial = CLIPModel.from_pretrained(dirs["clip"]).state_dict()
+    assert max((ref[k] - initial[k]).abs().max().item() for k in ref) > 1e-3
+    one = losses(tmp_path / "one")
+    two = losses(tmp_path / "ddp" / "clip")
+    assert one == pytest.approx(two, abs=1e-5) and len(one) == 3

@@ -11,6 +11,7 @@ Layout (one module per family):
 - ``tags_model``: :class:`TagsBackend`, the UNITER-style :class:`~tags.modeling.TagsModel`
   on region features;
 - ``blip``: :class:`BlipBackend`, ``BlipForImageTextRetrieval`` (ITM + ITC) on pixels;
+- ``blip2``: :class:`Blip2Backend`, ``Blip2ForImageTextRetrieval`` (Q-Former ITM + ITC);
 - ``clip``: :class:`ClipBackend` / :class:`SiglipBackend`, contrastive dual encoders.
 
 Attributes are imported lazily, so importing the package does not import torch.
@@ -31,6 +32,7 @@ _EXPORTS = {
     "read_model_type": "registry",
     "TagsBackend": "tags_model",
     "BlipBackend": "blip",
+    "Blip2Backend": "blip2",
     "ClipBackend": "clip",
     "SiglipBackend": "clip",
 }

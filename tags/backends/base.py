@@ -156,6 +156,55 @@ class VLBackend:
         """Size of :meth:`encode_text` / :meth:`encode_image` embeddings."""
         raise NotImplementedError
 
+    def row_images(self, items: list[Any], rows: list[int]) -> dict[str, torch.Tensor]:
+        """Images of a joint forward whose row ``r`` shows ``items[rows[r]]``: the distinct
+        images once (``pixel_values``) plus ``image_index`` (the vision tower runs once per
+        image)."""
+        return {**self.collate_images(items), "image_index": torch.tensor(rows, dtype=torch.long)}
+
+    # ------------------------------------------------------------------ training / generation
+
+    heads: Any = None
+
+    @property
+    def mask_token_id(self) -> int:
+        return int(self._tokenizer().mask_token_id)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.model.config.text_config.vocab_size)
+
+    def ensure_heads(self, names: tuple[str, ...] = ("mlm", "wod", "woc")) -> Any:
+        """The TAGS-DC heads over :meth:`text_token_states` (created when missing)."""
+        self.require("token_states", "TAGS-DC heads need image-grounded token states")
+        raise NotImplementedError
+
+    def trainable_module(self) -> nn.Module:
+        """The module a recipe trains: TagsModel's ``forward(input_ids, attention_mask,
+        heads=..., masked_positions=..., **images)`` with ``itm_scores`` & co. outputs."""
+        from tags.backends.heads import TrainableBackend
+
+        self.ensure_heads()
+        return TrainableBackend(self)
+
+    def save_extras(self, path: str | Path) -> None:
+        """What lives outside the model (the TAGS heads), beside it."""
+        if self.heads is not None:
+            self.heads.save(path)
+
+    def masked_lm_adapter(self, tokenizer: Any, device: Any, use_image: bool = True) -> Any:
+        """This model's MLM as the negative engine's refill model (``logits_at``)."""
+        from tags.backends.adapters import BackendMaskedLM
+
+        self.require("mlm", "refill with a separate masked LM (the static generator)")
+        return BackendMaskedLM(self, device, use_image)
+
+    def pair_scorer(self, tokenizer: Any, device: Any, max_length: int = 128) -> Any:
+        """This model's pair score as the negative engine's top-m scorer (``score``)."""
+        from tags.backends.adapters import BackendPairScorer
+
+        return BackendPairScorer(self, device, max_length=max_length)
+
     # ------------------------------------------------------------------ model calls
 
     def score_pairs(
@@ -182,7 +231,17 @@ class VLBackend:
         """``[I, T]`` similarity used for ranking (cosine by default)."""
         return image_emb @ text_emb.T
 
-    def contrastive_logits(self, image_emb: torch.Tensor, text_emb: torch.Tensor) -> torch.Tensor:
+    def logit_params(self) -> dict[str, torch.Tensor]:
+        """Learned logit scale/bias of the contrastive loss, computed inside the trained
+        module's ``forward`` (DDP: a parameter used outside ``forward`` breaks its hooks)."""
+        return {}
+
+    def contrastive_logits(
+        self,
+        image_emb: torch.Tensor,
+        text_emb: torch.Tensor,
+        params: dict[str, torch.Tensor] | None = None,
+    ) -> torch.Tensor:
         """``[I, T]`` logits of the model's own contrastive loss (scaled similarity)."""
         return self.similarity(image_emb, text_emb)
 

@@ -76,11 +76,44 @@ class BlipBackend(VLBackend):
     contrastive_loss = "infonce"
     architectures = ("BlipForImageTextRetrieval",)
 
-    def __init__(self, model, tokenizer=None, processor=None):
+    def __init__(self, model, tokenizer=None, processor=None, heads=None):
         if tokenizer is None and processor is not None:
             tokenizer = getattr(processor, "tokenizer", None)
         super().__init__(model, tokenizer, processor)
         self.temperature = BLIP_ITC_TEMPERATURE
+        self.heads = None
+        if heads is not None:
+            self.attach_heads(heads)
+
+    def attach_heads(self, heads: Any) -> None:
+        """Use ``heads`` (:class:`~tags.backends.heads.TagsHeads`), tied to the text encoder's
+        word embeddings; ``mlm`` becomes available when it has an MLM head."""
+        heads.tie(self.model.text_encoder.get_input_embeddings())
+        self.heads = heads
+        if heads.mlm is not None:
+            self.capabilities = type(self).capabilities | {"mlm"}
+
+    def ensure_heads(self, names: tuple[str, ...] = ("mlm", "wod", "woc")) -> Any:
+        """The TAGS-DC heads (fresh ones, sized from the text config, when there are none)."""
+        from tags.backends.heads import TagsHeads
+
+        if self.heads is None:
+            text = self.model.config.text_config
+            self.attach_heads(
+                TagsHeads(
+                    text.hidden_size,
+                    text.vocab_size,
+                    names,
+                    text.hidden_act,
+                    text.layer_norm_eps,
+                    text.hidden_dropout_prob,
+                ).to(self.device)
+            )
+        return self.heads
+
+    def save_pretrained(self, path: str | Path) -> None:
+        super().save_pretrained(path)
+        self.save_extras(path)
 
     @classmethod
     def model_class(cls) -> type:
@@ -96,7 +129,9 @@ class BlipBackend(VLBackend):
         check_architecture(config, cls.architectures, path)
         processor = load_processor(path, cls.name)
         model = cls.model_class().from_pretrained(path, local_files_only=True, **kwargs)
-        return cls(model, processor=processor)
+        from tags.backends.heads import TagsHeads
+
+        return cls(model, processor=processor, heads=TagsHeads.load(path))
 
     @property
     def max_text_length(self) -> int:
@@ -113,7 +148,10 @@ class BlipBackend(VLBackend):
         if "image_embeds" in image:
             return image["image_embeds"]
         pixels = image["pixel_values"].to(self.model.dtype)
-        return self.model.vision_model(pixel_values=pixels).last_hidden_state
+        states = self.model.vision_model(pixel_values=pixels).last_hidden_state
+        if "image_index" in image:  # one ViT pass per distinct image, then one row per text
+            states = states[image["image_index"]]
+        return states
 
     def _grounded_states(self, text, image) -> torch.Tensor:
         states = self.image_states(image)
@@ -133,9 +171,22 @@ class BlipBackend(VLBackend):
         """``[B, 2]`` ITM logits (no match, match) of row-aligned pairs."""
         return self.model.itm_head(self._grounded_states(text, image)[:, 0, :])
 
-    def score_pairs(self, text, image):
-        logits = self.itm_logits(text, image)
+    def itm_head_logits(self, states: torch.Tensor) -> torch.Tensor:
+        """Match log-odds from image-grounded token states (first token)."""
+        logits = self.model.itm_head(states[:, 0, :])
         return logits[:, 1] - logits[:, 0]
+
+    def score_pairs(self, text, image):
+        return self.itm_head_logits(self._grounded_states(text, image))
+
+    def mlm_logits(self, text, image, masked_positions):
+        self.require("mlm", "no MLM head saved beside the model (tags_heads.json)")
+        if image is None:
+            raise BackendError("the BLIP MLM head reads image-grounded states: give an image")
+        states = self._grounded_states(text, image)
+        if masked_positions.shape[0] != states.shape[0]:
+            masked_positions = masked_positions.expand(states.shape[0], -1)
+        return self.heads.mlm(states[masked_positions.bool()])
 
     def text_token_states(self, text, image):
         return self._grounded_states(text, image)
@@ -149,7 +200,7 @@ class BlipBackend(VLBackend):
     def encode_image(self, image):
         return normalize(self.model.vision_proj(self.image_states(image)[:, 0, :]))
 
-    def contrastive_logits(self, image_emb, text_emb):
+    def contrastive_logits(self, image_emb, text_emb, params=None):
         return image_emb @ text_emb.T / self.temperature
 
 

@@ -89,11 +89,15 @@ class ClipBackend(VLBackend):
         pixels = image["pixel_values"].to(self.model.dtype)
         return normalize(_pooled(self.model.get_image_features(pixel_values=pixels)))
 
-    def _scale(self, sims: torch.Tensor) -> torch.Tensor:
-        return sims * self.model.logit_scale.exp()
+    def logit_params(self):
+        return {"scale": self.model.logit_scale.exp()}
 
-    def contrastive_logits(self, image_emb, text_emb):
-        return self._scale(image_emb @ text_emb.T)
+    def _scale(self, sims: torch.Tensor, params: dict | None = None) -> torch.Tensor:
+        params = params or self.logit_params()
+        return sims * params["scale"] + params.get("bias", 0.0)
+
+    def contrastive_logits(self, image_emb, text_emb, params=None):
+        return self._scale(image_emb @ text_emb.T, params)
 
     def score_pairs(self, text, image):
         t, i = self.encode_text(text), self.encode_image(image)
@@ -121,8 +125,8 @@ class SiglipBackend(ClipBackend):
     def embedding_dim(self) -> int:
         return int(self.model.config.text_config.projection_size)
 
-    def _scale(self, sims):
-        return sims * self.model.logit_scale.exp() + self.model.logit_bias
+    def logit_params(self):
+        return {"scale": self.model.logit_scale.exp(), "bias": self.model.logit_bias}
 
     def encode_text(self, text):
         """SigLIP pools the last position: text trimmed of padding (by a collator or the

@@ -12,7 +12,12 @@ from tags.backends.base import BackendError, VLBackend
 
 _BACKENDS: dict[str, type[VLBackend]] = {}
 #: modules holding the built-in backends, imported on first lookup
-_BUILTIN_MODULES = ("tags.backends.tags_model", "tags.backends.blip", "tags.backends.clip")
+_BUILTIN_MODULES = (
+    "tags.backends.tags_model",
+    "tags.backends.blip",
+    "tags.backends.blip2",
+    "tags.backends.clip",
+)
 WEIGHT_FILES = (
     "model.safetensors",
     "model.safetensors.index.json",

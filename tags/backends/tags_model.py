@@ -67,6 +67,43 @@ class TagsBackend(VLBackend):
     def image_batch(self, batch):
         return {k: batch[k] for k in REGION_KEYS}
 
+    def row_images(self, items, rows):
+        """The bank padded once, then indexed per row (``Recipe.row_regions``)."""
+        bank = self.collate_images(items)
+        index = torch.tensor(rows)
+        return {k: v[index] for k, v in bank.items()}
+
+    @property
+    def mask_token_id(self) -> int:
+        return int(self.model.config.mask_token_id)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.model.config.vocab_size)
+
+    @property
+    def heads(self) -> Any:
+        return self.model
+
+    def ensure_heads(self, names=("mlm", "wod", "woc")):
+        return self.model
+
+    def save_extras(self, path):
+        """TagsModel's heads are part of the model."""
+
+    def trainable_module(self):
+        return self.model
+
+    def masked_lm_adapter(self, tokenizer, device, use_image=True):
+        from tags.negatives import TagsMaskedLM
+
+        return TagsMaskedLM(self.model, tokenizer, device, use_image=use_image)
+
+    def pair_scorer(self, tokenizer, device, max_length=128):
+        from tags.negatives import TagsPairScorer
+
+        return TagsPairScorer(self.model, tokenizer, device, max_length=max_length)
+
     def score_pairs(self, text, image):
         return self.model.score_pairs(**text, **_regions(image)).logits
 

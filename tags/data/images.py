@@ -259,6 +259,23 @@ def decode_images(
     return images, kept, stats
 
 
+class RawImageStore:
+    """A region-store look-alike for the negative engine: ``get(image_id, filename)`` is the
+    image's preprocessed pixels (``filename`` under the root, else the id), or an
+    :class:`ImageError` naming the file."""
+
+    def __init__(self, root: str | Path, preprocess: Callable[[list[Any]], Any]) -> None:
+        self.resolve = ImageResolver(root)
+        self.preprocess = preprocess
+
+    def get(self, image_id: Any, filename: str | None = None, position: int | None = None) -> Any:
+        record = ImageRecord(image_id, self.resolve(filename or str(image_id)))
+        try:
+            return self.preprocess([open_image(record)])["pixel_values"][0]
+        except (OSError, ValueError, SyntaxError) as err:
+            raise ImageError(f"image {image_id!r} ({record.describe()}): {err}") from err
+
+
 def check_images(records: Sequence[ImageRecord]) -> list[ImageProblem]:
     """Cheap pass over image files (exists, PIL can identify and verify the header)."""
     from PIL import Image
@@ -394,6 +411,7 @@ __all__ = [
     "PixelImages",
     "PixelPairCollator",
     "PixelTextDataset",
+    "RawImageStore",
     "apply_policy",
     "build_pixel_dataset",
     "check_images",

@@ -208,7 +208,7 @@ def score_matrix_dual(
     """
     image_emb = encode_images(model, images, batch_size, accelerator)
     text_emb = encode_texts(model, texts, batch_size, accelerator)
-    return image_emb @ text_emb.T
+    return _backend(model, accelerator).similarity(image_emb, text_emb)
 
 
 def topk_masks(dual_sims: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:

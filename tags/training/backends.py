@@ -25,10 +25,14 @@ class BackendParts:
     model: nn.Module
     collate: Any
 
-    def save_processor(self, path: str | Path) -> None:
-        """The processor (image processor + tokenizer) beside the saved model."""
+    def save_processor(self, path: str | Path, recipe: Any = None) -> None:
+        """The processor (image processor + tokenizer) and the recipe's extra heads beside
+        the saved model."""
         if self.backend.processor is not None:
             self.backend.processor.save_pretrained(path)
+        save_extras = getattr(recipe, "save_extras", None)
+        if save_extras is not None:
+            save_extras(path)
 
 
 def uses_backend(config: Any) -> bool:

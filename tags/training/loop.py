@@ -301,7 +301,7 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
                     recipe.tags_model(module).save_pretrained(target)
                     tokenizer.save_pretrained(target)
                     if parts is not None:  # issue 12: the processor beside it
-                        parts.save_processor(target)
+                        parts.save_processor(target, recipe)
                 accelerator.wait_for_everyone()
             if (
                 (config.save_every and state.step % config.save_every == 0)
@@ -322,7 +322,7 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
         tags_model.save_pretrained(output_dir / "model")
         tokenizer.save_pretrained(output_dir / "model")
         if parts is not None:  # issue 12: the processor beside it
-            parts.save_processor(output_dir / "model")
+            parts.save_processor(output_dir / "model", recipe)
     accelerator.wait_for_everyone()
     if use_tb:
         accelerator.end_training()

@@ -50,12 +50,13 @@ class DualEncoder(nn.Module):
 
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **image: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(image_emb [N_img, H], text_emb [N_txt, H])``, L2-normalised; ``image`` holds
-        the backend's image batch (``region_*`` or ``pixel_values``)."""
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """``(image_emb [N_img, H], text_emb [N_txt, H], logit_params)``, L2-normalised;
+        ``image`` holds the backend's image batch (``region_*`` or ``pixel_values``);
+        ``logit_params``: the contrastive loss's learned scale/bias (CLIP, SigLIP)."""
         image_emb = self.backend.encode_image(image)
         text = self.backend.encode_text({"input_ids": input_ids, "attention_mask": attention_mask})
-        return image_emb, text
+        return image_emb, text, self.backend.logit_params()
 
 
 def _to(item: Any, device: torch.device) -> Any:
@@ -77,6 +78,11 @@ class VSERecipe(Recipe):
             raise ValueError(
                 f"vse.loss: contrastive needs a contrastive model (CLIP, SigLIP, BLIP ITC); "
                 f"the {self.backend.name} backend trains with vse.loss: miner"
+            )
+        if getattr(self.backend, "multi_vector_images", False):
+            raise ValueError(
+                f"the vse recipe needs one embedding per image; the {self.backend.name} "
+                "backend gives one per query token (not supported yet)"
             )
         self.wrapper = DualEncoder(model, self.backend)
         self.base_miner = get_miner(vse.miner.name, **vse.miner.kwargs)
@@ -249,7 +255,7 @@ class VSERecipe(Recipe):
     ) -> StepOutput:
         inputs, layout = self._inputs(batch, ctx)
         b = layout["batch"]
-        image_all, text_all = module(**inputs)
+        image_all, text_all, logit_params = module(**inputs)
         img, txt = image_all[:b], text_all[:b]
         ids = batch["image_ids"]
         device = img.device
@@ -276,8 +282,10 @@ class VSERecipe(Recipe):
             all_txt, all_img = gather_with_grad(txt), gather_with_grad(img)
             if self.config.vse.loss == "contrastive":
                 syn = text_all[b : b + layout.get("syn_owner", torch.empty(0)).numel()]
+                if self.pools is not None:  # every process's synthetic columns, in rank order
+                    syn = gather_with_grad(syn)
                 return self._contrastive_step(
-                    img, txt, all_img, all_txt, syn, own, ids, all_ids, ctx
+                    img, txt, all_img, all_txt, syn, own, ids, all_ids, ctx, logit_params
                 )
             i2t = direction_pairs(img @ all_txt.t(), own, ids, all_ids)
             t2i = direction_pairs(txt @ all_img.t(), own, ids, all_ids)
@@ -341,9 +349,11 @@ class VSERecipe(Recipe):
         ids: torch.Tensor,
         all_ids: torch.Tensor,
         ctx: StepContext,
+        params: dict[str, torch.Tensor],
     ) -> StepOutput:
         """The model's own loss, NegCLIP-style: every local image against the global
-        captions followed by the local synthetic negatives (``[b, B + S]`` logits).
+        captions followed by the global synthetic negatives (``[b, B + S]`` logits, as one
+        process would compute them on the global batch).
 
         - ``infonce`` (CLIP, BLIP ITC): cross-entropy both ways; other captions of the same
           image are left out of the softmax (never negatives); synthetic captions are extra
@@ -352,7 +362,7 @@ class VSERecipe(Recipe):
           the image, -1 otherwise (synthetic captions included), summed per image.
         """
         texts = torch.cat([all_txt, syn.to(all_txt.dtype)], 0)
-        logits = self.backend.contrastive_logits(img, texts).float()
+        logits = self.backend.contrastive_logits(img, texts, params).float()
         same = ids[:, None] == all_ids[None, :]  # [b, B]
         rows = torch.arange(img.shape[0], device=img.device)
         if self.backend.contrastive_loss == "sigmoid":
@@ -365,7 +375,7 @@ class VSERecipe(Recipe):
             other[rows, own] = False
             i2t = logits.clone()
             i2t[:, : all_txt.shape[0]][other] = float("-inf")
-            t2i = self.backend.contrastive_logits(txt, all_img).float()  # texts x images
+            t2i = self.backend.contrastive_logits(txt, all_img, params).float()  # texts x images
             t2i = t2i.masked_fill(other, float("-inf"))
             loss_i2t = torch.nn.functional.cross_entropy(i2t, own)
             loss_t2i = torch.nn.functional.cross_entropy(t2i, own)
