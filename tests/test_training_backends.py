@@ -276,3 +276,30 @@ def test_clip_two_processes_equal_one(corpus, tmp_path):
     one = losses(tmp_path / "one")
     two = losses(tmp_path / "ddp" / "clip")
     assert one == pytest.approx(two, abs=1e-5) and len(one) == 3
+
+
+def test_tags_dc_on_blip2_trains_and_saves_plain_blip2(corpus, tmp_path):
+    from transformers import Blip2ForImageTextRetrieval
+
+    from tags.backends import Blip2Backend, load_backend
+
+    dirs, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    config = load_config(
+        BLIP_TAGS_DC,
+        [f"model.path={dirs['blip-2']}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={out}", "progress_bar=false", "tensorboard=false"],
+    )  # fmt: skip
+    result = training_function(config)
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert result.state.step == 3 and all(math.isfinite(r["loss/total"]) for r in rows)
+    assert rows[-1]["loss/woc"] > 0 and rows[-1]["synthetic/per_caption"] > 0
+    model = Blip2ForImageTextRetrieval.from_pretrained(out / "model")
+    initial = Blip2ForImageTextRetrieval.from_pretrained(dirs["blip-2"])
+    moved = max(
+        (a - initial.state_dict()[k]).abs().max().item() for k, a in model.state_dict().items()
+    )
+    assert moved > 1e-4
+    backend = load_backend(out / "model")
+    assert isinstance(backend, Blip2Backend) and backend.supports("mlm")
+    assert backend.heads.mlm.decoder.weight is backend.model.get_input_embeddings().weight

@@ -88,7 +88,7 @@ class BlipBackend(VLBackend):
     def attach_heads(self, heads: Any) -> None:
         """Use ``heads`` (:class:`~tags.backends.heads.TagsHeads`), tied to the text encoder's
         word embeddings; ``mlm`` becomes available when it has an MLM head."""
-        heads.tie(self.model.text_encoder.get_input_embeddings())
+        heads.tie(self._heads_parts()[0])
         self.heads = heads
         if heads.mlm is not None:
             self.capabilities = type(self).capabilities | {"mlm"}
@@ -98,7 +98,7 @@ class BlipBackend(VLBackend):
         from tags.backends.heads import TagsHeads
 
         if self.heads is None:
-            text = self.model.config.text_config
+            text = self._heads_parts()[1]
             self.attach_heads(
                 TagsHeads(
                     text.hidden_size,
@@ -110,6 +110,10 @@ class BlipBackend(VLBackend):
                 ).to(self.device)
             )
         return self.heads
+
+    def _heads_parts(self) -> tuple[Any, Any]:
+        """(word embeddings the vocabulary heads tie to, the config that sizes the heads)."""
+        return self.model.text_encoder.get_input_embeddings(), self.model.config.text_config
 
     def save_pretrained(self, path: str | Path) -> None:
         super().save_pretrained(path)
@@ -182,8 +186,10 @@ class BlipBackend(VLBackend):
     def mlm_logits(self, text, image, masked_positions):
         self.require("mlm", "no MLM head saved beside the model (tags_heads.json)")
         if image is None:
-            raise BackendError("the BLIP MLM head reads image-grounded states: give an image")
-        states = self._grounded_states(text, image)
+            raise BackendError(
+                f"the {self.name} MLM head reads image-grounded states: give an image"
+            )
+        states = self.text_token_states(text, image)
         if masked_positions.shape[0] != states.shape[0]:
             masked_positions = masked_positions.expand(states.shape[0], -1)
         return self.heads.mlm(states[masked_positions.bool()])

@@ -6,7 +6,9 @@ As ``Blip2ForImageTextRetrieval.forward`` computes them:
   Q-Former run on ``[queries ; text]`` with cross-attention to the ViT states;
 - ``encode_image``: one L2-normalised embedding per query ``[B, Q, D]``; ``encode_text``:
   the projected first text token ``[B, D]``; :meth:`similarity` is the max over queries;
-- ``text_token_states``: the text part of the ITM Q-Former states.
+- ``text_token_states``: the text part of the ITM Q-Former states; the TAGS heads (MLM tied
+  to the Q-Former word embeddings, WoD, WoC) sit on them, saved beside the model, as for
+  BLIP (:class:`~tags.backends.blip.BlipBackend`, whose head handling this class shares).
 
 The checkpoint needs ``qformer_config.use_qformer_text_input=True`` (transformers'
 default crashes on text); a directory without it is refused with that message. The
@@ -20,13 +22,13 @@ from typing import Any
 
 import torch
 
-from tags.backends.base import BackendError, VLBackend, broadcast_pair, normalize
-from tags.backends.blip import BLIP_ITC_TEMPERATURE, check_architecture, load_processor
+from tags.backends.base import BackendError, broadcast_pair, normalize
+from tags.backends.blip import BlipBackend, check_architecture, load_processor
 from tags.backends.registry import register_backend
 
 
 @register_backend("blip-2")
-class Blip2Backend(VLBackend):
+class Blip2Backend(BlipBackend):
     name = "blip-2"
     image_kind = "pixels"
     capabilities = frozenset({"itm", "itc", "token_states"})
@@ -34,12 +36,6 @@ class Blip2Backend(VLBackend):
     architectures = ("Blip2ForImageTextRetrieval",)
     #: image embeddings are one vector per query token (``[B, Q, D]``)
     multi_vector_images = True
-
-    def __init__(self, model, tokenizer=None, processor=None):
-        if tokenizer is None and processor is not None:
-            tokenizer = getattr(processor, "tokenizer", None)
-        super().__init__(model, tokenizer, processor)
-        self.temperature = BLIP_ITC_TEMPERATURE
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs: Any) -> Blip2Backend:
@@ -54,7 +50,12 @@ class Blip2Backend(VLBackend):
             )
         processor = load_processor(path, cls.name)
         model = Blip2ForImageTextRetrieval.from_pretrained(path, local_files_only=True, **kwargs)
-        return cls(model, processor=processor)
+        from tags.backends.heads import TagsHeads
+
+        return cls(model, processor=processor, heads=TagsHeads.load(path))
+
+    def _heads_parts(self):
+        return self.model.get_input_embeddings(), self.model.config.qformer_config
 
     @property
     def max_text_length(self) -> int:
@@ -102,6 +103,11 @@ class Blip2Backend(VLBackend):
         logits = self.model.itm_head(states[:, :q, :].to(self.model.itm_head.weight.dtype))
         logits = logits.mean(dim=1)
         return logits[:, 1] - logits[:, 0]
+
+    def itm_logits(self, text, image) -> torch.Tensor:
+        """``[B, 2]`` ITM logits averaged over the query positions."""
+        states = self._itm_states(text, image)[:, : self.num_queries, :]
+        return self.model.itm_head(states.to(self.model.itm_head.weight.dtype)).mean(dim=1)
 
     def score_pairs(self, text, image):
         return self.itm_head_logits(self._itm_states(text, image))
