@@ -303,3 +303,26 @@ def test_tags_dc_on_blip2_trains_and_saves_plain_blip2(corpus, tmp_path):
     backend = load_backend(out / "model")
     assert isinstance(backend, Blip2Backend) and backend.supports("mlm")
     assert backend.heads.mlm.decoder.weight is backend.model.get_input_embeddings().weight
+
+
+def test_in_training_evaluation_on_raw_images(corpus, tmp_path):
+    from tags.backends import load_backend
+    from tags.evaluation import retrieval_metrics
+    from tags.evaluation.images import load_image_retrieval_split
+    from tags.evaluation.scoring import compute_scores
+
+    _, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    run(
+        corpus, tmp_path, "clip", f"eval.captions={captions}", f"eval.images={images}",
+        "eval.split=train", "eval.mode=dual", steps=2,
+    )  # fmt: skip
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    logged = [r for r in rows if "eval/rsum" in r]
+    assert len(logged) == 1 and logged[0]["step"] == 2
+    # the logged metrics are those of the trained model on the same images
+    backend = load_backend(out / "model")
+    sets = load_image_retrieval_split(captions, images, backend, split="train", max_length=32)
+    i2t, _ = compute_scores(backend, sets[0], sets[1], "dual")
+    expected = retrieval_metrics(i2t, sets[1].txt2img)
+    assert logged[0]["eval/rsum"] == pytest.approx(expected["rsum"])

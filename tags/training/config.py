@@ -180,6 +180,7 @@ class EvalConfig:
 
     captions: str | None = None
     features: str | None = None
+    images: str | None = None  # issue 12: raw images (model.source: backend)
     format: str = "auto"
     split: str | None = "test"
     limit_images: int | None = None
@@ -417,8 +418,8 @@ def validate(config: TrainConfig) -> TrainConfig:
         value = getattr(getattr(config, section), rest[0]).name
         if value not in list_miners():
             raise ConfigError(f"{key}: {value!r} is not one of {', '.join(list_miners())}")
-    if config.eval.captions and not config.eval.features:
-        raise ConfigError("eval.captions needs eval.features")
+    if config.eval.captions and not (config.eval.features or config.eval.images):
+        raise ConfigError("eval.captions needs eval.features (or eval.images for raw images)")
     get_recipe(config.recipe).validate(config)
     return config
 

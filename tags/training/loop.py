@@ -206,7 +206,9 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     eval_sets = None
     if config.eval.captions:
         with accelerator.main_process_first():
-            eval_sets = build_eval_sets(config.eval, tokenizer, config.data.max_text_len)
+            eval_sets = build_eval_sets(
+                config.eval, tokenizer, config.data.max_text_len, parts.backend if parts else None
+            )
     if use_tb:
         accelerator.init_trackers("tags")
     tracker = JsonlTracker(output_dir / "metrics.jsonl", enabled=main)
