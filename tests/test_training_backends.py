@@ -326,3 +326,16 @@ def test_in_training_evaluation_on_raw_images(corpus, tmp_path):
     i2t, _ = compute_scores(backend, sets[0], sets[1], "dual")
     expected = retrieval_metrics(i2t, sets[1].txt2img)
     assert logged[0]["eval/rsum"] == pytest.approx(expected["rsum"])
+
+
+def test_recipes_refuse_backends_that_cannot_serve_them(corpus, tmp_path):
+    from tags.backends import BackendError
+
+    dirs, (captions, images, _) = corpus
+    base = [f"data.captions={captions}", f"data.images={images}", f"output_dir={tmp_path}"]
+    config = load_config(BLIP_TAGS_DC, [f"model.path={dirs['clip']}", *base])
+    with pytest.raises(BackendError, match="clip backend has no 'token_states'"):
+        training_function(config)
+    config = load_config(CONFIG, [f"model.path={dirs['blip-2']}", *base])
+    with pytest.raises(ValueError, match="gives one per query token"):
+        training_function(config)
