@@ -35,9 +35,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--features",
-        required=True,
+        default=None,
         help="directory of per-image .npz files, or a precomp {split}_ims.npy (or its dir)",
     )
+    # --- issue 12: raw images for BLIP / CLIP / SigLIP directories (tags.cli._backend_evaluate)
+    p.add_argument(
+        "--images",
+        default=None,
+        help="image root for raw images (BLIP/CLIP/SigLIP models); instead of --features",
+    )
+    p.add_argument("--on-bad-image", choices=("error", "skip"), default="error")
+    p.add_argument("--num-workers", type=int, default=0, help="image decoding workers")
+    # --- end issue 12
     p.add_argument("--split", default="test", help="split to evaluate (default: test)")
     p.add_argument(
         "--protocol",
@@ -85,6 +94,13 @@ def check_model_dir(path: str | Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.features is None) == (args.images is None):
+        print("error: give exactly one of --features and --images", file=sys.stderr)
+        return 2
+    if args.images is not None:  # issue 12: pixel backends
+        from tags.cli._backend_evaluate import run_images
+
+        return run_images(args)
     from accelerate import Accelerator
     from transformers import AutoTokenizer
 

@@ -74,6 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     io.add_argument("--split", default=None, help="Karpathy split(s), e.g. test or train,restval")
     io.add_argument("--features", default=None, help="region features: .npz folder or _ims.npy")
+    # issue 12: raw images for BLIP / CLIP / SigLIP --model directories (tags.cli._backend_generate)
+    io.add_argument("--images", default=None, help="image root (with a BLIP/CLIP/SigLIP --model)")
     io.add_argument(
         "--export", choices=("parquet", "dataset"), default=None, help="also write this format"
     )
@@ -248,6 +250,10 @@ def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -
 
 def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) -> dict[str, Any]:
     """Refiller, scorer, regions and label tokenizer for the chosen refill source."""
+    if getattr(args, "images", None):  # issue 12: pixel backends on raw images
+        from tags.cli._backend_generate import backend_components
+
+        return backend_components(args, parser, out, state, _vocabulary)
     from tags.negatives.models import (
         HFMaskedLM,
         TagsMaskedLM,

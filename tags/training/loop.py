@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from tags._lock import LockError, OutputLock
 from tags.data import EpochSampler, PairCollator, build_dataset
+from tags.training.backends import build_backend_parts, uses_backend
 from tags.training.config import ConfigError, TrainConfig, save_config, to_dict
 from tags.training.evaluation import build_eval_sets, evaluate
 from tags.training.factory import create_model, create_tokenizer
@@ -78,7 +79,9 @@ def phase_dir(output_dir: str | Path, index: int, name: str) -> Path:
 def _load_weights(model: nn.Module, path: Path) -> None:
     from tags.modeling import TagsModel
 
-    source = TagsModel.from_pretrained(str(path))
+    source = (type(model) if not isinstance(model, TagsModel) else TagsModel).from_pretrained(
+        str(path)
+    )
     missing, unexpected = model.load_state_dict(source.state_dict(), strict=False)
     if unexpected or [k for k in missing if "decoder" not in k]:
         raise RuntimeError(f"{path}: weights do not fit ({missing=}, {unexpected=})")
@@ -210,18 +213,23 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     set_seed(config.seed)
     main = accelerator.is_main_process
 
-    tokenizer = create_tokenizer(config.model)
-    with accelerator.main_process_first():
-        try:
-            dataset = build_dataset(_materialize_data(config, main), tokenizer)
-        except (OSError, ValueError) as err:  # unreadable or inconsistent data files
-            raise ConfigError(f"data: {err}") from err
-    model = create_model(config.model, tokenizer, dataset.feature_size)
-    if model.config.region_feature_size != dataset.feature_size:
-        raise ConfigError(
-            f"region features are {dataset.feature_size}-d but the model expects "
-            f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
-        )
+    # --- issue 12: HF backends (BLIP / CLIP / SigLIP) on raw images: tags.training.backends
+    parts = build_backend_parts(config, accelerator.print) if uses_backend(config) else None
+    if parts is not None:
+        tokenizer, dataset, model = parts.tokenizer, parts.dataset, parts.model
+    else:  # --- end issue 12
+        tokenizer = create_tokenizer(config.model)
+        with accelerator.main_process_first():
+            try:
+                dataset = build_dataset(_materialize_data(config, main), tokenizer)
+            except (OSError, ValueError) as err:  # unreadable or inconsistent data files
+                raise ConfigError(f"data: {err}") from err
+        model = create_model(config.model, tokenizer, dataset.feature_size)
+        if model.config.region_feature_size != dataset.feature_size:
+            raise ConfigError(
+                f"region features are {dataset.feature_size}-d but the model expects "
+                f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
+            )
     if main:  # the inputs loaded: this run now owns output_dir
         save_config(config, output_dir / "config.yaml")
     recipe = get_recipe(config.recipe)(
@@ -236,7 +244,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         batch_size=config.batch_size,
         sampler=sampler,
         drop_last=True,
-        collate_fn=PairCollator(tokenizer.pad_token_id or 0),
+        collate_fn=parts.collate if parts else PairCollator(tokenizer.pad_token_id or 0),
         num_workers=config.data.num_workers,
     )
     if len(loader) == 0:
@@ -264,7 +272,9 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     eval_sets = None
     if config.eval.captions:
         with accelerator.main_process_first():
-            eval_sets = build_eval_sets(config.eval, tokenizer, config.data.max_text_len)
+            eval_sets = build_eval_sets(
+                config.eval, tokenizer, config.data.max_text_len, parts.backend if parts else None
+            )
     if use_tb:
         accelerator.init_trackers("tags")
     tracker = JsonlTracker(output_dir / "metrics.jsonl", enabled=main)
@@ -387,6 +397,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
                     target = phase_dir(output_dir, state.phase, phase.name)
                     recipe.tags_model(module).save_pretrained(target)
                     tokenizer.save_pretrained(target)
+                    if parts is not None:  # issue 12: the processor beside it
+                        parts.save_processor(target, recipe)
                 accelerator.wait_for_everyone()
             if (
                 (config.save_every and state.step % config.save_every == 0)
@@ -406,6 +418,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     if state.step >= total and main:
         tags_model.save_pretrained(output_dir / "model")
         tokenizer.save_pretrained(output_dir / "model")
+        if parts is not None:  # issue 12: the processor beside it
+            parts.save_processor(output_dir / "model", recipe)
     accelerator.wait_for_everyone()
     if use_tb:
         accelerator.end_training()

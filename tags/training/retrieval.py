@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from tags.data import ImageTextDataset, pad_regions, pad_text
+from tags.data import ImageTextDataset, pad_text
 
 
 def draw_pool(
@@ -37,15 +37,18 @@ def encode_dataset(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Dual-mode embeddings of every image and every caption of ``dataset`` (dataset order),
     as float32 ``([N_img, H], [N_cap, H])``; call it under the wanted autocast."""
+    from tags.backends import as_backend
+
+    backend = as_backend(model)  # a TagsModel, an HF model, or a backend already
     images, captions = [], []
     for start, stop in _chunks(dataset.num_images, chunk):
-        regions = [dataset.image(i) for i in range(start, stop)]
-        f, b, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
-        images.append(model.encode_image(f.to(device), b.to(device), m.to(device)).float())
+        batch = backend.collate_images([dataset.image(i) for i in range(start, stop)])
+        images.append(backend.encode_image({k: v.to(device) for k, v in batch.items()}).float())
     pad_id = getattr(dataset.tokenizer, "pad_token_id", None) or 0
     for start, stop in _chunks(len(dataset), chunk):
         ids, mask = pad_text([dataset.tokens(i) for i in range(start, stop)], pad_id)
-        captions.append(model.encode_text(ids.to(device), mask.to(device)).float())
+        text = {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
+        captions.append(backend.encode_text(text).float())
     return torch.cat(images), torch.cat(captions)
 
 
@@ -70,14 +73,17 @@ def retrieve_negatives(
         img_exclude = torch.zeros(dataset.num_images, dtype=torch.bool)
         img_exclude[image] = True
         img_pools.append(draw_pool(dataset.num_images, config.pool_size, img_exclude, g))
-    was_training = model.training
-    model.eval()
+    from tags.backends import as_backend
+
+    backend = as_backend(model)  # a TagsModel, or any backend
+    was_training = backend.model.training
+    backend.model.eval()
     try:
         with autocast():
-            cap_scores = _score(model, dataset, batch, cap_pools, "text", config)
-            img_scores = _score(model, dataset, batch, img_pools, "image", config)
+            cap_scores = _score(backend, dataset, batch, cap_pools, "text", config)
+            img_scores = _score(backend, dataset, batch, img_pools, "image", config)
     finally:
-        model.train(was_training)
+        backend.model.train(was_training)
     caps, cap_valid = _top(cap_pools, cap_scores, k)
     imgs, img_valid = _top(img_pools, img_scores, k)
     return caps.to(device), cap_valid.to(device), imgs.to(device), img_valid.to(device)
@@ -96,55 +102,56 @@ def _top(pools: list[torch.Tensor], scores: list[torch.Tensor], k: int):
 
 
 def _score(
-    model: nn.Module,
+    backend: Any,
     dataset: ImageTextDataset,
     batch: dict[str, Any],
     pools: list[torch.Tensor],
     kind: str,
     config: Any,
 ) -> list[torch.Tensor]:
-    """Scores of each anchor against its pool (``kind``: the pool holds texts or images)."""
+    """Scores of each anchor against its pool (``kind``: the pool holds texts or images);
+    cross mode: the backend's matching probability, dual: the embedding cosine."""
     device = batch["input_ids"].device
     rows = [(a, int(c)) for a, pool in enumerate(pools) for c in pool.tolist()]
     flat: list[torch.Tensor] = []
     anchor_text = [
         ids[: int(m.sum())] for ids, m in zip(batch["input_ids"], batch["attention_mask"])
     ]
-    anchor_regions = [
-        (f[: int(m.sum())], bx[: int(m.sum())])
-        for f, bx, m in zip(batch["region_features"], batch["region_boxes"], batch["region_mask"])
-    ]
+    anchor_images = backend.image_items(batch)
+
+    def text_batch(texts: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+        ids, att = pad_text(texts)
+        return {"input_ids": ids.to(device), "attention_mask": att.to(device)}
+
+    def image_batch(items: list[Any]) -> dict[str, torch.Tensor]:
+        return {k: v.to(device) for k, v in backend.collate_images(items).items()}
+
     if config.mode == "dual":
-        text_emb = model.encode_text(*[t.to(device) for t in pad_text(anchor_text)])
-        feats, boxes, mask = pad_regions(
-            [r[0] for r in anchor_regions], [r[1] for r in anchor_regions]
-        )
-        image_emb = model.encode_image(feats.to(device), boxes.to(device), mask.to(device))
+        text_emb = backend.encode_text(text_batch(anchor_text))
+        image_emb = backend.encode_image(image_batch(anchor_images))
     for start, stop in _chunks(len(rows), config.score_batch_size):
         chunk = rows[start:stop]
         if kind == "text":
             texts = [torch.tensor(dataset.tokens(c)) for _, c in chunk]
-            regions = [anchor_regions[a] for a, _ in chunk]
+            images = [anchor_images[a] for a, _ in chunk]
         else:
             texts = [anchor_text[a].cpu() for a, _ in chunk]
-            regions = [dataset.image(c) for _, c in chunk]
+            images = [dataset.image(c) for _, c in chunk]
         if config.mode == "dual":
             anchors = torch.tensor([a for a, _ in chunk], device=device)
             if kind == "text":
-                ids, att = pad_text(texts)
-                emb = model.encode_text(ids.to(device), att.to(device))
+                emb = backend.encode_text(text_batch(texts))
                 flat.append((emb * image_emb[anchors]).sum(-1).float().cpu())
             else:
-                f, bx, m = pad_regions([r[0] for r in regions], [r[1] for r in regions])
-                emb = model.encode_image(f.to(device), bx.to(device), m.to(device))
+                emb = backend.encode_image(image_batch(images))
                 flat.append((emb * text_emb[anchors]).sum(-1).float().cpu())
             continue
-        ids, att = pad_text(texts)
-        f, bx, m = pad_regions(
-            [r[0].to(device) for r in regions], [r[1].to(device) for r in regions]
-        )
-        out = model.score_pairs(ids.to(device), att.to(device), f, bx, m)
-        flat.append(out.scores.float().cpu())
+        images = [
+            tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
+            for item in images
+        ]
+        logits = backend.score_pairs(text_batch(texts), image_batch(images))
+        flat.append(backend.pair_probability(logits).float().cpu())
     scores = torch.cat(flat) if flat else torch.zeros(0)
     return list(scores.split([p.numel() for p in pools]))
 

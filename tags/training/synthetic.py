@@ -38,10 +38,16 @@ class SyntheticRequest:
     texts: list[str]
     caption_ids: list[Any]
     other_captions: list[list[str]]
-    region_features: torch.Tensor
-    region_boxes: torch.Tensor
-    region_mask: torch.Tensor
+    region_features: torch.Tensor | None
+    region_boxes: torch.Tensor | None
+    region_mask: torch.Tensor | None
     seed: int
+    pixel_values: torch.Tensor | None = None  # issue 12: pixel backends (then regions None)
+
+    @property
+    def device(self) -> torch.device:
+        anchor = self.pixel_values if self.pixel_values is not None else self.region_features
+        return anchor.device
 
 
 @runtime_checkable
@@ -142,6 +148,8 @@ class EngineSource:
 
     @torch.no_grad()
     def __call__(self, model: nn.Module, request: SyntheticRequest) -> Negatives:
+        from tags.backends import as_backend
+        from tags.backends.adapters import PixelImageStore
         from tags.negatives import (
             Caption,
             GenerationConfig,
@@ -149,17 +157,22 @@ class EngineSource:
             MLMRefiller,
             NegativeGenerator,
             TagsMaskedLM,
-            TagsPairScorer,
         )
 
         cfg = self.config
-        device = request.region_features.device
+        device = request.device
+        backend = as_backend(model, self.tokenizer)  # TagsModel, or a pixel backend
+        model = backend.model
         was_training = model.training
         try:
-            mlm_model = self.static_generator if self.static_generator is not None else model
-            conditions = bool(getattr(mlm_model, "conditions_on_image", True))
-            mlm = TagsMaskedLM(mlm_model, self.tokenizer, device, use_image=conditions)
-            scorer = TagsPairScorer(model, self.tokenizer, device, max_length=self.max_length)
+            if self.static_generator is not None:
+                conditions = bool(getattr(self.static_generator, "conditions_on_image", True))
+                mlm = TagsMaskedLM(
+                    self.static_generator, self.tokenizer, device, use_image=conditions
+                )
+            else:
+                mlm = backend.masked_lm_adapter(self.tokenizer, device)
+            scorer = backend.pair_scorer(self.tokenizer, device, max_length=self.max_length)
             refiller = MLMRefiller(
                 mlm,
                 self.tokenizer,
@@ -184,7 +197,9 @@ class EngineSource:
                 generation,
                 parser=self.parser,
                 scorer=scorer,
-                regions=_BatchRegions(request),
+                regions=_BatchRegions(request)
+                if request.pixel_values is None
+                else PixelImageStore(request.pixel_values),
                 planner=self.planner,
             )
             out: Negatives = []

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from tags.backends import as_backend
 from tags.data import NegativePools, pad_text
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
 from tags.training.metrics import mining_metrics
@@ -70,6 +71,10 @@ def mask_tokens(
     return masked, labels
 
 
+def _to(item: Any, device: torch.device) -> Any:
+    return tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
+
+
 @register_recipe("tags-dc")
 class TagsDCRecipe(Recipe):
     loss_terms = ("itm", "mlm", "istm", "wod", "woc")
@@ -92,6 +97,10 @@ class TagsDCRecipe(Recipe):
     ):
         super().__init__(config, accelerator, model, tokenizer, dataset)
         cfg = config.tags_dc
+        # issue 12: every model call goes through the backend (TagsModel: the model itself,
+        # BLIP: ITM + TAGS heads on the image-grounded text encoder, saved beside it)
+        self.backend = as_backend(model, tokenizer)
+        self.trainable = self.backend.trainable_module()
         self.itm_loss = PoolTripletLoss(cfg.itm_miner.name, **cfg.itm_miner.kwargs)
         self.istm_loss = PoolTripletLoss(cfg.istm_miner.name, **cfg.istm_miner.kwargs)
         self.token_loss = TokenCrossEntropy()
@@ -142,12 +151,24 @@ class TagsDCRecipe(Recipe):
     def stateful(self) -> list[Any]:
         return [self.itm_loss.miner, self.istm_loss.miner]
 
+    @property
+    def module(self) -> nn.Module:
+        return self.trainable
+
+    def tags_model(self, module: nn.Module) -> nn.Module:
+        """The unwrapped model (a backend's HF model, not the module with its heads)."""
+        unwrapped = self.accelerator.unwrap_model(module)
+        return getattr(unwrapped, "hf_model", unwrapped)
+
+    def save_extras(self, path: Any) -> None:
+        """Heads that live outside the model (BLIP's MLM/WoD/WoC), beside it."""
+        self.backend.save_extras(path)
+
     # ------------------------------------------------------------------ step
     def training_step(
         self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
     ) -> StepOutput:
         cfg = self.config.tags_dc
-        model = self.tags_model(module)
         device = batch["input_ids"].device
         w = ctx.weights
         b = batch["input_ids"].shape[0]
@@ -157,7 +178,7 @@ class TagsDCRecipe(Recipe):
         # 1. retrieved negatives (no_grad)
         gens = [ctx.generator(10, i) for i in index]
         caps, cap_valid, imgs, img_valid = retrieve_negatives(
-            model, self.dataset, batch, gens, cfg.retrieval, self.accelerator.autocast
+            self.backend, self.dataset, batch, gens, cfg.retrieval, self.accelerator.autocast
         )
         k = caps.shape[1]
 
@@ -169,13 +190,14 @@ class TagsDCRecipe(Recipe):
                 texts=list(batch["texts"]),
                 caption_ids=list(batch["caption_ids"]),
                 other_captions=[self.dataset.other_captions(i) for i in index],
-                region_features=batch["region_features"],
-                region_boxes=batch["region_boxes"],
-                region_mask=batch["region_mask"],
+                region_features=batch.get("region_features"),
+                region_boxes=batch.get("region_boxes"),
+                region_mask=batch.get("region_mask"),
                 seed=ctx.generator(30).initial_seed(),
+                pixel_values=batch.get("pixel_values"),
             )
             with self.accelerator.autocast():
-                negatives = self.source(model, request)
+                negatives = self.source(self.backend, request)
             labelled = label_negatives(
                 request.texts, negatives, self.tokenizer, self.config.data.max_text_len
             )
@@ -189,8 +211,8 @@ class TagsDCRecipe(Recipe):
                 batch["attention_mask"],
                 [ctx.generator(20, i) for i in index],
                 cfg.mlm_probability,
-                model.config.mask_token_id,
-                model.config.vocab_size,
+                self.backend.mask_token_id,
+                self.backend.vocab_size,
             )
             if self.unit_masker is not None:  # Algorithm 1, line 5: scene-graph units
                 unit_ids, unit_labels, empty = self.unit_masker(
@@ -198,7 +220,7 @@ class TagsDCRecipe(Recipe):
                     list(batch["texts"]),
                     [ctx.generator(21, i).initial_seed() for i in index],
                     self.config.data.max_text_len,
-                    model.config.mask_token_id,
+                    self.backend.mask_token_id,
                 )
                 rows = [r for r in range(b) if r not in set(empty)]  # others: BERT masking
                 masked_ids[rows], mlm_labels[rows] = unit_ids[rows], unit_labels[rows]
@@ -226,8 +248,13 @@ class TagsDCRecipe(Recipe):
         input_ids, attention = input_ids.to(device), attention.to(device)
         length = input_ids.shape[1]
 
-        # region bank: the batch's images, then the retrieved images
-        feats, boxes, rmask = self.row_regions(batch, imgs.reshape(-1).tolist(), region_rows)
+        # image bank: the batch's images, then the retrieved images; row r shows region_rows[r]
+        bank = self.backend.image_items(batch) + [
+            _to(self.dataset.image(i), device) for i in imgs.reshape(-1).tolist()
+        ]
+        row_images = {
+            k: v.to(device) for k, v in self.backend.row_images(bank, region_rows).items()
+        }
 
         labels = torch.full((len(texts), length), IGNORE_INDEX, dtype=torch.long, device=device)
         wod_labels = torch.full_like(labels, IGNORE_INDEX)
@@ -258,9 +285,7 @@ class TagsDCRecipe(Recipe):
         out = module(
             input_ids=input_ids,
             attention_mask=attention,
-            region_features=feats,
-            region_boxes=boxes,
-            region_mask=rmask,
+            **row_images,
             heads=tuple(heads),
             masked_positions=vocab_positions if (use_mlm or use_woc) else None,
         )

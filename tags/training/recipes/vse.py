@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from tags.data import NegativePools, pad_regions, pad_text
+from tags.backends import as_backend
+from tags.data import NegativePools, pad_text
 from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.mining import (
     FeatureQueue,
@@ -37,40 +38,56 @@ from tags.training.retrieval import encode_dataset
 
 #: AOQ's ranking of the training set, saved in ``output_dir/phases/{index}_{name}/``.
 OFFLINE_FILE = "aoq_offline_negatives.pt"
+TEXT_KEYS = ("input_ids", "attention_mask")
+CONTRASTIVE = ("infonce", "sigmoid")
 
 
 class DualEncoder(nn.Module):
-    """Wraps a TagsModel so that one ``forward`` (one DDP call) encodes both modalities."""
+    """Wraps a model so that one ``forward`` (one DDP call) encodes both modalities, through
+    its backend (:mod:`tags.backends`: region features for TagsModel, pixels for CLIP & co.)."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, backend: Any = None) -> None:
         super().__init__()
         self.model = model
+        self.backend = backend if backend is not None else as_backend(model)
 
     def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        region_features: torch.Tensor,
-        region_boxes: torch.Tensor,
-        region_mask: torch.Tensor,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(image_emb [N_img, H], text_emb [N_txt, H])``, L2-normalised."""
-        image = self.model.encode_image(region_features, region_boxes, region_mask)
-        text = self.model.encode_text(input_ids, attention_mask)
-        return image, text
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **image: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """``(image_emb [N_img, H], text_emb [N_txt, H], logit_params)``, L2-normalised;
+        ``image`` holds the backend's image batch (``region_*`` or ``pixel_values``);
+        ``logit_params``: the contrastive loss's learned scale/bias (CLIP, SigLIP)."""
+        image_emb = self.backend.encode_image(image)
+        text = self.backend.encode_text({"input_ids": input_ids, "attention_mask": attention_mask})
+        return image_emb, text, self.backend.logit_params()
+
+
+def _to(item: Any, device: torch.device) -> Any:
+    return tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
 
 
 @register_recipe("vse")
 class VSERecipe(Recipe):
-    loss_terms = ("triplet",)
-    default_weights: ClassVar[dict[str, float]] = {"triplet": 1.0}
+    loss_terms = ("triplet", "contrastive")
+    default_weights: ClassVar[dict[str, float]] = {"triplet": 1.0, "contrastive": 1.0}
 
     def __init__(
         self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
     ):
         super().__init__(config, accelerator, model, tokenizer, dataset)
         vse = config.vse
-        self.wrapper = DualEncoder(model)
+        self.backend = as_backend(model, tokenizer)
+        if vse.loss == "contrastive" and self.backend.contrastive_loss not in CONTRASTIVE:
+            raise ValueError(
+                f"vse.loss: contrastive needs a contrastive model (CLIP, SigLIP, BLIP ITC); "
+                f"the {self.backend.name} backend trains with vse.loss: miner"
+            )
+        if getattr(self.backend, "multi_vector_images", False):
+            raise ValueError(
+                f"the vse recipe needs one embedding per image; the {self.backend.name} "
+                "backend gives one per query token (not supported yet)"
+            )
+        self.wrapper = DualEncoder(model, self.backend)
         self.base_miner = get_miner(vse.miner.name, **vse.miner.kwargs)
         self.miner = self.base_miner
         # per-phase overrides, built up front so that their state (FNE statistics) is in
@@ -83,7 +100,8 @@ class VSERecipe(Recipe):
         if vse.queue_size > 0:
             self.momentum = MomentumEncoder(model, vse.momentum)
             self.momentum.module.eval()  # keys without dropout
-            hidden = model.config.hidden_size
+            self.momentum_backend = type(self.backend)(self.momentum.module, tokenizer)
+            hidden = self.backend.embedding_dim
             self.queue = FeatureQueue(hidden, hidden, vse.queue_size)
         self.pools: NegativePools | None = None
         if vse.synthetic_negatives > 0:
@@ -106,6 +124,13 @@ class VSERecipe(Recipe):
         super().validate(config)
         if config.vse.synthetic_negatives > 0 and not config.data.negatives:
             raise ConfigError("vse.synthetic_negatives needs data.negatives (a JSONL file)")
+        if config.vse.loss == "contrastive" and (
+            config.vse.queue_size or any(p.miner for p in config.phases)
+        ):
+            raise ConfigError(
+                "vse.loss: contrastive is the model's own loss over the global batch: set "
+                "vse.queue_size=0 and no per-phase miner"
+            )
         if config.vse.miner.name == "aoq":
             raise ConfigError("vse.miner: aoq needs a first round; set it on a later phase")
         if config.vse.miner.name == "ndgl" or any(p.miner == "ndgl" for p in config.phases):
@@ -211,12 +236,7 @@ class VSERecipe(Recipe):
         device = batch["input_ids"].device
         b = batch["input_ids"].shape[0]
         texts = [row[: int(m.sum())] for row, m in zip(batch["input_ids"], batch["attention_mask"])]
-        images = [
-            (f[: int(m.sum())], bx[: int(m.sum())])
-            for f, bx, m in zip(
-                batch["region_features"], batch["region_boxes"], batch["region_mask"]
-            )
-        ]
+        images = self.backend.image_items(batch)
         layout: dict[str, Any] = {"batch": b}
         if self.pools is not None:
             owner = []
@@ -243,17 +263,11 @@ class VSERecipe(Recipe):
             for key in ("i_off", "i_off2"):
                 layout[key] = len(images)
                 for i in drawn[key].tolist():
-                    f, bx = self.dataset.image(i)
-                    images.append((f.to(device), bx.to(device)))
+                    images.append(_to(self.dataset.image(i), device))
         input_ids, attention = pad_text(texts, self.tokenizer.pad_token_id or 0)
-        feats, boxes, mask = pad_regions([f for f, _ in images], [bx for _, bx in images])
-        inputs = {
-            "input_ids": input_ids.to(device),
-            "attention_mask": attention.to(device),
-            "region_features": feats.to(device),
-            "region_boxes": boxes.to(device),
-            "region_mask": mask.to(device),
-        }
+        inputs = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+        for key, value in self.backend.collate_images(images).items():
+            inputs[key] = value.to(device)
         return inputs, layout
 
     def _targets(
@@ -278,7 +292,7 @@ class VSERecipe(Recipe):
     ) -> StepOutput:
         inputs, layout = self._inputs(batch, ctx)
         b = layout["batch"]
-        image_all, text_all = module(**inputs)
+        image_all, text_all, logit_params = module(**inputs)
         img, txt = image_all[:b], text_all[:b]
         ids = batch["image_ids"]
         device = img.device
@@ -291,22 +305,25 @@ class VSERecipe(Recipe):
             self.miner.observe(s_global, all_ids, anchors=own)
 
         if self.queue is not None:
-            model = self.momentum.module
+            keys = self.momentum_backend
             with torch.no_grad():
-                k_img = model.encode_image(
-                    inputs["region_features"][:b],
-                    inputs["region_boxes"][:b],
-                    inputs["region_mask"][:b],
+                k_img = keys.encode_image(
+                    {k: v[:b] for k, v in inputs.items() if k not in TEXT_KEYS}
                 ).float()
-                k_txt = model.encode_text(
-                    inputs["input_ids"][:b], inputs["attention_mask"][:b]
-                ).float()
+                k_txt = keys.encode_text({k: inputs[k][:b] for k in TEXT_KEYS}).float()
             cand_txt, cand_ids = self.queue.extend(all_gather_no_grad(k_txt), all_ids, "text")
             cand_img, _ = self.queue.extend(all_gather_no_grad(k_img), all_ids, "image")
             i2t = direction_pairs(img @ cand_txt.t().to(img), own, ids, cand_ids)
             t2i = direction_pairs(txt @ cand_img.t().to(txt), own, ids, cand_ids)
         else:
             all_txt, all_img = gather_with_grad(txt), gather_with_grad(img)
+            if self.config.vse.loss == "contrastive":
+                syn = text_all[b : b + layout.get("syn_owner", torch.empty(0)).numel()]
+                if self.pools is not None:  # every process's synthetic columns, in rank order
+                    syn = gather_with_grad(syn)
+                return self._contrastive_step(
+                    img, txt, all_img, all_txt, syn, own, ids, all_ids, ctx, logit_params
+                )
             i2t = direction_pairs(img @ all_txt.t(), own, ids, all_ids)
             t2i = direction_pairs(txt @ all_img.t(), own, ids, all_ids)
 
@@ -361,6 +378,60 @@ class VSERecipe(Recipe):
         if self.queue is not None:
             metrics["queue/filled"] = torch.tensor(float(len(self.queue)), device=device)
         return StepOutput(loss=loss, metrics=metrics)
+
+    def _contrastive_step(
+        self,
+        img: torch.Tensor,
+        txt: torch.Tensor,
+        all_img: torch.Tensor,
+        all_txt: torch.Tensor,
+        syn: torch.Tensor,
+        own: torch.Tensor,
+        ids: torch.Tensor,
+        all_ids: torch.Tensor,
+        ctx: StepContext,
+        params: dict[str, torch.Tensor],
+    ) -> StepOutput:
+        """The model's own loss, NegCLIP-style: every local image against the global
+        captions followed by the global synthetic negatives (``[b, B + S]`` logits, as one
+        process would compute them on the global batch).
+
+        - ``infonce`` (CLIP, BLIP ITC): cross-entropy both ways; other captions of the same
+          image are left out of the softmax (never negatives); synthetic captions are extra
+          columns of the image-to-text softmax only.
+        - ``sigmoid`` (SigLIP): a binary term per (image, caption) pair, +1 for captions of
+          the image, -1 otherwise (synthetic captions included), summed per image.
+        """
+        texts = torch.cat([all_txt, syn.to(all_txt.dtype)], 0)
+        logits = self.backend.contrastive_logits(img, texts, params).float()
+        same = ids[:, None] == all_ids[None, :]  # [b, B]
+        rows = torch.arange(img.shape[0], device=img.device)
+        if self.backend.contrastive_loss == "sigmoid":
+            labels = -torch.ones_like(logits)
+            labels[:, : all_txt.shape[0]][same] = 1.0
+            loss = -torch.nn.functional.logsigmoid(labels * logits).sum(1).mean()
+            terms = {"loss/sigmoid": loss.detach()}
+        else:
+            other = same.clone()
+            other[rows, own] = False
+            i2t = logits.clone()
+            i2t[:, : all_txt.shape[0]][other] = float("-inf")
+            t2i = self.backend.contrastive_logits(txt, all_img, params).float()  # texts x images
+            t2i = t2i.masked_fill(other, float("-inf"))
+            loss_i2t = torch.nn.functional.cross_entropy(i2t, own)
+            loss_t2i = torch.nn.functional.cross_entropy(t2i, own)
+            loss = 0.5 * (loss_i2t + loss_t2i)
+            terms = {"loss/infonce_i2t": loss_i2t.detach(), "loss/infonce_t2i": loss_t2i.detach()}
+        with torch.no_grad():
+            pos = logits[rows, own]
+            syn_logits = logits[:, all_txt.shape[0] :]
+            metrics = dict(terms)
+            if syn_logits.numel():
+                # share of images that score their own caption above every synthetic one
+                metrics["contrastive/pos_beats_synthetic"] = (
+                    (pos[:, None] > syn_logits).all(1).float().mean()
+                )
+        return StepOutput(loss=ctx.weights["contrastive"] * loss, metrics=metrics)
 
 
 __all__ = ["DualEncoder", "VSERecipe"]

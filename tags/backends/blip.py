@@ -1,0 +1,213 @@
+"""BLIP retrieval backend: ``BlipForImageTextRetrieval`` (ITM head + ITC projections) on pixels.
+
+- ``score_pairs``: the ITM head's match log-odds ``logit[1] - logit[0]`` over the text
+  encoder's first token, with cross-attention to the ViT states; its sigmoid is the ITM
+  softmax probability of "match". The text is used as the processor tokenizes it (as in
+  ``BlipForImageTextRetrieval.forward``).
+- ``encode_text`` / ``encode_image``: the ITC embeddings (``text_proj`` / ``vision_proj`` of
+  the first token, L2-normalised), as ``forward(use_itm_head=False)`` computes them.
+- ``text_token_states``: the image-grounded text encoder's last hidden states (the ITM
+  path), for WoD/WoC heads.
+
+The ViT runs once per image batch; a batch of one image is expanded against many captions
+after the ViT, not before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tags.backends.base import BackendError, VLBackend, broadcast_pair, normalize
+from tags.backends.registry import register_backend
+
+#: BLIP's initial ITC temperature (``temp = 0.07``); the HF retrieval model stores none.
+BLIP_ITC_TEMPERATURE = 0.07
+
+
+def _has_image_processor(processor_config: Path) -> bool:
+    """transformers 5 writes the image processor into ``processor_config.json``."""
+    try:
+        data = json.loads(processor_config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "image_processor" in data
+
+
+def load_processor(path: str | Path, family: str) -> Any:
+    """``AutoProcessor`` of a local directory, or an error naming the missing files."""
+    from transformers import AutoProcessor
+
+    path = Path(path)
+    if not (path / "preprocessor_config.json").is_file() and not _has_image_processor(
+        path / "processor_config.json"
+    ):
+        raise BackendError(
+            f"{path}: no image processor (preprocessor_config.json, or processor_config.json "
+            "with an image_processor entry); save the {family} "
+            "processor beside the model (processor.save_pretrained(DIR))"
+        )
+    try:
+        return AutoProcessor.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError, TypeError) as err:
+        raise BackendError(
+            f"{path}: cannot load the {family} processor and tokenizer ({err}); save them "
+            "with processor.save_pretrained(DIR)"
+        ) from err
+
+
+def check_architecture(config: Any, wanted: tuple[str, ...], path: str | Path) -> None:
+    archs = list(getattr(config, "architectures", None) or [])
+    if archs and not set(archs) & set(wanted):
+        raise BackendError(
+            f"{path}: config.json architectures {archs}; the {config.model_type} backend "
+            f"needs {' or '.join(wanted)} (a checkpoint with its retrieval heads)"
+        )
+
+
+@register_backend("blip")
+class BlipBackend(VLBackend):
+    name = "blip"
+    image_kind = "pixels"
+    capabilities = frozenset({"itm", "itc", "token_states"})
+    contrastive_loss = "infonce"
+    architectures = ("BlipForImageTextRetrieval",)
+
+    def __init__(self, model, tokenizer=None, processor=None, heads=None):
+        if tokenizer is None and processor is not None:
+            tokenizer = getattr(processor, "tokenizer", None)
+        super().__init__(model, tokenizer, processor)
+        self.temperature = BLIP_ITC_TEMPERATURE
+        self.heads = None
+        if heads is not None:
+            self.attach_heads(heads)
+
+    def attach_heads(self, heads: Any) -> None:
+        """Use ``heads`` (:class:`~tags.backends.heads.TagsHeads`), tied to the text encoder's
+        word embeddings; ``mlm`` becomes available when it has an MLM head."""
+        heads.tie(self._heads_parts()[0])
+        self.heads = heads
+        if heads.mlm is not None:
+            self.capabilities = type(self).capabilities | {"mlm"}
+
+    def ensure_heads(self, names: tuple[str, ...] = ("mlm", "wod", "woc")) -> Any:
+        """The TAGS-DC heads (fresh ones, sized from the text config, when there are none)."""
+        from tags.backends.heads import TagsHeads
+
+        if self.heads is None:
+            text = self._heads_parts()[1]
+            self.attach_heads(
+                TagsHeads(
+                    text.hidden_size,
+                    text.vocab_size,
+                    names,
+                    text.hidden_act,
+                    text.layer_norm_eps,
+                    text.hidden_dropout_prob,
+                ).to(self.device)
+            )
+        return self.heads
+
+    def _heads_parts(self) -> tuple[Any, Any]:
+        """(word embeddings the vocabulary heads tie to, the config that sizes the heads)."""
+        return self.model.text_encoder.get_input_embeddings(), self.model.config.text_config
+
+    def save_pretrained(self, path: str | Path) -> None:
+        super().save_pretrained(path)
+        self.save_extras(path)
+
+    @classmethod
+    def model_class(cls) -> type:
+        from transformers import BlipForImageTextRetrieval
+
+        return BlipForImageTextRetrieval
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, **kwargs: Any) -> BlipBackend:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        check_architecture(config, cls.architectures, path)
+        processor = load_processor(path, cls.name)
+        model = cls.model_class().from_pretrained(path, local_files_only=True, **kwargs)
+        from tags.backends.heads import TagsHeads
+
+        return cls(model, processor=processor, heads=TagsHeads.load(path))
+
+    @property
+    def max_text_length(self) -> int:
+        return int(self.model.config.text_config.max_position_embeddings)
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.model.config.image_text_hidden_size)
+
+    # ------------------------------------------------------------------ model calls
+
+    def image_states(self, image: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``[B, patches + 1, H]`` ViT states (``image["image_embeds"]`` when cached)."""
+        if "image_embeds" in image:
+            return image["image_embeds"]
+        pixels = image["pixel_values"].to(self.model.dtype)
+        states = self.model.vision_model(pixel_values=pixels).last_hidden_state
+        if "image_index" in image:  # one ViT pass per distinct image, then one row per text
+            states = states[image["image_index"]]
+        return states
+
+    def _grounded_states(self, text, image) -> torch.Tensor:
+        states = self.image_states(image)
+        input_ids, states = broadcast_pair(text["input_ids"], states)
+        mask = text.get("attention_mask")
+        if mask is not None:
+            mask = mask.expand(input_ids.shape[0], -1)
+        image_mask = torch.ones(states.shape[:2], dtype=torch.long, device=states.device)
+        return self.model.text_encoder(
+            input_ids=input_ids,
+            attention_mask=mask,
+            encoder_hidden_states=states,
+            encoder_attention_mask=image_mask,
+        ).last_hidden_state
+
+    def itm_logits(self, text, image) -> torch.Tensor:
+        """``[B, 2]`` ITM logits (no match, match) of row-aligned pairs."""
+        return self.model.itm_head(self._grounded_states(text, image)[:, 0, :])
+
+    def itm_head_logits(self, states: torch.Tensor) -> torch.Tensor:
+        """Match log-odds from image-grounded token states (first token)."""
+        logits = self.model.itm_head(states[:, 0, :])
+        return logits[:, 1] - logits[:, 0]
+
+    def score_pairs(self, text, image):
+        return self.itm_head_logits(self._grounded_states(text, image))
+
+    def mlm_logits(self, text, image, masked_positions):
+        self.require("mlm", "no MLM head saved beside the model (tags_heads.json)")
+        if image is None:
+            raise BackendError(
+                f"the {self.name} MLM head reads image-grounded states: give an image"
+            )
+        states = self.text_token_states(text, image)
+        if masked_positions.shape[0] != states.shape[0]:
+            masked_positions = masked_positions.expand(states.shape[0], -1)
+        return self.heads.mlm(states[masked_positions.bool()])
+
+    def text_token_states(self, text, image):
+        return self._grounded_states(text, image)
+
+    def encode_text(self, text):
+        states = self.model.text_encoder(
+            input_ids=text["input_ids"], attention_mask=text.get("attention_mask")
+        ).last_hidden_state
+        return normalize(self.model.text_proj(states[:, 0, :]))
+
+    def encode_image(self, image):
+        return normalize(self.model.vision_proj(self.image_states(image)[:, 0, :]))
+
+    def contrastive_logits(self, image_emb, text_emb, params=None):
+        return image_emb @ text_emb.T / self.temperature
+
+
+__all__ = ["BLIP_ITC_TEMPERATURE", "BlipBackend", "check_architecture", "load_processor"]

@@ -1,0 +1,92 @@
+"""``tags evaluate --images``: retrieval on raw images with any pixel backend.
+
+Kept apart from :mod:`tags.cli.evaluate` (region features and ``TagsModel``); that module
+hands over when ``--images`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def run_images(args: argparse.Namespace) -> int:
+    from accelerate import Accelerator
+
+    from tags.backends import BackendError, load_backend
+    from tags.data.images import ImageError
+    from tags.evaluation.images import load_image_retrieval_split
+    from tags.evaluation.retrieval import evaluate_retrieval, format_table
+
+    accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
+    say = accelerator.print
+    try:
+        backend = load_backend(args.model)
+        if backend.image_kind != "pixels":
+            raise BackendError(
+                f"{args.model}: a {backend.name} model reads region features; give --features "
+                "instead of --images"
+            )
+        backend.model.to(accelerator.device).eval()
+        images, texts, notes = load_image_retrieval_split(
+            args.captions,
+            args.images,
+            backend,
+            fmt=args.format,
+            split=args.split,
+            max_length=args.max_length,
+            limit_images=args.max_images,
+            on_bad_image=args.on_bad_image,
+            num_workers=args.num_workers,
+        )
+    except (OSError, ValueError, BackendError, ImageError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    mode = args.mode
+    if mode != "dual" and not backend.supports("itm"):
+        notes.append(
+            f"the {backend.name} backend has no cross-encoder: {mode} scores are its scaled "
+            "dual similarity, ranking as --mode dual does"
+        )
+    for note in notes:
+        say(f"note: {note}")
+    say(
+        f"evaluating {len(images)} images, {len(texts)} captions with the {backend.name} "
+        f"backend: protocol {args.protocol}, mode {mode}"
+        + (f" (top-{args.topk})" if mode == "two-stage" else "")
+        + f", {accelerator.num_processes} process(es)"
+    )
+    start = time.perf_counter()
+    result = evaluate_retrieval(
+        backend,
+        images,
+        texts,
+        args.protocol,
+        mode,
+        topk=args.topk,
+        batch_size=args.batch_size,
+        accelerator=accelerator,
+        use_logits=not args.use_scores,
+    )
+    seconds = time.perf_counter() - start
+    result.notes.extend(notes)
+    if accelerator.is_main_process:
+        print(format_table(result.metrics))
+        print(f"({seconds:.1f}s)", file=sys.stderr)
+        if args.out:
+            report = result.to_dict() | {
+                "model": str(args.model),
+                "backend": backend.name,
+                "captions": str(args.captions),
+                "images": str(args.images),
+                "split": args.split,
+                "num_processes": accelerator.num_processes,
+                "seconds": round(seconds, 3),
+            }
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    accelerator.wait_for_everyone()
+    return 0

@@ -1,0 +1,341 @@
+"""Recipes on HF backends (raw images): vse on CLIP / SigLIP (miners and the model's own
+contrastive loss with synthetic negatives); OUT/model loads with plain transformers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from tags.training import load_config, training_function
+from tests._hf_tiny import MAKERS, render_images
+
+CONFIG = Path(__file__).resolve().parents[1] / "scripts" / "configs" / "tiny_clip_vse_cpu.yaml"
+CAPTIONS = [
+    "a red dog runs on the grass",
+    "two cats sit near a table",
+    "a man holding a ball",
+    "a blue car on the street",
+]
+SWAPS = {"dog": "cat", "cats": "dogs", "man": "woman", "car": "bus"}
+
+
+def write_corpus(root: Path, images_per_caption: int = 1) -> tuple[Path, Path, Path]:
+    """Karpathy JSON (train split, flat image folder) + a `tags generate`-style JSONL."""
+    image_dir = root / "images"
+    image_dir.mkdir(parents=True)
+    images, negatives, sentid = [], [], 0
+    for k, image in enumerate(render_images(len(CAPTIONS), seed=3)):
+        image.save(image_dir / f"{k}.png")
+        sentences = []
+        for _ in range(images_per_caption):
+            caption = CAPTIONS[k]
+            sentences.append({"raw": caption, "sentid": sentid})
+            word = next(w for w in SWAPS if w in caption.split())
+            negatives.append(
+                {
+                    "caption_id": sentid,
+                    "positive": caption,
+                    "negative": caption.replace(word, SWAPS[word]),
+                    "edits": [],
+                }
+            )
+            sentid += 1
+        images.append(
+            {"imgid": k, "split": "train", "filename": f"{k}.png", "sentences": sentences}
+        )
+    captions = root / "dataset.json"
+    captions.write_text(json.dumps({"images": images}), encoding="utf-8")
+    neg = root / "negatives.jsonl"
+    neg.write_text("".join(json.dumps(r) + "\n" for r in negatives), encoding="utf-8")
+    return captions, image_dir, neg
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    dirs = {name: make(root / name) for name, make in MAKERS.items()}
+    return dirs, write_corpus(root / "data")
+
+
+def losses(out: Path) -> list[float]:
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    return [r["loss/total"] for r in rows if "loss/total" in r]
+
+
+def run(corpus, tmp_path, name, *overrides, steps=6):
+    dirs, (captions, images, negatives) = corpus
+    config = load_config(
+        CONFIG,
+        [
+            f"model.path={dirs[name]}",
+            f"data.captions={captions}",
+            f"data.images={images}",
+            f"data.negatives={negatives}",
+            f"output_dir={tmp_path / 'out'}",
+            "progress_bar=false",
+            "tensorboard=false",
+            f"phases.0.steps={steps}",
+            "phases.0.lr=3.0e-3",  # (a later override wins)
+            "optim.warmup_ratio=0.0",
+            *overrides,
+        ],
+    )
+    result = training_function(config)
+    return result, losses(tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides", "steps"),
+    [
+        ("clip", ["vse.synthetic_negatives=1"], 6),
+        ("siglip", ["vse.synthetic_negatives=1"], 6),
+        ("clip", ["vse.loss=miner", "vse.miner.name=selhn"], 6),
+        ("clip", ["vse.loss=miner", "vse.miner.name=hardest", "vse.queue_size=8"], 6),
+        # a random tiny BLIP's [CLS] text state hardly depends on the words at first: it
+        # needs ~15 steps before the ITC loss leaves ln(4)
+        ("blip", ["vse.loss=contrastive", "phases.0.lr=1.0e-3"], 24),
+    ],
+    ids=["clip-negclip", "siglip-negclip", "clip-selhn", "clip-fne-queue", "blip-itc"],
+)
+def test_vse_on_backends_loss_falls_on_repeated_batch(corpus, tmp_path, name, overrides, steps):
+    # 4 pairs, batch 4: every step sees the same batch (in another order)
+    result, values = run(corpus, tmp_path, name, *overrides, steps=steps)
+    assert len(values) == steps and all(math.isfinite(v) for v in values)
+    tail = values[-max(2, steps // 4) :]
+    assert sum(tail) / len(tail) < 0.9 * values[0], values
+    assert result.state.step == steps
+
+
+def test_negclip_columns_and_plain_transformers_reload(corpus, tmp_path):
+    from transformers import AutoProcessor, CLIPModel
+
+    result, _ = run(corpus, tmp_path, "clip", "vse.synthetic_negatives=1", steps=3)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()]
+    assert "contrastive/pos_beats_synthetic" in rows[-1]
+    model = CLIPModel.from_pretrained(tmp_path / "out" / "model").eval()
+    processor = AutoProcessor.from_pretrained(tmp_path / "out" / "model")
+    trained = result.model.eval()
+    inputs = processor(
+        images=render_images(2, seed=3), text=CAPTIONS[:2], return_tensors="pt", padding=True
+    )
+    with torch.no_grad():
+        assert torch.equal(model(**inputs).logits_per_image, trained(**inputs).logits_per_image)
+    original = CLIPModel.from_pretrained(corpus[0]["clip"]).eval()
+    with torch.no_grad():
+        assert not torch.allclose(
+            original(**inputs).logits_per_image, model(**inputs).logits_per_image
+        )
+
+
+def test_cli_train_with_issue_command_line(corpus, tmp_path):
+    from tags.cli import main
+
+    dirs, (captions, images, _) = corpus
+    out = tmp_path / "cli"
+    code = main(
+        [
+            "train", "--config", str(CONFIG), f"model.path={dirs['clip']}",
+            f"data.captions={captions}", f"data.images={images}", f"output_dir={out}",
+            "max_steps=2", "progress_bar=false", "tensorboard=false",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assert (out / "checkpoints").is_dir()
+
+
+def test_bad_training_images_skipped_or_stop(corpus, tmp_path, capsys):
+    dirs, _ = corpus
+    captions, images, _ = write_corpus(tmp_path / "data")
+    (images / "2.png").write_bytes(b"\x89PNG broken")
+    base = [f"model.path={dirs['clip']}", f"data.captions={captions}", f"data.images={images}"]
+    config = load_config(
+        CONFIG, [*base, f"output_dir={tmp_path / 'a'}", "phases.0.steps=1", "batch_size=2",
+                 "progress_bar=false", "tensorboard=false"]
+    )  # fmt: skip
+    result = training_function(config)
+    assert result.state.step == 1
+    assert "skipping image 2" in capsys.readouterr().out
+    from tags.data.images import ImageError
+
+    config = load_config(
+        CONFIG, [*base, f"output_dir={tmp_path / 'b'}", "data.on_bad_image=error",
+                 "progress_bar=false", "tensorboard=false"]
+    )  # fmt: skip
+    with pytest.raises(ImageError, match=r"2\.png"):
+        training_function(config)
+
+
+def test_tags_model_dir_is_refused_for_raw_images(corpus, tmp_path):
+    from tags.training.config import ConfigError
+
+    _, (captions, images, _) = corpus
+    config = load_config(
+        CONFIG, [f"data.captions={captions}", f"data.images={images}", f"output_dir={tmp_path}"]
+    )
+    with pytest.raises(ConfigError, match=r"needs model\.path"):
+        training_function(config)
+
+
+BLIP_TAGS_DC = CONFIG.parent / "tiny_blip_tags_dc_cpu.yaml"
+
+
+def test_tags_dc_on_blip_two_phases_heads_saved_and_reloaded(corpus, tmp_path):
+    from transformers import AutoProcessor, BlipForImageTextRetrieval
+
+    from tags.backends import load_backend
+
+    dirs, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    config = load_config(
+        BLIP_TAGS_DC,
+        [f"model.path={dirs['blip']}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={out}", "progress_bar=false", "tensorboard=false"],
+    )  # fmt: skip
+    result = training_function(config)
+    assert result.state.step == 3
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    # NSG: no WoD/WoC; NSGDC: all five terms, finite; the dynamic generator made negatives
+    assert rows[0]["loss/wod"] == 0.0 and rows[-1]["loss/wod"] > 0.0
+    assert all(math.isfinite(r["loss/total"]) for r in rows)
+    assert rows[-1]["synthetic/per_caption"] > 0
+    for phase in ("0_nsg", "1_nsgdc"):
+        assert (out / "phases" / phase / "tags_heads.safetensors").is_file()
+    model = BlipForImageTextRetrieval.from_pretrained(out / "model").eval()
+    AutoProcessor.from_pretrained(out / "model")
+    backend = load_backend(out / "model")
+    assert backend.supports("mlm") and backend.heads.wod is not None
+    trained = result.model.eval()
+    with torch.no_grad():
+        for name, p in model.state_dict().items():
+            assert torch.equal(p, trained.state_dict()[name]), name
+        # the reloaded heads are tied to the word embeddings again and can refill
+        text = backend.text_inputs(["a red dog runs on the grass"])
+        mask = torch.zeros_like(text["input_ids"], dtype=torch.bool)
+        mask[0, 2] = True
+        pixels = backend.image_inputs(render_images(1, seed=3))
+        logits = backend.mlm_logits(text, pixels, mask)
+    assert logits.shape == (1, backend.vocab_size)
+    from safetensors.torch import load_file
+
+    nsg = load_file(str(out / "phases" / "0_nsg" / "tags_heads.safetensors"))
+    final = load_file(str(out / "model" / "tags_heads.safetensors"))
+    # WoD trains in NSGDC only (weight 0 in NSG): the saved final head moved
+    assert not torch.equal(nsg["wod.classifier.weight"], final["wod.classifier.weight"])
+    assert torch.equal(final["wod.classifier.weight"], backend.heads.wod.classifier.weight)
+    tied = backend.model.text_encoder.get_input_embeddings().weight
+    assert backend.heads.mlm.decoder.weight is tied and backend.heads.woc.decoder.weight is tied
+
+
+def test_tags_dc_on_blip_loss_falls_on_repeated_batch(corpus, tmp_path):
+    dirs, (captions, images, _) = corpus
+    config = load_config(
+        BLIP_TAGS_DC,
+        [f"model.path={dirs['blip']}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={tmp_path}", "progress_bar=false", "tensorboard=false",
+         "phases=[{name: main, steps: 10, lr: 3.0e-3, weights: {itm: 1.0, mlm: 0.1, "
+         "istm: 1.0e-3, wod: 1.0e-3, woc: 1.0e-3}}]"],
+    )  # fmt: skip
+    training_function(config)
+    rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    total = [r["loss/total"] for r in rows]
+    assert all(math.isfinite(v) for v in total)
+    # a random tiny BLIP scores every pair alike (ITM hinge stays at the margin at first);
+    # the token losses carry the fall
+    for key in ("loss/total", "loss/mlm", "loss/wod"):
+        values = [r[key] for r in rows]
+        assert sum(values[-3:]) / 3 < 0.98 * sum(values[:2]) / 2, (key, values)
+
+
+@pytest.mark.distributed
+def test_clip_two_processes_equal_one(corpus, tmp_path):
+    from _torchrun import run_torchrun
+
+    sys_path = Path(__file__).resolve().parent / "_dist_scripts"
+    import sys
+
+    sys.path.insert(0, str(sys_path))
+    from clip_ddp import config
+
+    dirs, (captions, images, negatives) = corpus
+    paths = (str(dirs["clip"]), str(captions), str(images), str(negatives))
+    run_torchrun(str(sys_path / "clip_ddp.py"), str(tmp_path / "ddp"), *paths)
+    single = training_function(config(tmp_path / "one", *paths))
+    ddp = torch.load(tmp_path / "ddp" / "clip.pt")
+    ref = single.model.state_dict()
+    assert ddp.keys() == ref.keys()
+    for key, value in ref.items():
+        torch.testing.assert_close(ddp[key], value, atol=1e-5, rtol=1e-4, msg=key)
+    from transformers import CLIPModel
+
+    initial = CLIPModel.from_pretrained(dirs["clip"]).state_dict()
+    assert max((ref[k] - initial[k]).abs().max().item() for k in ref) > 1e-3
+    one = losses(tmp_path / "one")
+    two = losses(tmp_path / "ddp" / "clip")
+    assert one == pytest.approx(two, abs=1e-5) and len(one) == 3
+
+
+def test_tags_dc_on_blip2_trains_and_saves_plain_blip2(corpus, tmp_path):
+    from transformers import Blip2ForImageTextRetrieval
+
+    from tags.backends import Blip2Backend, load_backend
+
+    dirs, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    config = load_config(
+        BLIP_TAGS_DC,
+        [f"model.path={dirs['blip-2']}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={out}", "progress_bar=false", "tensorboard=false"],
+    )  # fmt: skip
+    result = training_function(config)
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert result.state.step == 3 and all(math.isfinite(r["loss/total"]) for r in rows)
+    assert rows[-1]["loss/woc"] > 0 and rows[-1]["synthetic/per_caption"] > 0
+    model = Blip2ForImageTextRetrieval.from_pretrained(out / "model")
+    initial = Blip2ForImageTextRetrieval.from_pretrained(dirs["blip-2"])
+    moved = max(
+        (a - initial.state_dict()[k]).abs().max().item() for k, a in model.state_dict().items()
+    )
+    assert moved > 1e-4
+    backend = load_backend(out / "model")
+    assert isinstance(backend, Blip2Backend) and backend.supports("mlm")
+    assert backend.heads.mlm.decoder.weight is backend.model.get_input_embeddings().weight
+
+
+def test_in_training_evaluation_on_raw_images(corpus, tmp_path):
+    from tags.backends import load_backend
+    from tags.evaluation import retrieval_metrics
+    from tags.evaluation.images import load_image_retrieval_split
+    from tags.evaluation.scoring import compute_scores
+
+    _, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    run(
+        corpus, tmp_path, "clip", f"eval.captions={captions}", f"eval.images={images}",
+        "eval.split=train", "eval.mode=dual", steps=2,
+    )  # fmt: skip
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    logged = [r for r in rows if "eval/rsum" in r]
+    assert len(logged) == 1 and logged[0]["step"] == 2
+    # the logged metrics are those of the trained model on the same images
+    backend = load_backend(out / "model")
+    sets = load_image_retrieval_split(captions, images, backend, split="train", max_length=32)
+    i2t, _ = compute_scores(backend, sets[0], sets[1], "dual")
+    expected = retrieval_metrics(i2t, sets[1].txt2img)
+    assert logged[0]["eval/rsum"] == pytest.approx(expected["rsum"])
+
+
+def test_recipes_refuse_backends_that_cannot_serve_them(corpus, tmp_path):
+    from tags.backends import BackendError
+
+    dirs, (captions, images, _) = corpus
+    base = [f"data.captions={captions}", f"data.images={images}", f"output_dir={tmp_path}"]
+    config = load_config(BLIP_TAGS_DC, [f"model.path={dirs['clip']}", *base])
+    with pytest.raises(BackendError, match="clip backend has no 'token_states'"):
+        training_function(config)
+    config = load_config(CONFIG, [f"model.path={dirs['blip-2']}", *base])
+    with pytest.raises(ValueError, match="gives one per query token"):
+        training_function(config)
