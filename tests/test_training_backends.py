@@ -176,7 +176,7 @@ def test_tags_model_dir_is_refused_for_raw_images(corpus, tmp_path):
     config = load_config(
         CONFIG, [f"data.captions={captions}", f"data.images={images}", f"output_dir={tmp_path}"]
     )
-    with pytest.raises(ConfigError, match=r"needs model\.path"):
+    with pytest.raises(ConfigError, match=r"model\.path"):
         training_function(config)
 
 
@@ -332,10 +332,14 @@ def test_recipes_refuse_backends_that_cannot_serve_them(corpus, tmp_path):
     from tags.backends import BackendError
 
     dirs, (captions, images, _) = corpus
-    base = [f"data.captions={captions}", f"data.images={images}", f"output_dir={tmp_path}"]
-    config = load_config(BLIP_TAGS_DC, [f"model.path={dirs['clip']}", *base])
+    base = [f"data.captions={captions}", f"data.images={images}"]
+    config = load_config(
+        BLIP_TAGS_DC, [f"model.path={dirs['clip']}", *base, f"output_dir={tmp_path / 'a'}"]
+    )
     with pytest.raises(BackendError, match="clip backend has no 'token_states'"):
         training_function(config)
-    config = load_config(CONFIG, [f"model.path={dirs['blip-2']}", *base])
+    config = load_config(
+        CONFIG, [f"model.path={dirs['blip-2']}", *base, f"output_dir={tmp_path / 'b'}"]
+    )
     with pytest.raises(ValueError, match="gives one per query token"):
         training_function(config)

@@ -18,12 +18,16 @@ from tags.training.retrieval import draw_pool, retrieve_negatives
 
 class SumScorer(nn.Module):
     """score = 1e-3 * sum of the caption's token ids + sum of the image's region features:
-    a pool of captions (one image) ranks by the first term, a pool of images by the second."""
+    a pool of captions (one image) ranks by the first term, a pool of images by the second.
+    It poses as a TagsModel (``model_type`` "tags"), so the retrieval scores it through the
+    TagsModel backend; its logits are scaled down so their sigmoid keeps the order."""
 
-    def score_pairs(self, ids, attention, feats, boxes, mask):
-        text = (ids * attention).sum(1).double() * 1e-3
-        image = (feats * mask[..., None]).sum((1, 2)).double()
-        return SimpleNamespace(scores=text + image)
+    config = SimpleNamespace(model_type="tags")
+
+    def score_pairs(self, input_ids, attention_mask, region_features, region_boxes, region_mask):
+        text = (input_ids * attention_mask).sum(1).double() * 1e-3
+        image = (region_features * region_mask[..., None]).sum((1, 2)).double()
+        return SimpleNamespace(logits=(text + image) * 1e-2)
 
 
 @pytest.fixture(scope="module")

@@ -230,8 +230,6 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
                 f"region features are {dataset.feature_size}-d but the model expects "
                 f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
             )
-    if main:  # the inputs loaded: this run now owns output_dir
-        save_config(config, output_dir / "config.yaml")
     recipe = get_recipe(config.recipe)(
         config, accelerator, model, tokenizer, dataset, **recipe_kwargs
     )
@@ -249,6 +247,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     )
     if len(loader) == 0:
         raise ConfigError(f"batch_size {config.batch_size} exceeds the {len(dataset)} pairs")
+    if main:  # inputs loaded, model and recipe built: this run now owns output_dir
+        save_config(config, output_dir / "config.yaml")
     module, optimizer, loader = accelerator.prepare(module, optimizer, loader)
     for obj in recipe.stateful():
         if isinstance(obj, nn.Module):

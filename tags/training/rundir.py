@@ -37,9 +37,12 @@ def check_inputs(config: Any) -> None:
     if data.captions != "synthetic":
         if not data.captions:
             raise ConfigError("data.captions: no caption file given")
-        paths += [("data.captions", data.captions), ("data.features", data.features or "")]
+        paths.append(("data.captions", data.captions))
+        images = getattr(data, "images", None)  # raw images (HF backends) instead of features
+        paths.append(("data.images", images) if images else ("data.features", data.features or ""))
     paths += [("data.negatives", data.negatives)]
     paths += [("eval.captions", config.eval.captions), ("eval.features", config.eval.features)]
+    paths += [("eval.images", getattr(config.eval, "images", None) or None)]
     paths += [(f"vse.reference_scores.{i}", p) for i, p in enumerate(config.vse.reference_scores)]
     if config.model.source != "scratch":
         paths.append(("model.path", config.model.path or ""))
