@@ -165,6 +165,79 @@ GENERIC_NOUNS = frozenset(
     ]
 )
 
+#: Person nouns that say only gender or age: the only person nouns exchanged, and only
+#: among themselves (a "player" may well be a woman; a "man" is not a woman).
+PERSON_NOUNS = frozenset(
+    [
+        "man",
+        "men",
+        "woman",
+        "women",
+        "boy",
+        "boys",
+        "girl",
+        "girls",
+        "lady",
+        "ladies",
+        "gentleman",
+        "gentlemen",
+        "baby",
+        "babies",
+        "toddler",
+        "toddlers",
+        "teenager",
+        "teenagers",
+    ]
+)
+
+#: Plural-only nouns for one thing (pants, glasses): exchanged only among themselves.
+PLURALIA_TANTUM = frozenset(
+    [
+        "pants",
+        "jeans",
+        "shorts",
+        "trousers",
+        "slacks",
+        "khakis",
+        "overalls",
+        "pajamas",
+        "tights",
+        "leggings",
+        "sweatpants",
+        "glasses",
+        "sunglasses",
+        "goggles",
+        "headphones",
+        "earphones",
+        "scissors",
+        "binoculars",
+    ]
+)
+
+#: Verbs of posture and locomotion: mutually exclusive at one moment ("sitting" vs
+#: "standing"), so one may replace another on the corpus's pair counts alone.
+EXCLUSIVE_VERBS = frozenset(
+    [
+        "sit",
+        "stand",
+        "lie",
+        "walk",
+        "run",
+        "jump",
+        "ride",
+        "swim",
+        "climb",
+        "kneel",
+        "squat",
+        "crawl",
+        "dive",
+        "fly",
+        "skate",
+        "ski",
+        "surf",
+    ]
+)
+
 #: Spatial and comitative prepositions that may be replaced, with their opposites first.
 PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "on": ("under", "beside", "next to"),
@@ -383,6 +456,10 @@ class WordNet:
             return False
         if set(a_senses) & set(b_senses):
             return True
+        if pos == "a":  # adjectives: one similar to the other ("wet" ~ "soaked")
+            near_a = {t for s in a_senses for t in s.similar_tos()}
+            near_b = {t for s in b_senses for t in s.similar_tos()}
+            return any(s in near_a for s in b_senses) or any(s in near_b for s in a_senses)
         if pos not in ("n", "v"):
             return False
         a_up, b_up = self._closure(a, pos), self._closure(b, pos)
@@ -501,9 +578,12 @@ def wordnet() -> WordNet | _NoWordNet:
 
 __all__ = [
     "ATTRIBUTE_CLASSES",
+    "EXCLUSIVE_VERBS",
     "GENERIC_NOUNS",
     "NEVER_EDIT",
     "NUMBER_VALUES",
+    "PERSON_NOUNS",
+    "PLURALIA_TANTUM",
     "PREPOSITION_OPPOSITES",
     "WordNet",
     "attribute_class",

@@ -37,9 +37,12 @@ from dataclasses import dataclass
 from parsers import SceneGraph
 from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.lexical import (
+    EXCLUSIVE_VERBS,
     GENERIC_NOUNS,
     NEVER_EDIT,
     NUMBER_VALUES,
+    PERSON_NOUNS,
+    PLURALIA_TANTUM,
     PREPOSITION_OPPOSITES,
     attribute_class,
     wordnet,
@@ -51,6 +54,9 @@ CharSpan = tuple[int, int]
 
 #: Predicates never edited: copulas, possession and clothing read from "in"/"with".
 FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
+
+#: Pronouns that fix a person's gender elsewhere in the caption.
+_GENDERED = frozenset(["he", "him", "his", "himself", "she", "her", "hers", "herself"])
 
 #: The prior of a swap candidate, next to a substitute's share of its unit's weight.
 SWAP_WEIGHT = 0.25
@@ -103,6 +109,8 @@ class EditPlanner:
         frequency_power: substitutes are weighted by ``count ** frequency_power`` (times
             their support in the caption's contexts): higher values favour common words.
         fluency: strength of the corpus-bigram reweighting (0: off); see :meth:`_fluent`.
+        min_fluency: object substitutes whose bigram log-probability change is below this
+            are dropped.
     """
 
     def __init__(
@@ -112,7 +120,9 @@ class EditPlanner:
         min_count: int = 2,
         frequency_power: float = 0.5,
         fluency: float = 1.0,
+        min_fluency: float = -6.0,
     ):
+        self.min_fluency = min_fluency
         self.scenes = scenes
         self.min_count = min_count
         self.frequency_power = frequency_power
@@ -135,10 +145,15 @@ class EditPlanner:
         for kind, spans, choices in self._units(graph):
             if choices and spans not in seen:
                 seen.add(spans)
-                units.append(PlannedUnit(kind, spans, self._fluent(graph.caption, spans, choices)))
+                floor = self.min_fluency if kind == "object" else -math.inf
+                choices = self._fluent(graph.caption, spans, choices, floor)
+                if choices:
+                    units.append(PlannedUnit(kind, spans, choices))
         return units
 
-    def _fluent(self, text: str, spans: tuple, choices: tuple[Choice, ...]) -> tuple[Choice, ...]:
+    def _fluent(
+        self, text: str, spans: tuple, choices: tuple[Choice, ...], floor: float = -math.inf
+    ) -> tuple[Choice, ...]:
         """Reweight by how well each substitute fits its neighbours under the corpus's bigram
         model, relative to the original: ``weight * exp(fluency * delta)`` (delta clipped to
         [-10, 2]), so a negative reads as naturally as its positive."""
@@ -147,6 +162,8 @@ class EditPlanner:
         out = []
         for choice in choices:
             delta = self.scenes.fluency_delta(text, spans, choice.surface)
+            if delta < floor:
+                continue  # far less natural than the original ("into the lime")
             factor = math.exp(self.fluency * min(max(delta, -10.0), 2.0))
             out.append(Choice(choice.surface, choice.weight * factor, choice.operation))
         return tuple(sorted(out, key=lambda c: (-c.weight, c.surface)))
@@ -195,7 +212,7 @@ class EditPlanner:
         tags = graph.tags_in(entity.head_span)
         if (
             not tags
-            or not all(t.startswith("NN") for t in tags)
+            or not all(t in ("NN", "NNS") for t in tags)  # no proper names ("Nike shirt")
             or len(tags) > 3
             or not _words_ok(written)
             or name in GENERIC_NOUNS
@@ -217,10 +234,20 @@ class EditPlanner:
         category = self.wordnet.category(name)
         if category is None and not pools:
             return ()
+        person = category == self.wordnet.category("man")
+        if person and (
+            written not in PERSON_NOUNS or _GENDERED.intersection(graph.caption.lower().split())
+        ):
+            return ()  # a role may be any gender or age; "her mouth" fixes the gender
+        tantum = written in PLURALIA_TANTUM
         weights: Counter = Counter()
         for other, count in self._usable_objects(category, plural).items():
             if other == name or any(other not in pool for pool in pools):
                 continue
+            if person and self.scenes.surface(other, plural) not in PERSON_NOUNS:
+                continue
+            if plural and tantum != (self.scenes.surface(other, plural) in PLURALIA_TANTUM):
+                continue  # "pants" -> "jackets" would dress one person in several
             if set(other.split()) & set(name.split()):
                 continue  # "suit" -> "bathing suit" may still be true
             if bare and self.scenes.bare.get(other, 0) < self.min_count:
@@ -270,7 +297,9 @@ class EditPlanner:
         if kind == "number":
             return self.number_choices(written) if len(written.split()) == 1 else ()
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
-        antonyms = set(self.wordnet.antonyms(value)) if " " not in value else set()
+        antonyms = (
+            set(self.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
+        )
         weights: Counter = Counter()
         operations: dict[tuple[str, ...], str] = {}
         for other, count in attested.items():
@@ -323,6 +352,9 @@ class EditPlanner:
             if flip and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ()):
                 continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
             triple = self.scenes.triples.get((subject, other, obj), 0)
+            exclusive = verb in EXCLUSIVE_VERBS and other.split()[0] in EXCLUSIVE_VERBS
+            if not (flip or exclusive):
+                continue  # other verbs are often compatible ("sitting" / "working")
             if not triple and min(with_subject[other], with_object[other]) < 2:
                 continue
             surfaces = index["relation_surfaces"].get((tag_shape, other))

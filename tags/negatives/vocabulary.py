@@ -20,6 +20,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from parsers import SceneGraph
+from tags.negatives.lexical import ATTRIBUTE_CLASSES
 from tags.negatives.masking import trim_units
 from tags.negatives.scenes import SceneCounts
 
@@ -27,59 +28,10 @@ Surface = tuple[str, ...]
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
 
-NUMBER_WORDS = frozenset(
-    [
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "several",
-        "many",
-        "few",
-        "some",
-        "multiple",
-        "numerous",
-        "couple",
-        "dozen",
-    ]
-)
-COLOURS = frozenset(
-    [
-        "black",
-        "white",
-        "red",
-        "blue",
-        "green",
-        "yellow",
-        "orange",
-        "purple",
-        "pink",
-        "brown",
-        "gray",
-        "grey",
-        "silver",
-        "gold",
-        "golden",
-        "tan",
-        "beige",
-        "dark",
-        "light",
-        "bright",
-        "blond",
-        "blonde",
-        "brunette",
-        "multicolored",
-        "colorful",
-    ]
-)
+#: Number words and colours of the unconstrained refill's pools (the planner's attribute
+#: classes, plus the vaguer words those pools also hold).
+NUMBER_WORDS = ATTRIBUTE_CLASSES["number"] | {"some", "couple", "dozen"}
+COLOURS = ATTRIBUTE_CLASSES["colour"] | {"dark", "light", "bright", "multicolored", "colorful"}
 IRREGULAR_PLURALS = frozenset(
     [
         "men",
