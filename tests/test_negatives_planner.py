@@ -288,3 +288,19 @@ def test_mlm_refill_draws_whole_planned_words_only(parser, vocab, planner):
     logits = torch.randn(len(copy.positions), len(tokenizer))
     (scores,) = refiller.choice_scores(copy, logits)
     assert scores.shape == (len(units[0].choices),) and torch.isfinite(scores).all()
+
+
+def test_rules_from_the_blind_read(parser, planner):
+    # a substitute never names another object of the caption ("a boy and a girl")
+    _, units = plan(parser, planner, "a man riding a horse")
+    assert ("woman",) in units[("object", "man")]
+    _, units = plan(parser, planner, "a man and a woman riding a horse")
+    assert ("woman",) not in units.get(("object", "man"), [])
+    # a count pinned elsewhere ("one ... the other") is not changed
+    _, units = plan(parser, planner, "two dogs playing in the snow with each other")
+    assert ("attribute", "two") not in units
+    # length is not size: "a large stack" is not made "a long stack"
+    assert attribute_class("long") == "length" != attribute_class("large")
+    # gendered pronouns fix the person
+    _, units = plan(parser, planner, "a man riding a horse with his dog")
+    assert ("object", "man") not in units

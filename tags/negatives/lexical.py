@@ -306,9 +306,9 @@ ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
             "turquoise",
         ]
     ),
-    "size": frozenset(
-        ["big", "small", "large", "little", "tiny", "huge", "giant", "tall", "short", "long"]
-    ),
+    "size": frozenset(["big", "small", "large", "little", "tiny", "huge", "giant"]),
+    "length": frozenset(["long", "short"]),
+    "height": frozenset(["tall"]),
     "age": frozenset(["young", "old", "elderly", "older", "younger"]),
     "material": frozenset(
         [

@@ -172,7 +172,7 @@ class EditPlanner:
         for index, entity in enumerate(graph.entities):
             if entity.head_span is not None:
                 yield "object", (entity.head_span,), self.object_choices(graph, index)
-            if entity.quantity_span is not None:
+            if entity.quantity_span is not None and not _counted(graph.caption):
                 text = graph.caption[slice(*entity.quantity_span)]
                 yield "attribute", (entity.quantity_span,), self.number_choices(text)
         for attribute in graph.attributes:
@@ -240,9 +240,10 @@ class EditPlanner:
         ):
             return ()  # a role may be any gender or age; "her mouth" fixes the gender
         tantum = written in PLURALIA_TANTUM
+        present = {e.name.lower() for e in graph.entities}  # "a boy and a girl": not "a girl"
         weights: Counter = Counter()
         for other, count in self._usable_objects(category, plural).items():
-            if other == name or any(other not in pool for pool in pools):
+            if other in present or any(other not in pool for pool in pools):
                 continue
             if person and self.scenes.surface(other, plural) not in PERSON_NOUNS:
                 continue
@@ -390,6 +391,15 @@ class EditPlanner:
                 weights[shaped] = 2.0 / (1 + rank) * (1.0 + math.log1p(attested))
                 operations[shaped] = "flip"
         return _top(weights, operations)
+
+
+#: Phrases that pin a count elsewhere in the caption ("one ... the other": two).
+_COUNT_ANCHORS = ("the other", "each other", "one another", "both", "head-to-head", "pair")
+
+
+def _counted(caption: str) -> bool:
+    text = f" {caption.lower()} "
+    return any(f" {anchor} " in text for anchor in _COUNT_ANCHORS)
 
 
 def _contiguous(graph: SceneGraph, spans) -> bool:
