@@ -145,6 +145,8 @@ def test_swaps_exchange_attributes_and_objects(parser, vocab):
 
 def test_case_carried_over():
     assert match_case("ELEPHANT", "horse") == "HORSE"
+    assert match_case("ELEPHANT", "horse", "PEOPLE RIDING AN ELEPHANT") == "HORSE"
+    assert match_case("SUV", "truck", "A man stands in front of an SUV .") == "truck"
     assert match_case("Dog", "cat") == "Cat"
     assert match_case("dog", "cat") == "cat"
 

@@ -1,5 +1,9 @@
 """Negative-generation throughput on Flickr30K captions, vocabulary vs tiny-MLM refill.
 
+This measures the unconstrained engine (no edit planner, the paper's K = L = 20); the
+default ``tags generate`` (planner, minimal edits) is measured, next to the parser and
+with its quality, by ``negative_quality.py``.
+
 Both rows run the full pipeline (parse -> mask -> refill -> filter -> select -> JSON) over the
 same captions with the paper's K = L = 20, temperature 1.5, top-m 31, on CPU:
 

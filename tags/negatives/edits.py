@@ -12,12 +12,15 @@ _CONSONANT_SOUND = ("one", "once", "uni", "use", "usu", "uti", "eu", "ur", "ewe"
 _VOWEL_SOUND = ("hour", "honest", "honor", "honour", "heir")
 
 
-def match_case(original: str, replacement: str) -> str:
-    """Carry the case of ``original`` over to an (uncased) ``replacement``: all caps stay all
-    caps ("ELEPHANT" -> "HORSE"), a capital first letter stays capital."""
-    letters = [c for c in original if c.isalpha()]
-    if len(letters) > 1 and all(c.isupper() for c in letters):
+def match_case(original: str, replacement: str, caption: str | None = None) -> str:
+    """Carry the case of ``original`` over to an (uncased) ``replacement``: in an all-caps
+    caption all caps stay all caps ("ELEPHANT" -> "HORSE"; an acronym like "SUV" in a normal
+    caption does not make its substitute upper-case), a capital first letter stays capital."""
+    letters = [c for c in (original if caption is None else caption) if c.isalpha()]
+    if len(letters) > 1 and sum(c.isupper() for c in letters) >= 0.8 * len(letters):
         return replacement.upper()
+    if len(original) > 1 and original.isupper():  # an acronym in a normal caption
+        return replacement
     if original[:1].isupper() and replacement[:1].islower():
         return replacement[:1].upper() + replacement[1:]
     return replacement
@@ -26,7 +29,7 @@ def match_case(original: str, replacement: str) -> str:
 def make_edit(unit_type: str, caption: str, start: int, end: int, replacement: str) -> Edit | None:
     """The edit replacing ``caption[start:end]``; ``None`` when nothing changes (ignoring case)."""
     original = caption[start:end]
-    replacement = match_case(original, replacement.strip())
+    replacement = match_case(original, replacement.strip(), caption)
     if not replacement or replacement.lower() == original.lower():
         return None
     return Edit(unit_type, original, replacement, start, end)

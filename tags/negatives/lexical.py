@@ -463,7 +463,9 @@ class WordNet:
         if pos not in ("n", "v"):
             return False
         a_up, b_up = self._closure(a, pos), self._closure(b, pos)
-        return any(s in a_up for s in b_senses) or any(s in b_up for s in a_senses)
+        # any of six senses above the other's first sense ("instrument" over "drum")
+        a_wide, b_wide = self._synsets(a, pos, 6), self._synsets(b, pos, 6)
+        return any(s in a_up for s in b_wide) or any(s in b_up for s in a_wide)
 
     def _category(self, noun: str) -> str | None:
         """The broad class of a noun's first sense: the node seven steps below the root

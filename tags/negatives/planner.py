@@ -298,13 +298,14 @@ class EditPlanner:
         if kind == "number":
             return self.number_choices(written) if len(written.split()) == 1 else ()
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
+        others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
         antonyms = (
             set(self.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
         )
         weights: Counter = Counter()
         operations: dict[tuple[str, ...], str] = {}
         for other, count in attested.items():
-            if other == value or not _words_ok(other) or set(other.split()) & set(value.split()):
+            if other in others or not _words_ok(other) or set(other.split()) & set(value.split()):
                 continue  # "red" -> "bright red" may still be true
             is_antonym = other in antonyms
             if not is_antonym and (kind is None or attribute_class(other) != kind):
@@ -353,7 +354,11 @@ class EditPlanner:
             if flip and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ()):
                 continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
             triple = self.scenes.triples.get((subject, other, obj), 0)
-            exclusive = verb in EXCLUSIVE_VERBS and other.split()[0] in EXCLUSIVE_VERBS
+            exclusive = (
+                verb in EXCLUSIVE_VERBS
+                and other.split()[0] in EXCLUSIVE_VERBS
+                and other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
+            )
             if not (flip or exclusive):
                 continue  # other verbs are often compatible ("sitting" / "working")
             if not triple and min(with_subject[other], with_object[other]) < 2:
