@@ -7,10 +7,8 @@ hands over when ``--images`` is given.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
 
 def run_images(args: argparse.Namespace) -> int:
@@ -19,7 +17,7 @@ def run_images(args: argparse.Namespace) -> int:
     from tags.backends import BackendError, load_backend
     from tags.data.images import ImageError
     from tags.evaluation.images import load_image_retrieval_split
-    from tags.evaluation.retrieval import evaluate_retrieval, format_table
+    from tags.evaluation.retrieval import evaluate_retrieval
 
     accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
     say = accelerator.print
@@ -71,22 +69,7 @@ def run_images(args: argparse.Namespace) -> int:
         accelerator=accelerator,
         use_logits=not args.use_scores,
     )
-    seconds = time.perf_counter() - start
-    result.notes.extend(notes)
-    if accelerator.is_main_process:
-        print(format_table(result.metrics))
-        print(f"({seconds:.1f}s)", file=sys.stderr)
-        if args.out:
-            report = result.to_dict() | {
-                "model": str(args.model),
-                "backend": backend.name,
-                "captions": str(args.captions),
-                "images": str(args.images),
-                "split": args.split,
-                "num_processes": accelerator.num_processes,
-                "seconds": round(seconds, 3),
-            }
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    accelerator.wait_for_everyone()
-    return 0
+    from tags.cli.evaluate import finish
+
+    sources = {"backend": backend.name, "images": str(args.images)}
+    return finish(result, notes, time.perf_counter() - start, accelerator, args, sources)

@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from transformers import AutoTokenizer
 
     from tags.evaluation.io import load_retrieval_split
-    from tags.evaluation.retrieval import evaluate_retrieval, format_table
+    from tags.evaluation.retrieval import evaluate_retrieval
     from tags.modeling import TagsModel
 
     accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
@@ -153,7 +154,22 @@ def run(args: argparse.Namespace) -> int:
         accelerator=accelerator,
         use_logits=not args.use_scores,
     )
-    seconds = time.perf_counter() - start
+    sources = {"features": str(args.features)}
+    return finish(result, notes, time.perf_counter() - start, accelerator, args, sources)
+
+
+def finish(
+    result: Any,
+    notes: list[str],
+    seconds: float,
+    accelerator: Any,
+    args: argparse.Namespace,
+    sources: dict[str, Any],
+) -> int:
+    """Print the metrics table and write ``--out`` (main process); ``sources`` names the
+    inputs in the JSON report beside the model and captions."""
+    from tags.evaluation.retrieval import format_table
+
     result.notes.extend(notes)
     if accelerator.is_main_process:
         print(format_table(result.metrics))
@@ -161,8 +177,9 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             report = result.to_dict() | {
                 "model": str(args.model),
+                **{k: v for k, v in sources.items() if k == "backend"},
                 "captions": str(args.captions),
-                "features": str(args.features),
+                **{k: v for k, v in sources.items() if k != "backend"},
                 "split": args.split,
                 "num_processes": accelerator.num_processes,
                 "seconds": round(seconds, 3),
