@@ -2,7 +2,8 @@
 features from pixels, and minimal-pair negatives for fine-grained accuracy.
 
 Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.captions`
-(claims, templates, truth), :mod:`.minimal_pairs` (negatives + accuracy),
+(claims, templates, truth), :mod:`.truth` (free text judged against a scene),
+:mod:`.minimal_pairs` (negatives + accuracy),
 :mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
 :mod:`.build` (writer + cache). Names below are imported lazily (torch loads only when a
 featurizer or the builder is used).
@@ -34,6 +35,9 @@ _EXPORTS: dict[str, str] = {
     "Scene": "scenes",
     "SceneObject": "scenes",
     "generate_scene": "scenes",
+    "caption_truth": "truth",
+    "parse_claim": "truth",
+    "truth_shares": "truth",
 }
 
 
