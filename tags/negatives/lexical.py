@@ -162,6 +162,18 @@ GENERIC_NOUNS = frozenset(
         "children",
         "kid",
         "kids",
+        "site",
+        "area",
+        "place",
+        "spot",
+        "location",
+        "scene",
+        "event",
+        "thing",
+        "things",
+        "object",
+        "objects",
+        "stuff",
     ]
 )
 
@@ -189,6 +201,91 @@ PERSON_NOUNS = frozenset(
         "teenagers",
     ]
 )
+
+#: Person nouns of one gender; a caption that names something only one gender wears or
+#: grows (a bikini, a beard) keeps its person nouns of that gender.
+MALE_NOUNS = frozenset(["man", "men", "boy", "boys", "gentleman", "gentlemen"])
+FEMALE_NOUNS = frozenset(["woman", "women", "girl", "girls", "lady", "ladies"])
+FEMALE_MARKERS = frozenset(
+    [
+        "bikini",
+        "bikinis",
+        "dress",
+        "dresses",
+        "skirt",
+        "skirts",
+        "gown",
+        "gowns",
+        "bra",
+        "blouse",
+        "purse",
+        "handbag",
+        "heels",
+        "lipstick",
+        "pregnant",
+        "bride",
+        "tutu",
+        "leotard",
+    ]
+)
+MALE_MARKERS = frozenset(
+    [
+        "beard",
+        "beards",
+        "bearded",
+        "mustache",
+        "moustache",
+        "goatee",
+        "tuxedo",
+        "groom",
+        "shirtless",
+    ]
+)
+
+#: Nouns that already say a person's age: an age attribute on them is not edited
+#: ("young children" -> "old children").
+AGED_NOUNS = frozenset(
+    [
+        "child",
+        "children",
+        "kid",
+        "kids",
+        "baby",
+        "babies",
+        "toddler",
+        "toddlers",
+        "boy",
+        "boys",
+        "girl",
+        "girls",
+        "teenager",
+        "teenagers",
+        "infant",
+        "infants",
+        "student",
+        "students",
+        "schoolchildren",
+    ]
+)
+
+#: States exclude only their opposites: "a wet street" may well be busy.
+STATE_OPPOSITES = {
+    "empty": ("full", "crowded"),
+    "full": ("empty",),
+    "crowded": ("empty",),
+    "wet": ("dry",),
+    "dry": ("wet",),
+    "open": ("closed",),
+    "closed": ("open",),
+    "clean": ("dirty",),
+    "dirty": ("clean",),
+    "sunny": ("cloudy", "rainy", "snowy"),
+    "cloudy": ("sunny",),
+    "rainy": ("sunny",),
+    "snowy": ("sunny",),
+    "busy": ("empty",),
+    "calm": ("rough",),
+}
 
 #: Plural-only nouns for one thing (pants, glasses): exchanged only among themselves.
 PLURALIA_TANTUM = frozenset(
@@ -419,6 +516,7 @@ class WordNet:
         self.category = lru_cache(maxsize=1 << 15)(self._category)
         self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
+        self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
 
     def after_fork(self) -> None:
@@ -438,6 +536,14 @@ class WordNet:
             ][:limit]
         except Exception:
             return []
+
+    def _is_activity(self, noun: str) -> bool:
+        """Whether a noun ending in "-ing" names an act ("singing", "fishing"): a verb read
+        as an object, not a thing that can be swapped for another object."""
+        if not noun.endswith("ing"):
+            return False
+        senses = self._synsets(noun, "n", 1)
+        return not senses or senses[0].lexname() == "noun.act"
 
     def _closure_of(self, word: str, pos: str) -> frozenset[Any]:
         """The first sense and all its hypernyms."""
@@ -579,14 +685,20 @@ def wordnet() -> WordNet | _NoWordNet:
 
 
 __all__ = [
+    "AGED_NOUNS",
     "ATTRIBUTE_CLASSES",
     "EXCLUSIVE_VERBS",
+    "FEMALE_MARKERS",
+    "FEMALE_NOUNS",
     "GENERIC_NOUNS",
+    "MALE_MARKERS",
+    "MALE_NOUNS",
     "NEVER_EDIT",
     "NUMBER_VALUES",
     "PERSON_NOUNS",
     "PLURALIA_TANTUM",
     "PREPOSITION_OPPOSITES",
+    "STATE_OPPOSITES",
     "WordNet",
     "attribute_class",
     "wordnet",

@@ -83,6 +83,7 @@ class MaskedUnit:
     type: str
     segments: tuple[MaskedSegment, ...]
     choices: tuple | None = None
+    prior: float = 1.0
 
     @property
     def positions(self) -> set[int]:
@@ -214,7 +215,8 @@ class UnitMasker:
             if choices is None:  # pieces of one unit that touch become one segment
                 out.append(MaskedUnit(unit_type, _segments(key, view)))
             elif len(segments) == len(spans):  # planned: one segment per span, as planned
-                out.append(MaskedUnit(unit_type, tuple(segments), tuple(choices)))
+                prior = getattr(unit, "prior", 1.0)
+                out.append(MaskedUnit(unit_type, tuple(segments), tuple(choices), prior))
         return out
 
     def mask(

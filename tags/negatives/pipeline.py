@@ -349,7 +349,9 @@ class NegativeGenerator:
                 if self.config.swaps:
                     from tags.negatives.planner import swap_candidates
 
-                    swaps[-1] = swap_candidates(graph, self.planner.scenes)
+                    swaps[-1] = swap_candidates(
+                        graph, self.planner.scenes, self.planner.wordnet.category
+                    )
                 if not copies and not swaps[-1]:
                     self.stats.without_units += 1
             elif graph is not None:

@@ -31,23 +31,36 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from parsers import SceneGraph
 from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.lexical import (
+    AGED_NOUNS,
     EXCLUSIVE_VERBS,
+    FEMALE_MARKERS,
+    FEMALE_NOUNS,
     GENERIC_NOUNS,
+    MALE_MARKERS,
+    MALE_NOUNS,
     NEVER_EDIT,
     NUMBER_VALUES,
     PERSON_NOUNS,
     PLURALIA_TANTUM,
     PREPOSITION_OPPOSITES,
+    STATE_OPPOSITES,
     attribute_class,
     wordnet,
 )
-from tags.negatives.scenes import SceneCounts, is_bare, is_plural, normal, relation_shape
+from tags.negatives.scenes import (
+    SceneCounts,
+    is_bare,
+    is_plural,
+    normal,
+    relation_shape,
+    words_of,
+)
 from tags.negatives.types import Candidate, apply_edits
 
 CharSpan = tuple[int, int]
@@ -63,6 +76,17 @@ SWAP_WEIGHT = 0.25
 
 #: Substitutes kept per unit (the most plausible first).
 MAX_CHOICES = 24
+
+#: The prior of a count unit ("two" -> "three") next to other units: count edits are
+#: exact but few captions of a benchmark differ only by a number, so they stay a minority.
+COUNT_PRIOR = 0.15
+
+#: How strongly a substitute object's co-occurrence with the caption's other objects
+#: reweights it (0: off); see :meth:`SceneCounts.context_delta`.
+CONTEXT_WEIGHT = 1.0
+#: Object substitutes that fit the caption's other objects this much worse (nats) than the
+#: original are dropped ("a horse in a volleyball" next to a cowboy).
+MIN_CONTEXT = -5.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +105,8 @@ class PlannedUnit:
     type: str
     spans: tuple[CharSpan, ...]
     choices: tuple[Choice, ...]
+    #: The unit's share of a caption's negatives next to other units (1: an equal share).
+    prior: float = 1.0
 
     def __iter__(self):  # (type, spans) as the maskers read units
         return iter((self.type, self.spans))
@@ -142,13 +168,13 @@ class EditPlanner:
         out)."""
         units: list[PlannedUnit] = []
         seen: set[tuple[CharSpan, ...]] = set()
-        for kind, spans, choices in self._units(graph):
+        for kind, spans, choices, prior in self._units(graph):
             if choices and spans not in seen:
                 seen.add(spans)
                 floor = self.min_fluency if kind == "object" else -math.inf
                 choices = self._fluent(graph.caption, spans, choices, floor)
                 if choices:
-                    units.append(PlannedUnit(kind, spans, choices))
+                    units.append(PlannedUnit(kind, spans, choices, prior))
         return units
 
     def _fluent(
@@ -168,19 +194,25 @@ class EditPlanner:
             out.append(Choice(choice.surface, choice.weight * factor, choice.operation))
         return tuple(sorted(out, key=lambda c: (-c.weight, c.surface)))
 
-    def _units(self, graph: SceneGraph) -> Iterable[tuple[str, tuple[CharSpan, ...], tuple]]:
+    def _units(
+        self, graph: SceneGraph
+    ) -> Iterable[tuple[str, tuple[CharSpan, ...], tuple[Choice, ...], float]]:
         for index, entity in enumerate(graph.entities):
             if entity.head_span is not None:
-                yield "object", (entity.head_span,), self.object_choices(graph, index)
+                yield "object", (entity.head_span,), self.object_choices(graph, index), 1.0
             if entity.quantity_span is not None and not _counted(graph.caption):
                 text = graph.caption[slice(*entity.quantity_span)]
-                yield "attribute", (entity.quantity_span,), self.number_choices(text)
+                choices = self.number_choices(text)
+                yield "attribute", (entity.quantity_span,), choices, COUNT_PRIOR
         for attribute in graph.attributes:
             if attribute.span is not None:
-                yield "attribute", (attribute.span,), self.attribute_choices(graph, attribute)
+                choices = self.attribute_choices(graph, attribute)
+                prior = COUNT_PRIOR if attribute_class(attribute.value) == "number" else 1.0
+                yield "attribute", (attribute.span,), choices, prior
         for relation in graph.relations:
             if relation.spans:
-                yield "relation", tuple(relation.spans), self.relation_choices(graph, relation)
+                choices = self.relation_choices(graph, relation)
+                yield "relation", tuple(relation.spans), choices, 1.0
 
     # ---------------------------------------------------------------- objects
     def _usable_objects(self, category: str | None, plural: bool) -> dict[str, float]:
@@ -218,6 +250,8 @@ class EditPlanner:
             or name in GENERIC_NOUNS
             or not name.replace(" ", "").isalpha()
             or self.scenes.object_count(name) < 1
+            or self.wordnet.is_activity(written.split()[-1])  # "dancing and singing"
+            or _mentioned_again(graph.caption, entity.head_span, written)  # "... the man"
         ):
             return ()
         plural = is_plural(graph, entity.head_span)
@@ -241,11 +275,21 @@ class EditPlanner:
             return ()  # a role may be any gender or age; "her mouth" fixes the gender
         tantum = written in PLURALIA_TANTUM
         present = {e.name.lower() for e in graph.entities}  # "a boy and a girl": not "a girl"
+        context = sorted(present - {name})
+        words = set(graph.caption.lower().split())
+        excluded = (MALE_NOUNS if words & FEMALE_MARKERS else frozenset()) | (
+            FEMALE_NOUNS if words & MALE_MARKERS else frozenset()
+        )  # "woman in a bikini" -> not "man"
         weights: Counter = Counter()
         for other, count in self._usable_objects(category, plural).items():
             if other in present or any(other not in pool for pool in pools):
                 continue
-            if person and self.scenes.surface(other, plural) not in PERSON_NOUNS:
+            if person and (
+                self.scenes.surface(other, plural) not in PERSON_NOUNS
+                or self.scenes.surface(other, plural) in excluded
+            ):
+                continue
+            if self.wordnet.is_activity(other.split()[-1]):
                 continue
             if plural and tantum != (self.scenes.surface(other, plural) in PLURALIA_TANTUM):
                 continue  # "pants" -> "jackets" would dress one person in several
@@ -265,6 +309,11 @@ class EditPlanner:
                 continue
             support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
             weight = count**self.frequency_power * (1.0 + support)
+            if CONTEXT_WEIGHT and context:  # "throwing a parachute down a bowling lane"
+                delta = self.scenes.context_delta(name, other, context)
+                if delta < MIN_CONTEXT:
+                    continue
+                weight *= math.exp(CONTEXT_WEIGHT * min(delta, 2.0))
             weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
         return _top(weights)
 
@@ -297,6 +346,8 @@ class EditPlanner:
         name = graph.entities[attribute.entity].name.lower()
         if kind == "number":
             return self.number_choices(written) if len(written.split()) == 1 else ()
+        if kind == "age" and name in AGED_NOUNS:
+            return ()  # "young children" -> "old children"
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
         others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
         antonyms = (
@@ -310,6 +361,8 @@ class EditPlanner:
             is_antonym = other in antonyms
             if not is_antonym and (kind is None or attribute_class(other) != kind):
                 continue
+            if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
+                continue  # "a wet street" may well be busy
             if not is_antonym and self.wordnet.related(value, other, "a"):
                 continue
             surface = (self.scenes.attribute_surface(other),)
@@ -336,6 +389,8 @@ class EditPlanner:
         subject = graph.entities[relation.subject].name.lower()
         obj = graph.entities[relation.object].name.lower()
         if joined in PREPOSITION_OPPOSITES:  # ("in" read as "wear" is a fixed predicate)
+            if joined == "with" and _with_clause(graph, graph.entities[relation.object]):
+                return ()  # "with his arms outspread" -> "without his arms outspread"
             return self._preposition_choices(surface, subject, obj)
         tags = tag_shape.split()
         if not tags or not tags[0].startswith("VB") or not _words_ok(joined):
@@ -407,6 +462,29 @@ def _counted(caption: str) -> bool:
     return any(f" {anchor} " in text for anchor in _COUNT_ANCHORS)
 
 
+def _mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
+    """Whether the object's word comes up again outside its span ("a woman and man ..., the
+    man is on the drums"): changing one mention would contradict the other."""
+    target = written.split()
+    rest = [*words_of(caption[: span[0]]), "|", *words_of(caption[span[1] :])]
+    return any(rest[i : i + len(target)] == target for i in range(len(rest)))
+
+
+#: Tags after a "with" object that make it a clause ("with his arms outspread", "with white
+#: on", "with hands raised"), where "without" reads wrong.
+_CLAUSE_TAGS = frozenset({"JJ", "VBN", "VBG", "RP", "RB", "IN"})
+
+
+def _with_clause(graph: SceneGraph, entity) -> bool:
+    """Whether the object of "with" is followed by a predicate of its own ("with his arms
+    outspread": a plural noun inside the head), or is not a concrete noun (a colour, a name)."""
+    tags = graph.tags_in(entity.head_span) if entity.head_span is not None else []
+    if not tags or not all(t in ("NN", "NNS") for t in tags) or "NNS" in tags[:-1]:
+        return True
+    after = [t for s, e, t in graph.tokens if s >= entity.head_span[1]]
+    return bool(after) and after[0] in _CLAUSE_TAGS
+
+
 def _contiguous(graph: SceneGraph, spans) -> bool:
     """Whether a relation's pieces are separated by articles at most ("to the left of")."""
     for (_, end), (start, _) in itertools.pairwise(spans):
@@ -444,9 +522,12 @@ def _replace(
     return Candidate(apply_edits(text, edits), tuple(edits), weight=SWAP_WEIGHT)
 
 
-def swap_candidates(graph: SceneGraph, scenes: SceneCounts) -> list[Candidate]:
-    """Attribute swaps between two objects and subject/object swaps around a relation,
-    when every combination they create is attested."""
+def swap_candidates(
+    graph: SceneGraph, scenes: SceneCounts, category: Callable[[str], str | None] | None = None
+) -> list[Candidate]:
+    """Attribute swaps between two objects and subject/object swaps around a relation, when
+    every combination they create is attested: a swapped relation must be attested as such,
+    between objects of one ``category`` (e.g. :meth:`WordNet.category`) when given."""
     text = graph.caption
     out: list[Candidate] = []
     names = [e.name.lower() for e in graph.entities]
@@ -488,14 +569,10 @@ def swap_candidates(graph: SceneGraph, scenes: SceneCounts) -> list[Candidate]:
         ):
             continue
         p = relation.predicate
-        if not (
-            scenes.triples.get((names[o], p, names[s]))
-            or (
-                scenes.subject_predicate.get((names[o], p))
-                and scenes.predicate_object.get((p, names[s]))
-            )
-        ):
-            continue
+        if not scenes.triples.get((names[o], p, names[s])):
+            continue  # only swaps the corpus has seen the other way round ("a karate in a man")
+        if category is not None and category(names[s]) != category(names[o]):
+            continue  # a dog chasing a cat, not a man in a karate
         if any(
             not scenes.attribute_object.get((a.value, names[o])) for a in graph.attributes_of(s)
         ) or any(

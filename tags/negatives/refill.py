@@ -332,7 +332,7 @@ def _choice_candidates(
                 if sample >= len(picks):
                     continue
                 choice = unit.choices[picks[sample]]
-                weight *= choice.weight / total
+                weight *= unit.prior * choice.weight / total
                 for segment, text in zip(unit.segments, choice.surface):
                     edit = make_edit(unit.type, job.text, segment.start, segment.end, text)
                     if edit is not None:

@@ -5,7 +5,8 @@ grammatical number), the relation surfaces (with their Penn-tag shape, e.g. ``VB
 "sitting on"), the attribute surfaces, and the combinations they occur in:
 ``(attribute, object)``, ``(subject, predicate, object)``, ``(subject, predicate)`` and
 ``(predicate, object)``. An edit is plausible when the combinations it creates are attested
-(see :mod:`tags.negatives.planner`). Everything is keyed by canonical names (lemmas), so "dogs
+(see :mod:`tags.negatives.planner`), and the objects a caption names together (whether a
+substitute fits the rest of its scene). Everything is keyed by canonical names (lemmas), so "dogs
 sitting" and "a dog sits" count together.
 """
 
@@ -15,6 +16,7 @@ import itertools
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +98,9 @@ class SceneCounts:
     triples: Counter = field(default_factory=Counter)
     subject_predicate: Counter = field(default_factory=Counter)
     predicate_object: Counter = field(default_factory=Counter)
+    #: (name, name) of two different objects in one caption (sorted): which things the
+    #: corpus shows together, for whether a substitute fits the rest of the scene.
+    cooccurrence: Counter = field(default_factory=Counter)
     _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
@@ -105,6 +110,7 @@ class SceneCounts:
         self.unigrams.update(tokens)
         self.bigrams.update(f"{a} {b}" for a, b in itertools.pairwise(tokens))
         names = [e.name.lower() for e in graph.entities]
+        self.cooccurrence.update(itertools.combinations(sorted(set(names)), 2))
         for entity, name in zip(graph.entities, names):
             if entity.head_span is not None and graph.tokens:
                 surface = normal(graph.caption[slice(*entity.head_span)])
@@ -227,6 +233,29 @@ class SceneCounts:
 
         return score(after) - score(before)
 
+    def context_logp(
+        self, name: str, context: Iterable[str], own: int = 0, smoothing: float = 0.5
+    ) -> float:
+        """sum over ``context`` of log P(c in the caption | ``name`` in it), smoothed;
+        ``own`` mentions (the caption being edited, when it was counted) are left out."""
+        mentions = max(self.object_count(name) - own, 0) + 1.0
+        total = 0.0
+        for other in context:
+            pair = (name, other) if name < other else (other, name)
+            together = max(self.cooccurrence.get(pair, 0) - own, 0)
+            total += math.log((together + smoothing) / mentions)
+        return total
+
+    def context_delta(self, original: str, substitute: str, context: Iterable[str]) -> float:
+        """How much better (positive) or worse ``substitute`` fits the caption's other objects
+        than ``original`` does, in nats ("a parachute" next to "a bowling lane": far worse).
+        The caption itself is assumed counted (one co-occurrence of the original with each
+        context object is its own). 0 for counts without co-occurrences (an old vocabulary)."""
+        context = [c for c in context if c not in (original, substitute)]
+        if not context or not self.cooccurrence:
+            return 0.0
+        return self.context_logp(substitute, context) - self.context_logp(original, context, 1)
+
     def attribute_surface(self, value: str) -> str:
         forms = self.index["attribute_surface"].get(value)
         return _most_common(forms) if forms else value
@@ -243,6 +272,7 @@ class SceneCounts:
         "triples",
         "subject_predicate",
         "predicate_object",
+        "cooccurrence",
     )
 
     def to_dict(self) -> dict[str, Any]:
