@@ -82,8 +82,8 @@ def test_planned_refills_in_the_dynamic_generator(tmp_path, monkeypatch):
         pools.append((list(positives), negatives))
         return label(positives, negatives, tokenizer, max_length)
 
-    def spy_build(parser, corpus):
-        planners.append((parser, build(parser, corpus)))
+    def spy_build(parser, corpus, cache=None):
+        planners.append((parser, build(parser, corpus, cache)))
         return planners[-1][1]
 
     monkeypatch.setattr(tags_dc, "label_negatives", spy)
@@ -112,6 +112,29 @@ def test_planned_refills_in_the_dynamic_generator(tmp_path, monkeypatch):
                 assert edit.replacement.lower().split()[-1] in {p.split()[-1] for p in planned}
                 found += 1
     assert found > 0
+    assert (tmp_path / "run" / tags_dc.PLANNER_CACHE).is_file()
+
+
+def test_planner_counts_are_cached_per_corpus(tmp_path):
+    """The training captions are parsed once per output dir: a second build (a resume, another
+    process) reads the file; other captions are parsed again."""
+    from tags.negatives.pipeline import default_parser
+    from tags.training.synthetic import build_planner
+
+    parser = default_parser()
+    corpus = ["a dog sitting on a bench", "a cat sitting on a bench"] * 2
+    cache = tmp_path / "scenes.json"
+    first = build_planner(parser, corpus, cache)
+    assert cache.is_file()
+
+    class NoParse:
+        def pipe(self, texts):
+            raise AssertionError("parsed again")
+
+    second = build_planner(NoParse(), corpus, cache)
+    assert second.scenes.to_dict() == first.scenes.to_dict()
+    with pytest.raises(AssertionError, match="parsed again"):
+        build_planner(NoParse(), [*corpus, "a horse on the grass"], cache)
 
 
 def test_dual_retrieval_and_selhn_itm_miner(tmp_path):

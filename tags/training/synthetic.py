@@ -17,8 +17,12 @@ All randomness derives from ``request.seed`` and the caption id (the engine's
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -131,6 +135,7 @@ class EngineSource:
         max_length: int = 40,
         static_generator: nn.Module | None = None,
         corpus: Sequence[str] | None = None,
+        planner_cache: str | Path | None = None,
     ) -> None:
         self.tokenizer = tokenizer
         self.config = config
@@ -143,7 +148,7 @@ class EngineSource:
 
             self.parser = default_parser()
             if getattr(config, "planner", False) and corpus:
-                self.planner = build_planner(self.parser, corpus)
+                self.planner = build_planner(self.parser, corpus, planner_cache)
         self.stats = None
 
     @torch.no_grad()
@@ -221,14 +226,35 @@ class EngineSource:
             model.train(was_training)
 
 
-def build_planner(parser: Any, corpus: Sequence[str]) -> Any:
+def build_planner(parser: Any, corpus: Sequence[str], cache: str | Path | None = None) -> Any:
     """An :class:`~tags.negatives.planner.EditPlanner` over the scene graphs of ``corpus``
-    (the training captions), so refills stay inside what those captions attest."""
+    (the training captions), so refills stay inside what those captions attest.
+
+    With ``cache``, the corpus's counts are read from that JSON file when it was written for
+    the same captions (a SHA-256 of them), else parsed and written there: a resumed run and
+    the other processes of a distributed run skip the parse."""
     from tags.negatives.planner import EditPlanner
+    from tags.negatives.scenes import SceneCounts
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     texts = [" ".join(t.split()) for t in corpus]
-    return EditPlanner(SceneGraphVocabulary().update(parser.pipe(texts)).scenes)
+    digest = hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
+    path = Path(cache) if cache is not None else None
+    if path is not None and path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if data.get("corpus_sha256") == digest:
+            return EditPlanner(SceneCounts.from_dict(data["scenes"]))
+    scenes = SceneGraphVocabulary().update(parser.pipe(texts)).scenes
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        payload = {"corpus_sha256": digest, "scenes": scenes.to_dict()}
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        os.replace(tmp, path)
+    return EditPlanner(scenes)
 
 
 class FixedPoolSource:

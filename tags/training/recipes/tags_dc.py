@@ -20,6 +20,7 @@ Phases: ``NSG`` (itm, mlm, istm) then ``NSGDC`` (all five) from NSG's saved weig
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -38,6 +39,9 @@ from tags.training.synthetic import (
     SyntheticSource,
     label_negatives,
 )
+
+#: The training captions' scene counts for the edit planner (written once per output dir).
+PLANNER_CACHE = "planner_scenes.json"
 
 
 def mask_tokens(
@@ -143,10 +147,15 @@ class TagsDCRecipe(Recipe):
 
             static = StaticMLMGenerator.from_pretrained(syn.static_generator)
             static.to(self.accelerator.device)
-        corpus = None
-        if syn.planner and syn.masking == "unit" and self.dataset is not None:
-            corpus = [self.dataset.text(i) for i in range(len(self.dataset))]
-        return EngineSource(self.tokenizer, syn, max_len, static, corpus=corpus)
+        if not (syn.planner and syn.masking == "unit" and self.dataset is not None):
+            return EngineSource(self.tokenizer, syn, max_len, static)
+        corpus = [self.dataset.text(i) for i in range(len(self.dataset))]
+        cache = Path(self.config.output_dir) / PLANNER_CACHE
+        # the main process parses the captions once; the others (and a resume) read its file
+        with self.accelerator.main_process_first():
+            return EngineSource(
+                self.tokenizer, syn, max_len, static, corpus=corpus, planner_cache=cache
+            )
 
     def stateful(self) -> list[Any]:
         return [self.itm_loss.miner, self.istm_loss.miner]
