@@ -301,6 +301,8 @@ def test_rules_from_the_blind_read(parser, planner):
     # a count pinned elsewhere ("one ... the other") is not changed
     _, units = plan(parser, planner, "two dogs playing in the snow with each other")
     assert ("attribute", "two") not in units
+    _, units = plan(parser, planner, "two dogs playing in the snow , one small and one large")
+    assert ("attribute", "two") not in units
     # length is not size: "a large stack" is not made "a long stack"
     assert attribute_class("long") == "length" != attribute_class("large")
     # gendered pronouns fix the person

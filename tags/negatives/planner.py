@@ -86,7 +86,7 @@ COUNT_PRIOR = 0.15
 CONTEXT_WEIGHT = 1.0
 #: Object substitutes that fit the caption's other objects this much worse (nats) than the
 #: original are dropped ("a horse in a volleyball" next to a cowboy).
-MIN_CONTEXT = -5.0
+MIN_CONTEXT = -4.0
 
 
 @dataclass(frozen=True)
@@ -458,7 +458,10 @@ _COUNT_ANCHORS = ("the other", "each other", "one another", "both", "head-to-hea
 
 
 def _counted(caption: str) -> bool:
-    text = f" {caption.lower()} "
+    text = " ".join(caption.lower().replace(",", " , ").split())
+    if text.count("one ") >= 2 or "one of them" in text:  # "two clowns, one young and one ..."
+        return True
+    text = f" {text} "
     return any(f" {anchor} " in text for anchor in _COUNT_ANCHORS)
 
 

@@ -234,16 +234,19 @@ class SceneCounts:
         return score(after) - score(before)
 
     def context_logp(
-        self, name: str, context: Iterable[str], own: int = 0, smoothing: float = 0.5
+        self, name: str, context: Iterable[str], own: int = 0, prior: float = 5.0
     ) -> float:
-        """sum over ``context`` of log P(c in the caption | ``name`` in it), smoothed;
+        """sum over ``context`` of log P(c in the caption | ``name`` in it), smoothed toward
+        P(c) with ``prior`` pseudo-captions (a rarely seen ``name`` proves little either way);
         ``own`` mentions (the caption being edited, when it was counted) are left out."""
-        mentions = max(self.object_count(name) - own, 0) + 1.0
+        captions = max(self.unigrams.get("<s>", 0), 1)
+        mentions = max(self.object_count(name) - own, 0)
         total = 0.0
         for other in context:
             pair = (name, other) if name < other else (other, name)
             together = max(self.cooccurrence.get(pair, 0) - own, 0)
-            total += math.log((together + smoothing) / mentions)
+            marginal = (self.object_count(other) + 0.5) / (captions + 1.0)
+            total += math.log((together + prior * marginal) / (mentions + prior))
         return total
 
     def context_delta(self, original: str, substitute: str, context: Iterable[str]) -> float:
