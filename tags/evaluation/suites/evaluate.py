@@ -77,8 +77,8 @@ def score_items(
 
 
 def rerank(first: list[np.ndarray], suite: Suite, scorer: PairScorer, k: int) -> list[np.ndarray]:
-    """Two-stage: each image's top-``k`` captions and each caption's top-``k`` images by
-    ``first`` are rescored by ``scorer``; the rest keep their first-stage order below them.
+    """Two-stage: each image's top-``k`` captions (and, with two images, each caption's
+    top-``k`` images) by ``first`` are rescored by ``scorer``; the rest keep their first-stage order below them.
     With ``k`` >= the options of an item it equals scoring everything with ``scorer``."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -88,7 +88,7 @@ def rerank(first: list[np.ndarray], suite: Suite, scorer: PairScorer, k: int) ->
         cols = np.zeros(m.shape, dtype=bool)
         np.put_along_axis(rows, np.argsort(-m, axis=1, kind="stable")[:, :k], True, axis=1)
         np.put_along_axis(cols, np.argsort(-m, axis=0, kind="stable")[:k], True, axis=0)
-        masks.append(rows | cols)
+        masks.append(rows | cols if m.shape[0] > 1 else rows)  # one image: its options only
     second = score_items(suite, scorer, masks)
     out = []
     for m, s, mask in zip(first, second, masks):

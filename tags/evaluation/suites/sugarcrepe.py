@@ -22,7 +22,8 @@ SUBSETS = (
 def _files(path: Path) -> tuple[list[Path], list[str]]:
     if path.is_file():
         return [path], []
-    folder = path / "data" if not (path / f"{SUBSETS[0]}.json").is_file() else path
+    has_files = any((path / f"{s}.json").is_file() for s in SUBSETS)
+    folder = path if has_files else path / "data"
     found = [folder / f"{s}.json" for s in SUBSETS if (folder / f"{s}.json").is_file()]
     missing = [s for s in SUBSETS if not (folder / f"{s}.json").is_file()]
     if not found:
