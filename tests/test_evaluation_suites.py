@@ -166,7 +166,10 @@ def test_vg_relation_and_attribution(tmp_path):
     table.update({("1.jpg", i.captions[1]): 0.5 for i in suite.items})
     table[("1.jpg", "the bed is on the dog")] = 2.0  # one "on" item wrong
     result = evaluate_suite(suite, Table(table))
-    assert result.subsets == {"behind": {"accuracy": 100.0, "n": 1}, "on": {"accuracy": 50.0, "n": 2}}
+    assert result.subsets == {
+        "behind": {"accuracy": 100.0, "n": 1},
+        "on": {"accuracy": 50.0, "n": 2},
+    }
     assert result.overall == pytest.approx({"accuracy": 200 / 3, "macro": 75.0})
 
     rows = [{**base, "true_caption": f"the red {k}", "false_caption": f"the blue {k}",

@@ -22,7 +22,24 @@ from tags.evaluation.suites.scoring import PixelSource
 from tests._hf_tiny import make_clip, render_images
 
 FEATURE, N_IMAGES = 12, 5
-WORDS = "a an the red blue green circle square star above below left of right to is".split()
+WORDS = [
+    "a",
+    "an",
+    "the",
+    "red",
+    "blue",
+    "green",
+    "circle",
+    "square",
+    "star",
+    "above",
+    "below",
+    "left",
+    "of",
+    "right",
+    "to",
+    "is",
+]
 TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 
 
@@ -208,7 +225,9 @@ def test_clip_on_rendered_sugarcrepe_winoground_and_vg(tmp_path):
     text = s[0][0] > s[0][1] and s[1][1] > s[1][0]
     image = s[0][0] > s[1][0] and s[1][1] > s[0][1]
     assert suites["winoground"]["overall"] == {
-        "text": 100.0 * text, "image": 100.0 * image, "group": 100.0 * (text and image)
+        "text": 100.0 * text,
+        "image": 100.0 * image,
+        "group": 100.0 * (text and image),
     }
     box = ImageRef("9.jpg", (8.0, 4.0, 30.0, 30.0))
     right = score(aro / "images", box, "the cat is on the table") > score(
