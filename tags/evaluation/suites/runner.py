@@ -76,7 +76,9 @@ def _progress_fn(label: str, enabled: bool) -> tuple[Callable[[int, int], None],
 
     def tick(done: int, total: int) -> None:
         nonlocal bar
-        if bar is None:
+        if bar is None or done < bar.n or total != bar.total:  # a new pass (two-stage)
+            if bar is not None:
+                bar.close()
             bar = progress(total, f"{label} pairs", " pairs", disable=not enabled)
         bar.update(done - bar.n)
 

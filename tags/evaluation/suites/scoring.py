@@ -118,10 +118,14 @@ class _Images(Dataset):
         return self.source.load(self.refs[n])
 
 
+def _as_is(item: Any) -> Any:
+    return item
+
+
 def _items(source: ImageSource, refs: list[ImageRef], num_workers: int):
     """Each ref's item, in order, loaded in DataLoader workers."""
     loader = DataLoader(
-        _Images(source, refs), batch_size=None, num_workers=num_workers, collate_fn=lambda x: x
+        _Images(source, refs), batch_size=None, num_workers=num_workers, collate_fn=_as_is
     )
     yield from loader
 
