@@ -18,7 +18,7 @@ from typing import Any
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "evaluate",
-        help="image-text retrieval evaluation (R@K, RSum)",
+        help="retrieval (R@K, RSum) or compositional suites (--suite)",
         description="Image-text retrieval of a saved TagsModel: i2t/t2i R@1/5/10, RSum, median "
         "and mean rank, by full cross-encoder scoring, dual embeddings, or dual top-k + "
         "cross-encoder rerank. With --suite: accuracy on compositional suites (SugarCrepe, "
