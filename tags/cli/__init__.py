@@ -19,6 +19,7 @@ COMMANDS: tuple[str, ...] = (
     "eval_parser",
     "generate",
     "evaluate",
+    "report",
     "train",
     "make_benchmark",
     "demo",

@@ -18,15 +18,17 @@ from typing import Any
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "evaluate",
-        help="image-text retrieval evaluation (R@K, RSum)",
+        help="retrieval (R@K, RSum) or compositional suites (--suite)",
         description="Image-text retrieval of a saved TagsModel: i2t/t2i R@1/5/10, RSum, median "
         "and mean rank, by full cross-encoder scoring, dual embeddings, or dual top-k + "
-        "cross-encoder rerank. Prints a table; --out writes JSON.",
+        "cross-encoder rerank. With --suite: accuracy on compositional suites (SugarCrepe, "
+        "ARO, Winoground, shapes minimal pairs, pair JSONL) for any backend. Prints a table; "
+        "--out writes JSON.",
     )
     p.add_argument("--model", required=True, help="TagsModel directory (save_pretrained)")
     p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: --model)")
     p.add_argument(
-        "--captions", required=True, help="caption file, or a SCAN data dir ({split}_caps.txt)"
+        "--captions", default=None, help="caption file, or a SCAN data dir ({split}_caps.txt)"
     )
     p.add_argument(
         "--format",
@@ -48,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--on-bad-image", choices=("error", "skip"), default="error")
     p.add_argument("--num-workers", type=int, default=0, help="image decoding workers")
     # --- end issue 12
+    # --- issue 14: compositional suites (tags.cli._suite_evaluate)
+    from tags.cli._suite_evaluate import add_suite_arguments
+
+    add_suite_arguments(p)
+    # --- end issue 14
     p.add_argument("--split", default="test", help="split to evaluate (default: test)")
     p.add_argument(
         "--protocol",
@@ -56,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="full / f30k-1k / coco-5k: the split at once; coco-1k: mean over 5 folds",
     )
     p.add_argument("--mode", choices=("cross", "dual", "two-stage"), default="cross")
-    p.add_argument("--topk", type=int, default=128, help="two-stage: candidates reranked")
+    p.add_argument(
+        "--topk", type=int, default=128, help="two-stage: candidates (suites: options) reranked"
+    )
     p.add_argument("--batch-size", type=int, default=256, help="pairs (or items) per forward")
     p.add_argument("--max-length", type=int, default=None, help="truncate captions (tokens)")
     p.add_argument("--max-images", type=int, default=None, help="only the first N images")
@@ -95,6 +104,15 @@ def check_model_dir(path: str | Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.suite:  # issue 14: compositional suites
+        from tags.cli._suite_evaluate import run_suite_evaluate
+
+        return run_suite_evaluate(args)
+    if args.captions is None:
+        print(
+            "error: give --captions (retrieval) or --suite (compositional suites)", file=sys.stderr
+        )
+        return 2
     if (args.features is None) == (args.images is None):
         print("error: give exactly one of --features and --images", file=sys.stderr)
         return 2

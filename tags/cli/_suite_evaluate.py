@@ -1,0 +1,99 @@
+"""``tags evaluate --suite``: compositional suites (SugarCrepe, ARO, Winoground, shapes
+minimal pairs, pair JSONL) for any backend; shared with ``tags report``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_suite_arguments(p: argparse.ArgumentParser) -> None:
+    """``--suite`` and ``--suite-images`` (the image options are the command's own)."""
+    p.add_argument(
+        "--suite",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="compositional suite (repeatable, or a comma list): sugarcrepe, vg-relation, "
+        "vg-attribution, coco-order, flickr-order, winoground, shapes, pairs; PATH is its "
+        "file or folder (see docs/evaluation.md)",
+    )
+    p.add_argument(
+        "--suite-images",
+        action="append",
+        default=[],
+        metavar="LABEL=ROOT",
+        help="image root (or features dir) of one suite, over the reader's default and "
+        "--images/--features",
+    )
+
+
+def load_model(path: str, tokenizer: str | None, device: Any) -> Any:
+    """The backend of a model directory on ``device`` (``tokenizer`` overrides its own)."""
+    from tags.backends import load_backend
+
+    backend = load_backend(path)
+    if tokenizer is not None:
+        from transformers import AutoTokenizer
+
+        backend.tokenizer = AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+    backend.model.to(device).eval()
+    return backend
+
+
+def suite_options(args: argparse.Namespace) -> Any:
+    from tags.evaluation.suites.runner import SuiteOptions, parse_roots
+
+    return SuiteOptions(
+        images=Path(args.images) if args.images else None,
+        features=Path(args.features) if args.features else None,
+        suite_images=parse_roots(args.suite_images),
+        mode=args.mode,
+        topk=args.topk,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        num_workers=args.num_workers,
+        use_logits=not args.use_scores,
+    )
+
+
+def suite_errors() -> tuple[type[Exception], ...]:
+    """Errors reported as one line (bad files, models, images)."""
+    from tags.backends import BackendError
+    from tags.data.images import ImageError
+    from tags.evaluation.suites.base import SuiteError
+    from tags.negatives.features import MissingFeaturesError
+
+    return (OSError, ValueError, SuiteError, BackendError, ImageError, MissingFeaturesError)
+
+
+def run_suite_evaluate(args: argparse.Namespace) -> int:
+    import torch
+
+    from tags.evaluation.suites.base import SuiteSpec
+    from tags.evaluation.suites.runner import run_suites
+
+    if args.captions is not None:
+        print("error: --suite evaluates suites only; `tags report` runs retrieval and suites "
+              "together", file=sys.stderr)  # fmt: skip
+        return 2
+    device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
+    try:
+        specs = SuiteSpec.parse_many(args.suite)
+        backend = load_model(args.model, args.tokenizer, device)
+        results = run_suites(backend, specs, suite_options(args))
+    except suite_errors() as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if args.out:
+        report = {"model": str(args.model), "backend": backend.name, "mode": args.mode,
+                  "suites": results}  # fmt: skip
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+__all__ = ["add_suite_arguments", "load_model", "run_suite_evaluate", "suite_options"]

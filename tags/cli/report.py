@@ -1,0 +1,167 @@
+"""``tags report``: a model (and its starting checkpoint) on retrieval and compositional
+suites in one run; one table (Markdown + JSON) with the before/after delta, and a plot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from tags.cli._suite_evaluate import add_suite_arguments
+
+    p = subparsers.add_parser(
+        "report",
+        help="retrieval + compositional suites, model vs baseline, one table",
+        description="Evaluate --model (and --baseline, e.g. the checkpoint it was fine-tuned "
+        "from) on retrieval (--captions) and compositional suites (--suite) in one run. "
+        "Writes OUT/report.md, OUT/report.json and OUT/report.png (grouped bars).",
+    )
+    p.add_argument("--model", required=True, help="model directory (any tags backend)")
+    p.add_argument("--baseline", default=None, help="starting checkpoint to compare against")
+    p.add_argument("--name", default=None, help="model column name (default: its folder)")
+    p.add_argument("--baseline-name", default=None, help="baseline column name")
+    p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: the model's)")
+    p.add_argument("--captions", default=None, help="retrieval captions (as tags evaluate)")
+    p.add_argument("--format", choices=("karpathy", "precomp", "jsonl"), default=None)
+    p.add_argument("--split", default="test")
+    p.add_argument("--protocol", choices=("full", "f30k-1k", "coco-1k", "coco-5k"), default="full")
+    p.add_argument("--features", default=None, help="region features (TagsModel)")
+    p.add_argument("--images", default=None, help="image root (pixel backends)")
+    add_suite_arguments(p)
+    p.add_argument("--mode", choices=("cross", "dual", "two-stage"), default="cross")
+    p.add_argument("--topk", type=int, default=128, help="two-stage: candidates reranked")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--max-length", type=int, default=None)
+    p.add_argument("--max-images", type=int, default=None, help="retrieval: first N images")
+    p.add_argument("--num-workers", type=int, default=0, help="image loading workers")
+    p.add_argument("--use-scores", action="store_true", help="sigmoid scores, not logits")
+    p.add_argument("--cpu", action="store_true", help="force the CPU")
+    p.add_argument("--out", required=True, help="output folder")
+    p.set_defaults(func=run)
+
+
+def retrieval(backend: Any, args: argparse.Namespace) -> tuple[dict[str, float], list[str]]:
+    """Retrieval metrics of ``backend`` on ``--captions`` (region features or raw images)."""
+    from tags.evaluation.retrieval import evaluate_retrieval
+
+    common = {"fmt": args.format, "split": args.split, "limit_images": args.max_images}
+    if backend.image_kind == "regions":
+        from tags.evaluation.io import load_retrieval_split
+
+        if args.features is None:
+            raise ValueError(f"--captions with a {backend.name} model needs --features")
+        length = args.max_length or backend.max_text_length
+        images, texts, notes = load_retrieval_split(
+            args.captions, args.features, backend.tokenizer, max_length=length, **common
+        )
+    else:
+        from tags.evaluation.images import load_image_retrieval_split
+
+        if args.images is None:
+            raise ValueError(f"--captions with a {backend.name} model needs --images")
+        images, texts, notes = load_image_retrieval_split(
+            args.captions, args.images, backend, max_length=args.max_length,
+            num_workers=args.num_workers, **common,
+        )  # fmt: skip
+    result = evaluate_retrieval(
+        backend, images, texts, args.protocol, args.mode, topk=args.topk,
+        batch_size=args.batch_size, use_logits=not args.use_scores,
+    )  # fmt: skip
+    return result.metrics, notes + result.notes
+
+
+def evaluate_one(path: str, args: argparse.Namespace, device: str) -> dict[str, Any]:
+    """``{"retrieval", "suites", "notes", "seconds", "backend"}`` of one model directory."""
+    from tags.cli._suite_evaluate import load_model, suite_options
+    from tags.evaluation.retrieval import format_table
+    from tags.evaluation.suites.base import SuiteSpec
+    from tags.evaluation.suites.runner import run_suites
+
+    start = time.perf_counter()
+    backend = load_model(path, args.tokenizer, device)
+    out: dict[str, Any] = {"backend": backend.name, "retrieval": None, "notes": []}
+    if args.captions:
+        out["retrieval"], out["notes"] = retrieval(backend, args)
+        print(format_table(out["retrieval"]))
+    out["suites"] = run_suites(backend, SuiteSpec.parse_many(args.suite), suite_options(args))
+    out["seconds"] = round(time.perf_counter() - start, 3)
+    return out
+
+
+def write_report(
+    out_dir: Path, reports: dict[str, dict[str, Any]], names: dict[str, str], settings: dict
+) -> list[dict]:
+    """``report.md``, ``report.json`` and ``report.png`` in ``out_dir``; returns the rows."""
+    from tags.evaluation.suites.report import bar_plot, compare, markdown_table
+
+    rows = compare(reports["model"], reports.get("baseline"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot = bar_plot(
+        rows, out_dir / "report.png", f"{names['model']} vs {names.get('baseline', '-')}",
+        (names.get("baseline", "baseline"), names["model"]),
+    )  # fmt: skip
+    table = markdown_table(rows, names["model"], names.get("baseline", "baseline"))
+    notes = sorted({n for r in reports.values() for n in r["notes"]} | {
+        f"{label}: {n}" for r in reports.values() for label, s in r["suites"].items()
+        for n in s["notes"]
+    })  # fmt: skip
+    lines = [
+        f"# {names['model']}" + (f" vs {names['baseline']}" if "baseline" in names else ""),
+        "",
+        "Percent, higher is better (RSum: sum of six recalls). Suites: a caption wins only "
+        "when it scores strictly above the others (ties count as failures).",
+        "",
+        "Settings: " + ", ".join(f"{k} `{v}`" for k, v in settings.items() if v is not None),
+        "",
+        table,
+        "",
+        f"![bars]({plot.name})",
+    ]
+    if notes:
+        lines += ["", "Notes:", "", *(f"- {n}" for n in notes)]
+    (out_dir / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    payload = {"names": names, "settings": settings, "rows": rows, "reports": reports}
+    (out_dir / "report.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from tags.cli._suite_evaluate import suite_errors
+    from tags.evaluation.suites.report import markdown_table
+
+    if not args.captions and not args.suite:
+        print("error: give --captions (retrieval) and/or --suite", file=sys.stderr)
+        return 2
+    device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
+    names = {"model": args.name or Path(args.model).name}
+    paths = {"model": args.model}
+    if args.baseline:
+        names["baseline"] = args.baseline_name or Path(args.baseline).name
+        paths = {"baseline": args.baseline, **paths}
+    if len(set(names.values())) != len(names):
+        names = {k: f"{k}: {v}" for k, v in names.items()}
+    reports = {}
+    try:
+        for role, path in paths.items():
+            print(f"== {role}: {path}")
+            reports[role] = evaluate_one(path, args, device)
+    except suite_errors() as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    settings = {
+        "model": args.model, "baseline": args.baseline, "captions": args.captions,
+        "split": args.split if args.captions else None,
+        "protocol": args.protocol if args.captions else None, "mode": args.mode,
+        "suites": ", ".join(args.suite) or None,
+    }  # fmt: skip
+    rows = write_report(Path(args.out), reports, names, settings)
+    print(markdown_table(rows, names["model"], names.get("baseline", "baseline")))
+    print(f"wrote {Path(args.out) / 'report.md'}", file=sys.stderr)
+    return 0

@@ -1,0 +1,146 @@
+"""Suite accuracy from pair scores: options accuracy, Winoground text / image / group.
+
+Every (image, caption) pair of the suite is scored once (a caption shared by several
+items, e.g. a positive with many negatives, is not scored twice). A comparison is won only
+when the true side scores **strictly** higher: ties count as failures, so a suite whose
+negatives equal their positives scores 0.
+
+Numbers are percentages. ``overall`` counts every item (micro); ``macro`` is the mean over
+subsets with at least ``suite.macro_min_count`` items (ARO reports macro accuracy over
+relations / attribute pairs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tags.evaluation.suites.base import Suite
+from tags.evaluation.suites.scoring import PairScorer
+
+METRICS = {"options": ("accuracy",), "group": ("text", "image", "group")}
+
+
+@dataclass
+class SuiteResult:
+    """Per-suite numbers: ``overall`` and per-``subsets`` metrics (percent) and counts."""
+
+    name: str
+    task: str
+    overall: dict[str, float]
+    subsets: dict[str, dict[str, float]]
+    n_items: int
+    n_pairs: int
+    notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def item_outcomes(task: str, scores: np.ndarray) -> dict[str, bool]:
+    """Right/wrong of one item's ``[images, captions]`` score matrix (strict wins)."""
+    if task == "options":
+        return {"accuracy": bool(scores[0, 0] > scores[0, 1:].max())}
+    text = bool(scores[0, 0] > scores[0, 1] and scores[1, 1] > scores[1, 0])
+    image = bool(scores[0, 0] > scores[1, 0] and scores[1, 1] > scores[0, 1])
+    return {"text": text, "image": image, "group": text and image}
+
+
+def score_items(
+    suite: Suite, scorer: PairScorer, masks: Sequence[np.ndarray] | None = None
+) -> list[np.ndarray]:
+    """``[images, captions]`` scores of every item (NaN where ``masks`` leave a pair out);
+    each distinct (image, caption) pair goes to ``scorer`` once."""
+    index: dict[tuple[Any, str], int] = {}
+    for n, item in enumerate(suite.items):
+        for i, ref in enumerate(item.images):
+            for c, caption in enumerate(item.captions):
+                if masks is None or masks[n][i, c]:
+                    index.setdefault((ref, caption), len(index))
+    keys = list(index)
+    values = np.asarray(scorer([k[0] for k in keys], [k[1] for k in keys]), dtype=np.float64)
+    if values.shape != (len(keys),) or np.isnan(values).any():
+        raise ValueError(f"scorer returned {values.shape} scores (NaN?) for {len(keys)} pairs")
+    matrices = []
+    for n, item in enumerate(suite.items):
+        m = np.full((len(item.images), len(item.captions)), np.nan)
+        for i, ref in enumerate(item.images):
+            for c, caption in enumerate(item.captions):
+                if masks is None or masks[n][i, c]:
+                    m[i, c] = values[index[(ref, caption)]]
+        matrices.append(m)
+    return matrices
+
+
+def rerank(first: list[np.ndarray], suite: Suite, scorer: PairScorer, k: int) -> list[np.ndarray]:
+    """Two-stage: each image's top-``k`` captions (and, with two images, each caption's
+    top-``k`` images) by ``first`` are rescored by ``scorer``; the rest keep their first-stage order below them.
+    With ``k`` >= the options of an item it equals scoring everything with ``scorer``."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    masks = []
+    for m in first:
+        rows = np.zeros(m.shape, dtype=bool)
+        cols = np.zeros(m.shape, dtype=bool)
+        np.put_along_axis(rows, np.argsort(-m, axis=1, kind="stable")[:, :k], True, axis=1)
+        np.put_along_axis(cols, np.argsort(-m, axis=0, kind="stable")[:k], True, axis=0)
+        masks.append(rows | cols if m.shape[0] > 1 else rows)  # one image: its options only
+    second = score_items(suite, scorer, masks)
+    out = []
+    for m, s, mask in zip(first, second, masks):
+        below = m - m.max() + s[mask].min() - 1.0
+        out.append(np.where(mask, s, below))
+    return out
+
+
+def summarize(suite: Suite, matrices: Sequence[np.ndarray]) -> SuiteResult:
+    """Percent right overall, per subset, and macro over subsets (options task)."""
+    metrics = METRICS[suite.task]
+    outcomes = [item_outcomes(suite.task, m) for m in matrices]
+    subsets: dict[str, list[dict[str, bool]]] = {}
+    for item, outcome in zip(suite.items, outcomes):
+        subsets.setdefault(item.subset, []).append(outcome)
+
+    def percent(rows: list[dict[str, bool]], key: str) -> float:
+        return 100.0 * float(np.mean([r[key] for r in rows]))
+
+    table = {
+        name: {**{k: percent(rows, k) for k in metrics}, "n": len(rows)}
+        for name, rows in sorted(subsets.items())
+    }
+    overall = {k: percent(outcomes, k) for k in metrics}
+    if suite.task == "options":
+        kept = [v["accuracy"] for v in table.values() if v["n"] >= suite.macro_min_count]
+        if kept:
+            overall["macro"] = float(np.mean(kept))
+    return SuiteResult(
+        suite.name, suite.task, overall, table, len(suite.items), suite.num_pairs, list(suite.notes)
+    )
+
+
+def evaluate_suite(
+    suite: Suite,
+    scorer: PairScorer,
+    *,
+    first_stage: PairScorer | None = None,
+    topk: int = 1,
+) -> SuiteResult:
+    """Score ``suite`` with ``scorer`` (or ``first_stage`` then ``scorer`` on its top-k)."""
+    if first_stage is None:
+        return summarize(suite, score_items(suite, scorer))
+    return summarize(suite, rerank(score_items(suite, first_stage), suite, scorer, topk))
+
+
+__all__ = [
+    "METRICS",
+    "SuiteResult",
+    "evaluate_suite",
+    "item_outcomes",
+    "rerank",
+    "score_items",
+    "summarize",
+]

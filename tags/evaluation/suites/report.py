@@ -1,0 +1,160 @@
+"""Tables of suite results, and the side-by-side report of a model against its baseline.
+
+A *model report* is ``{"retrieval": {metric: value} | None, "suites": {label: SuiteResult
+dict}}``. :func:`compare` flattens one or two of them into rows (section, metric, n,
+baseline, model, delta); :func:`markdown_table` and :func:`bar_plot` draw those rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tags.evaluation.suites.evaluate import METRICS
+
+#: retrieval rows of the report, in order (percent except rsum)
+RETRIEVAL_ROWS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum")
+
+
+def format_suite(result: dict[str, Any]) -> str:
+    """Console table of one suite: one row per subset, then overall (and macro)."""
+    metrics = METRICS[result["task"]]
+    width = max([len("overall"), *(len(s) for s in result["subsets"])]) + 2
+    lines = [
+        f"{result['name']}: {result['n_items']} items, {result['n_pairs']} pairs",
+        f"{'subset':<{width}}{'n':>7}" + "".join(f"{m:>10}" for m in metrics),
+    ]
+    for name, row in result["subsets"].items():
+        lines.append(f"{name:<{width}}{row['n']:>7}" + "".join(f"{row[m]:>10.2f}" for m in metrics))
+    overall = result["overall"]
+    lines.append(
+        f"{'overall':<{width}}{result['n_items']:>7}"
+        + "".join(f"{overall[m]:>10.2f}" for m in metrics)
+    )
+    if "macro" in overall:
+        lines.append(f"{'macro':<{width}}{'':>7}{overall['macro']:>10.2f}")
+    return "\n".join(lines)
+
+
+def report_rows(report: dict[str, Any]) -> list[tuple[str, str, int | None, float]]:
+    """``(section, metric, n, value)`` rows of one model report."""
+    rows: list[tuple[str, str, int | None, float]] = []
+    retrieval = report.get("retrieval")
+    if retrieval:
+        rows += [("retrieval", k, None, float(retrieval[k])) for k in RETRIEVAL_ROWS]
+    for label, result in report.get("suites", {}).items():
+        metrics = METRICS[result["task"]]
+        rows += [(label, m, result["n_items"], result["overall"][m]) for m in metrics]
+        if "macro" in result["overall"]:
+            rows.append((label, "macro", None, result["overall"]["macro"]))
+        for subset, row in result["subsets"].items():
+            for m in metrics:
+                name = subset if len(metrics) == 1 else f"{subset} {m}"
+                rows.append((label, name, row["n"], row[m]))
+    return rows
+
+
+def compare(model: dict[str, Any], baseline: dict[str, Any] | None = None) -> list[dict]:
+    """Rows ``{section, metric, n, model, baseline, delta}`` (``baseline``/``delta`` None
+    without a baseline or where the baseline lacks the row)."""
+    before = {(s, m): v for s, m, _, v in report_rows(baseline)} if baseline else {}
+    rows = []
+    for section, metric, n, value in report_rows(model):
+        old = before.get((section, metric))
+        rows.append(
+            {
+                "section": section,
+                "metric": metric,
+                "n": n,
+                "baseline": old,
+                "model": value,
+                "delta": None if old is None else value - old,
+            }
+        )
+    return rows
+
+
+def _cell(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return ""
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def markdown_table(rows: Sequence[dict], model: str = "model", baseline: str = "baseline") -> str:
+    """One Markdown table: section | metric | n | baseline | model | delta."""
+    has_baseline = any(r["baseline"] is not None for r in rows)
+    head = ["section", "metric", "n", *([baseline] if has_baseline else []), model]
+    head += ["Δ"] if has_baseline else []
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 3 + "---:|" * (len(head) - 3)]
+    for r in rows:
+        cells = [r["section"], r["metric"], "" if r["n"] is None else str(r["n"])]
+        if has_baseline:
+            cells.append(_cell(r["baseline"]))
+        cells.append(_cell(r["model"]))
+        if has_baseline:
+            cells.append(_cell(r["delta"], signed=True))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def bar_plot(
+    rows: Sequence[dict],
+    path: str | Path,
+    title: str = "",
+    names: tuple[str, str] = ("baseline", "model"),
+) -> Path:
+    """Horizontal grouped bars (baseline, model) of every percent row, grouped by section
+    (RSum, out of 600, is left out); saved as a PNG with Pillow."""
+    from PIL import Image, ImageDraw
+
+    from tags.demo.plots import BACKGROUND, COLORS
+
+    rows = [r for r in rows if r["metric"] != "rsum"]
+    bar, gap, left, right, top = 7, 6, 230, 60, 34
+    height = top + 30 + (2 * bar + gap) * len(rows) + 14 * len({r["section"] for r in rows})
+    width = 760
+    height = max(height, 80)
+    image = Image.new("RGB", (width, height), BACKGROUND)
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 8), title, fill=(0, 0, 0))
+    scale = (width - left - right) / 100.0
+    colors = {names[0]: (170, 170, 170), names[1]: COLORS[0]}
+    for k, (name, color) in enumerate(colors.items()):
+        draw.rectangle((left + 160 * k, 22, left + 160 * k + 10, 30), fill=color)
+        draw.text((left + 160 * k + 14, 20), name[:22], fill=(0, 0, 0))
+    for tick in (0, 50, 100):
+        x = left + tick * scale
+        draw.line((x, top + 6, x, height - 16), fill=(210, 210, 210))
+        draw.text((x - 8, height - 14), str(tick), fill=(0, 0, 0))
+    y, section = top + 10, None
+    for r in rows:
+        if r["section"] != section:
+            section = r["section"]
+            draw.text((6, y), section, fill=(0, 0, 0))
+            y += 14
+        draw.text((16, y + 2), r["metric"][:34], fill=(60, 60, 60))
+        for k, key in enumerate(("baseline", "model")):
+            value = r[key]
+            if value is not None:
+                y0 = y + k * bar
+                draw.rectangle(
+                    (left, y0, left + value * scale, y0 + bar - 1), fill=colors[names[k]]
+                )
+                if key == "model":
+                    draw.text((left + value * scale + 4, y), f"{value:.1f}", fill=(0, 0, 0))
+        y += 2 * bar + gap
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path)
+    return path
+
+
+__all__ = [
+    "RETRIEVAL_ROWS",
+    "bar_plot",
+    "compare",
+    "format_suite",
+    "markdown_table",
+    "report_rows",
+]
