@@ -18,6 +18,7 @@ COMMANDS: tuple[str, ...] = (
     "parse",
     "eval_parser",
     "generate",
+    "export",
     "evaluate",
     "train",
     "make_benchmark",
