@@ -20,6 +20,7 @@ COMMANDS: tuple[str, ...] = (
     "generate",
     "export",
     "evaluate",
+    "explain",
     "train",
     "make_benchmark",
     "demo",
