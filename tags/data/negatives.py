@@ -285,7 +285,7 @@ class NegativePools:
 
     def __init__(
         self,
-        pools: dict[str, list[tuple[str, tuple[Edit, ...]]]],
+        pools: dict[str, list[tuple[str, tuple[Edit, ...] | None]]],
         positives: dict[str, str] | None = None,
     ) -> None:
         self.pools = pools
@@ -296,10 +296,9 @@ class NegativePools:
         cls, rows: Iterable[NegativeRow], index: CaptionIndex | None = None
     ) -> tuple[NegativePools, list[NegativeRow]]:
         """Pools from rows, keyed by the row's caption id or, with an ``index``, by the
-        training caption it matches; returns ``(pools, rows that matched nothing)``."""
-        from tags.negatives.edits import diff_edits
-
-        pools: dict[str, list[tuple[str, tuple[Edit, ...]]]] = {}
+        training caption it matches; returns ``(pools, rows that matched nothing)``. Rows
+        without edits get them from a word diff when first asked for (:meth:`get`)."""
+        pools: dict[str, list[tuple[str, tuple[Edit, ...] | None]]] = {}
         positives: dict[str, str] = {}
         unmatched: list[NegativeRow] = []
         for row in rows:
@@ -309,10 +308,9 @@ class NegativePools:
                 continue
             key = str(caption_id)
             pool = pools.setdefault(key, [])
-            positive = positives.setdefault(key, row.positive)
+            positives.setdefault(key, row.positive)
             for n, negative in enumerate(row.negatives):
-                edits = row.edits[n] if row.edits is not None else None
-                pool.append((negative, diff_edits(positive, negative) if edits is None else edits))
+                pool.append((negative, row.edits[n] if row.edits is not None else None))
         return cls(pools, positives), unmatched
 
     @classmethod
@@ -329,8 +327,15 @@ class NegativePools:
     def get(
         self, caption_id: object, limit: int | None = None
     ) -> list[tuple[str, tuple[Edit, ...]]]:
-        pool = self.pools.get(str(caption_id), [])
-        return pool[:limit] if limit is not None else list(pool)
+        from tags.negatives.edits import diff_edits
+
+        key = str(caption_id)
+        pool = self.pools.get(key, [])
+        chosen = pool[:limit] if limit is not None else pool
+        for n, (text, edits) in enumerate(chosen):
+            if edits is None:  # computed once, on first use
+                pool[n] = (text, diff_edits(self.positives[key], text))
+        return pool[: len(chosen)]
 
 
 @dataclass

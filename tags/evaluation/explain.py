@@ -135,14 +135,18 @@ def explain(
     image is broadcast against every caption)."""
     enc = _tokenize(tokenizer, captions, max_length)
     device = next(model.parameters()).device
+    # the WoC vocabulary projection runs on the caption's own tokens only
+    read = enc["attention_mask"].bool() & ~enc["special_tokens_mask"].bool()
     out = model(
         input_ids=enc["input_ids"].to(device),
         attention_mask=enc["attention_mask"].to(device),
         heads=("itm", "wod", "woc"),
+        masked_positions=read.to(device),
         **{k: v.to(device) for k, v in images.items()},
     )
     mismatch = torch.softmax(out.wod_logits.float(), dim=-1)[..., 1 - MATCH_CLASS].cpu()
-    corrected = out.woc_logits.argmax(dim=-1).cpu()
+    corrected = enc["input_ids"].clone()
+    corrected[read] = out.woc_logits.argmax(dim=-1).cpu()
     scores = out.itm_scores.float().reshape(-1).cpu()
     names = list(image_names) if image_names is not None else [None] * len(captions)
     result = []
@@ -234,25 +238,26 @@ def token_accuracy(
         return torch.tensor([list(r[column]) + [fill] * (width - len(r[column])) for r in labelled])
 
     wod, woc, edited = padded(1, -100), padded(2, -100), padded(3, False).bool()
+    wod_on, woc_on = wod != -100, woc != -100
     device = next(model.parameters()).device
     out = model(
         input_ids=ids.to(device),
         attention_mask=mask.to(device),
         heads=("wod", "woc"),
+        masked_positions=woc_on.to(device),  # WoC logits at the labelled tokens only
         **{k: v.to(device) for k, v in images.items()},
     )
     p_match = torch.softmax(out.wod_logits.float(), dim=-1)[..., MATCH_CLASS].cpu()
     predicted = (p_match >= threshold).long()
-    argmax = out.woc_logits.argmax(dim=-1).cpu()
-    wod_on, woc_on = wod != -100, woc != -100
+    right = out.woc_logits.argmax(dim=-1).cpu() == woc[woc_on]
     return TokenAccuracy(
         negatives=len(labelled),
         wod_tokens=int(wod_on.sum()),
         wod_correct=int((predicted == wod)[wod_on].sum()),
         woc_tokens=int(woc_on.sum()),
-        woc_correct=int((argmax == woc)[woc_on].sum()),
-        woc_edited_tokens=int((woc_on & edited).sum()),
-        woc_edited_correct=int((argmax == woc)[woc_on & edited].sum()),
+        woc_correct=int(right.sum()),
+        woc_edited_tokens=int(edited[woc_on].sum()),
+        woc_edited_correct=int(right[edited[woc_on]].sum()),
     )
 
 

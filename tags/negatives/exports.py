@@ -213,21 +213,26 @@ def export_sugarcrepe(
     return written
 
 
-def _table(jsonl: Path) -> Any:
+def _with_table(jsonl: Path, write: Callable[[Any], Any]) -> None:
+    """``write(dataset)`` with the JSON Lines file as a ``datasets.Dataset`` whose Arrow cache
+    is a temporary folder (nothing is left in the user's datasets cache)."""
+    import tempfile
+
     from datasets import Dataset
 
-    return Dataset.from_json(str(jsonl))
+    with tempfile.TemporaryDirectory() as cache:
+        write(Dataset.from_json(str(jsonl), cache_dir=cache))
 
 
 @register_exporter("parquet", ".parquet")
 def export_parquet(records: Any, target: Path, options: ExportOptions) -> list[Path]:
-    _table(Path(records)).to_parquet(str(target))
+    _with_table(Path(records), lambda table: table.to_parquet(str(target)))
     return [target]
 
 
 @register_exporter("dataset", "_dataset")
 def export_dataset(records: Any, target: Path, options: ExportOptions) -> list[Path]:
-    _table(Path(records)).save_to_disk(str(target))
+    _with_table(Path(records), lambda table: table.save_to_disk(str(target)))
     return [target]
 
 
