@@ -20,6 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from tags.cli.export import EXPORT_FORMATS, add_export_options, export_options
 from tags.progress import DEFAULT_EVERY, progress
 
 #: Settings that must match when a run is resumed.
@@ -77,12 +78,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # issue 12: raw images for BLIP / CLIP / SigLIP --model directories (tags.cli._backend_generate)
     io.add_argument("--images", default=None, help="image root (with a BLIP/CLIP/SigLIP --model)")
     io.add_argument(
-        "--export", choices=("parquet", "dataset"), default=None, help="also write this format"
+        "--export",
+        choices=EXPORT_FORMATS,
+        action="append",
+        default=None,
+        help="also write this format (repeatable; options under 'export')",
     )
     io.add_argument("--on-error", choices=("skip", "stop"), default="skip", help="bad lines")
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
     io.add_argument("--resume", action="store_true", help="continue an interrupted run")
     io.add_argument("--shard", default=None, metavar="I/N", help="process only shard I of N")
+
+    add_export_options(p.add_argument_group("export (with --export)"))
 
     src = p.add_argument_group("refill source (one of)")
     source = src.add_mutually_exclusive_group()
@@ -424,7 +431,13 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
         if state.is_main_process:
             _merge([_part(out, i, state.num_processes) for i in range(state.num_processes)], out)
     if args.export and (state is None or state.is_main_process):
-        print(f"exported {export_path(out, args.export)}", file=sys.stderr)
+        try:
+            for kind in args.export:
+                for path in export_paths(out, kind, args):
+                    print(f"exported {path}", file=sys.stderr)
+        except (OSError, ValueError) as err:
+            print(f"error: export: {err}", file=sys.stderr)
+            return 1
     print(stats.summary(), file=sys.stderr)
     resumed = (
         f"; resumed after caption {point.last_caption_id!r} ({point.records} records kept)"
@@ -445,10 +458,11 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
     return 0
 
 
-def export_path(out: Path, kind: str) -> Path:
-    from tags.negatives.io import export
+def export_paths(out: Path, kind: str, args: argparse.Namespace) -> list[Path]:
+    """Write ``kind`` next to ``out``; image paths come from ``--captions``."""
+    from tags.negatives.exports import export_file
 
-    return export(out, kind)
+    return export_file(out, kind, options=export_options(args, args.captions, args.format))
 
 
 def _part(out: Path, index: int, count: int) -> Path:

@@ -7,7 +7,9 @@ Layout (one job per module):
 - ``scoring``: full cross-encoder, dual-encoder and two-stage (dual top-k + cross rerank)
   score matrices, sharded over processes with Accelerate;
 - ``retrieval``: the protocols (Flickr30K 1K, COCO 1K / 5K) and :func:`evaluate_retrieval`;
-- ``io``: caption and region-feature readers for ``tags evaluate``.
+- ``io``: caption and region-feature readers for ``tags evaluate``;
+- ``explain`` / ``highlight``: ``tags explain`` (per-word WoD mismatch, WoC corrections, ITM
+  score; WoD/WoC accuracy on generated negatives) and its console / HTML renderings.
 
 Attributes are imported lazily, so the metrics work without importing torch.
 """
@@ -39,6 +41,10 @@ _EXPORTS = {
     "format_table": "retrieval",
     "load_retrieval_split": "io",
     "from_dataset": "io",
+    "Explanation": "explain",
+    "explain": "explain",
+    "token_accuracy": "explain",
+    "render_html": "highlight",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -13,7 +13,8 @@ One module per stage:
 - ``selection``: top-m by ITM score (:class:`PairScorer`) or a seeded sample;
 - ``labels``: WoD labels and WoC targets of a negative;
 - ``pipeline``: :class:`NegativeGenerator`, the streaming pipeline;
-- ``io`` / ``features``: caption readers, resumable writer, region features.
+- ``io`` / ``features``: caption readers, resumable writer, region features;
+- ``exports``: NegCLIP CSV, SugarCrepe JSON, Parquet and ``datasets`` exports (a registry).
 
 Heavy modules (torch, transformers) load on first attribute access.
 """

@@ -74,3 +74,66 @@ def fix_articles(caption: str, edits: Sequence[Edit]) -> list[Edit]:
 
 
 __all__ = ["fix_articles", "make_edit", "match_case", "wants_an"]
+
+
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def diff_edits(positive: str, negative: str) -> tuple[Edit, ...]:
+    """Word-level edits turning ``positive`` into ``negative`` (type ``word``) for negatives
+    made elsewhere (NegCLIP, SugarCrepe): changed runs of words, widened by one neighbouring
+    word where words were only inserted or deleted, so every edit covers whole words.
+    Falls back to one edit over the differing middle when the words do not line up exactly
+    (different spacing); empty when the captions are equal."""
+    import difflib
+
+    if positive == negative:
+        return ()
+    pos = [(m.start(), m.end()) for m in _WORD.finditer(positive)]
+    neg = [(m.start(), m.end()) for m in _WORD.finditer(negative)]
+    words_p = [positive[s:e] for s, e in pos]
+    words_n = [negative[s:e] for s, e in neg]
+    edits: list[Edit] = []
+    matcher = difflib.SequenceMatcher(a=words_p, b=words_n, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i1 == i2 or j1 == j2:  # insertion / deletion: take a neighbouring word along
+            if i1 > 0 and j1 > 0:
+                i1, j1 = i1 - 1, j1 - 1
+            elif i2 < len(pos) and j2 < len(neg):
+                i2, j2 = i2 + 1, j2 + 1
+        if i1 == i2 or j1 == j2:
+            edits = []
+            break
+        start, end = pos[i1][0], pos[i2 - 1][1]
+        repl = negative[neg[j1][0] : neg[j2 - 1][1]]
+        if edits and start < edits[-1].end:
+            edits = []
+            break
+        edits.append(Edit("word", positive[start:end], repl, start, end))
+    from tags.negatives.types import apply_edits
+
+    if edits and apply_edits(positive, edits) == negative:
+        return tuple(edits)
+    head = len(_common_prefix(positive, negative))
+    tail = len(_common_prefix(positive[head:][::-1], negative[head:][::-1]))
+    start, end = _widen(positive, head, len(positive) - tail)
+    n_start, n_end = start, len(negative) - (len(positive) - end)
+    return (Edit("word", positive[start:end], negative[n_start:n_end], start, end),)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` widened to whole words (alphanumeric runs are never cut)."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, max(start, end)

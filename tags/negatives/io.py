@@ -333,22 +333,11 @@ class JsonlWriter:
 
 
 def export(jsonl: str | Path, kind: str) -> Path:
-    """Convert a finished JSON Lines output to ``parquet`` (a file) or ``dataset`` (a
-    ``datasets`` folder made with ``save_to_disk``); returns the new path."""
-    from datasets import Dataset
+    """Convert a finished JSON Lines output to ``kind`` (see :mod:`tags.negatives.exports`)
+    next to it with the default options; returns the new path (the folder for a split set)."""
+    from tags.negatives.exports import export_file
 
-    jsonl = Path(jsonl)
-    dataset = Dataset.from_json(str(jsonl))
-    if kind == "parquet":
-        target = jsonl.with_suffix(".parquet")
-        dataset.to_parquet(str(target))
-    elif kind == "dataset":
-        target = jsonl.with_suffix("")
-        target = target.with_name(target.name + "_dataset")
-        dataset.save_to_disk(str(target))
-    else:
-        raise ValueError(f"unknown export {kind!r}; choose parquet or dataset")
-    return target
+    return export_file(jsonl, kind)[0]
 
 
 __all__ = [

@@ -56,7 +56,12 @@ class DataConfig:
     max_text_len: int = 40
     max_regions: int | None = None
     limit_images: int | None = None
-    negatives: str | None = None  # `tags generate` JSONL: fixed synthetic pools
+    # fixed negative pools: `tags generate` JSONL, NegCLIP .csv/.tsv, SugarCrepe .json,
+    # .parquet or a datasets folder (tags.data.negatives); rows matching no training
+    # caption: error | skip
+    negatives: str | None = None
+    negatives_format: str | None = None  # default: from the file name
+    negatives_unmatched: str = "error"
     num_workers: int = 0
     # captions: "synthetic" writes random features + template captions (smoke runs, tests)
     synthetic_images: int = 16
@@ -385,6 +390,7 @@ def _set_path(data: dict[str, Any], cls: type, path: list[str], value: Any, full
 VALID = {
     "model.source": ("scratch", "text", "tags", "uniter", "backend"),
     "data.on_bad_image": ("skip", "error"),
+    "data.negatives_unmatched": ("error", "skip"),
     "vse.loss": ("miner", "contrastive"),
     "data.format": ("auto", "karpathy", "precomp", "jsonl"),
     "optim.optimizer": ("adam", "adamw", "sgd"),
@@ -422,6 +428,7 @@ def _check_finite(value: Any, where: str) -> None:
 
 def validate(config: TrainConfig) -> TrainConfig:
     """Value checks that the types cannot express (raises :class:`ConfigError`)."""
+    from tags.data.negatives import list_negative_formats
     from tags.mining import list_miners
     from tags.training.recipes import get_recipe, list_recipes
 
@@ -435,6 +442,12 @@ def validate(config: TrainConfig) -> TrainConfig:
             raise ConfigError(f"{key}: {value!r} is not one of {', '.join(choices)}")
     if config.recipe not in list_recipes():
         raise ConfigError(f"recipe: {config.recipe!r} is not one of {', '.join(list_recipes())}")
+    formats = list_negative_formats()
+    if config.data.negatives_format not in (None, *formats):
+        raise ConfigError(
+            f"data.negatives_format: {config.data.negatives_format!r} is not one of "
+            f"{', '.join(formats)}"
+        )
     if not config.phases:
         raise ConfigError("phases: at least one phase is needed")
     for i, phase in enumerate(config.phases):

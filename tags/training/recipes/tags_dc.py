@@ -27,7 +27,8 @@ import torch
 from torch import nn
 
 from tags.backends import as_backend
-from tags.data import NegativePools, pad_text
+from tags.data import pad_text
+from tags.data.negatives import pools_for
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
 from tags.training.metrics import mining_metrics
 from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
@@ -140,7 +141,7 @@ class TagsDCRecipe(Recipe):
         if syn.source == "none":
             return None
         if syn.source == "fixed":
-            return FixedPoolSource(NegativePools.from_jsonl(self.config.data.negatives), syn.top_m)
+            return FixedPoolSource(pools_for(self.config.data, self.dataset), syn.top_m)
         static = None
         if syn.source == "static":
             from tags.modeling import StaticMLMGenerator

@@ -20,6 +20,7 @@ from torch import nn
 
 from tags.backends import as_backend
 from tags.data import NegativePools, pad_text
+from tags.data.negatives import pools_for
 from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.mining import (
     FeatureQueue,
@@ -105,7 +106,7 @@ class VSERecipe(Recipe):
             self.queue = FeatureQueue(hidden, hidden, vse.queue_size)
         self.pools: NegativePools | None = None
         if vse.synthetic_negatives > 0:
-            self.pools = NegativePools.from_jsonl(config.data.negatives)
+            self.pools = pools_for(config.data, dataset)
         self.offline: OfflineNegatives | None = None
         self.reference: ReferenceScores | None = None
         if vse.reference_scores:
@@ -123,7 +124,7 @@ class VSERecipe(Recipe):
 
         super().validate(config)
         if config.vse.synthetic_negatives > 0 and not config.data.negatives:
-            raise ConfigError("vse.synthetic_negatives needs data.negatives (a JSONL file)")
+            raise ConfigError("vse.synthetic_negatives needs data.negatives (a negatives file)")
         if config.vse.loss == "contrastive" and (
             config.vse.queue_size or any(p.miner for p in config.phases)
         ):
