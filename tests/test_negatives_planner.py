@@ -408,3 +408,14 @@ def test_with_is_not_flipped_in_a_clause(parser, planner_2):
     for text in ("a man with his arms outspread", "a man with white on", "a woman with a hat on"):
         _, units = plan(parser, planner_2, text)
         assert ("relation", "with") not in units, text
+
+
+def test_verbs_tagged_as_nouns_are_not_objects(parser):
+    from tags.negatives.scenes import SceneCounts
+
+    scenes = SceneCounts()
+    for text in ["a man walks down the street", "a woman walks down a path", "a man in shoes"]:
+        scenes.add_graph(parser.parse(text))
+    # the corpus uses "walks" as a verb: "a helmet walks" is a tagger slip, not an object
+    assert scenes.verb_like("helmet walks") and scenes.verb_like("walks")
+    assert not scenes.verb_like("shoes") and not scenes.verb_like("street")

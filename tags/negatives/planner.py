@@ -251,6 +251,7 @@ class EditPlanner:
             or not name.replace(" ", "").isalpha()
             or self.scenes.object_count(name) < 1
             or self.wordnet.is_activity(written.split()[-1])  # "dancing and singing"
+            or self.scenes.verb_like(written)  # "a helmet walks": a verb tagged as a noun
             or _mentioned_again(graph.caption, entity.head_span, written)  # "... the man"
         ):
             return ()
@@ -289,7 +290,7 @@ class EditPlanner:
                 or self.scenes.surface(other, plural) in excluded
             ):
                 continue
-            if self.wordnet.is_activity(other.split()[-1]):
+            if self.wordnet.is_activity(other.split()[-1]) or self.scenes.verb_like(other):
                 continue
             if plural and tantum != (self.scenes.surface(other, plural) in PLURALIA_TANTUM):
                 continue  # "pants" -> "jackets" would dress one person in several

@@ -166,11 +166,21 @@ class SceneCounts:
             attribute_surface: dict[str, Counter] = defaultdict(Counter)
             for (value, surface), count in self.attributes.items():
                 attribute_surface[value][surface] += count
+            verb_words: Counter = Counter()  # the verb of relation surfaces ("walks down")
+            for (_, surface, tag_shape), count in self.relations.items():
+                if surface and surface[0] and tag_shape.startswith("VB"):
+                    verb_words[surface[0].split()[0]] += count
+            noun_words: Counter = Counter()  # the last word of object surfaces
+            for (_, surface, _), count in self.objects.items():
+                if surface:
+                    noun_words[surface.split()[-1]] += count
             followers: Counter = Counter()
             for pair in self.bigrams:
                 followers[pair.split(" ", 1)[0]] += 1
             self._index = {
                 "followers": followers,
+                "verb_words": verb_words,
+                "noun_words": noun_words,
                 "total": sum(self.unigrams.values()),
                 "objects_by_number": objects_by_number,
                 "surfaces": surfaces,
@@ -184,6 +194,13 @@ class SceneCounts:
                 "attribute_surface": attribute_surface,
             }
         return self._index
+
+    def verb_like(self, surface: str) -> bool:
+        """Whether the corpus uses the last word of an object surface more often as a verb
+        than as an object ("a helmet walks", "sunglasses leans": tagger slips)."""
+        word = surface.split()[-1] if surface.split() else surface
+        index = self.index
+        return index["verb_words"].get(word, 0) > index["noun_words"].get(word, 0)
 
     def object_count(self, name: str) -> int:
         index = self.index["objects_by_number"]
