@@ -29,7 +29,13 @@ from tags.backends import as_backend
 from tags.data import NegativePools, pad_text
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
 from tags.training.metrics import mining_metrics
-from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.recipes.base import (
+    Recipe,
+    StepContext,
+    StepOutput,
+    register_recipe,
+    to_device,
+)
 from tags.training.retrieval import retrieve_negatives
 from tags.training.synthetic import (
     EngineSource,
@@ -69,10 +75,6 @@ def mask_tokens(
         new = torch.where((action >= 0.8) & (action < 0.9), random_ids, new)
         masked[row, positions] = new.to(masked.device)
     return masked, labels
-
-
-def _to(item: Any, device: torch.device) -> Any:
-    return tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
 
 
 @register_recipe("tags-dc")
@@ -250,7 +252,7 @@ class TagsDCRecipe(Recipe):
 
         # image bank: the batch's images, then the retrieved images; row r shows region_rows[r]
         bank = self.backend.image_items(batch) + [
-            _to(self.dataset.image(i), device) for i in imgs.reshape(-1).tolist()
+            to_device(self.dataset.image(i), device) for i in imgs.reshape(-1).tolist()
         ]
         row_images = {
             k: v.to(device) for k, v in self.backend.row_images(bank, region_rows).items()
