@@ -82,13 +82,25 @@ class Recipe:
     default_weights: ClassVar[dict[str, float]] = {}
 
     def __init__(
-        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
+        self,
+        config: Any,
+        accelerator: Any,
+        model: nn.Module,
+        tokenizer: Any,
+        dataset: Any,
+        backend: Any = None,
     ):
+        """``backend``: the :class:`~tags.backends.VLBackend` that wraps ``model`` (the loop
+        passes the loaded one, with the TAGS heads saved beside the model); default: a new
+        one over ``model``."""
+        from tags.backends import as_backend
+
         self.config = config
         self.accelerator = accelerator
         self.model = model
         self.tokenizer = tokenizer
         self.dataset = dataset
+        self.backend = backend if backend is not None else as_backend(model, tokenizer)
 
     @classmethod
     def validate(cls, config: Any) -> None:
@@ -113,6 +125,10 @@ class Recipe:
     def tags_model(self, module: nn.Module) -> nn.Module:
         """The unwrapped :class:`TagsModel` inside the prepared ``module``."""
         return self.accelerator.unwrap_model(module)
+
+    def save_extras(self, path: Any) -> None:
+        """What lives outside the saved model (a BLIP's TAGS heads), beside it."""
+        self.backend.save_extras(path)
 
     def stateful(self) -> list[Any]:
         """Objects with ``state_dict``/``load_state_dict`` saved in every checkpoint."""

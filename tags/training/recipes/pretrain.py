@@ -104,13 +104,11 @@ class PretrainRecipe(Recipe):
     loss_terms = ("itm", "mlm", "itc")
     default_weights: ClassVar[dict[str, float]] = {"itm": 1.0, "mlm": 1.0, "itc": 1.0}
 
-    def __init__(
-        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
-    ):
-        super().__init__(config, accelerator, model, tokenizer, dataset)
-        self.backend = as_backend(model, tokenizer)
-        self._check_capabilities(config)
-        self.wrapper = PretrainModule(model, self.backend)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As :class:`Recipe` (``config, accelerator, model, tokenizer, dataset, backend``)."""
+        super().__init__(*args, **kwargs)
+        self._check_capabilities(self.config)
+        self.wrapper = PretrainModule(self.model, self.backend)
         self.token_loss = TokenCrossEntropy()
 
     def _check_capabilities(self, config: Any) -> None:
@@ -142,10 +140,6 @@ class PretrainRecipe(Recipe):
         """The unwrapped model (a backend's HF model, not the module with its heads)."""
         inner = self.accelerator.unwrap_model(module).model
         return getattr(inner, "hf_model", inner)
-
-    def save_extras(self, path: Any) -> None:
-        """Heads that live outside the model (BLIP's MLM head), beside it."""
-        self.backend.save_extras(path)
 
     # ------------------------------------------------------------------ step
     def _negatives(self, batch: dict[str, Any], ctx: StepContext) -> tuple[list[int], list[int]]:

@@ -77,12 +77,11 @@ class VSERecipe(Recipe):
     loss_terms = ("triplet", "contrastive")
     default_weights: ClassVar[dict[str, float]] = {"triplet": 1.0, "contrastive": 1.0}
 
-    def __init__(
-        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
-    ):
-        super().__init__(config, accelerator, model, tokenizer, dataset)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As :class:`Recipe` (``config, accelerator, model, tokenizer, dataset, backend``)."""
+        super().__init__(*args, **kwargs)
+        config, model, tokenizer, dataset = self.config, self.model, self.tokenizer, self.dataset
         vse = config.vse
-        self.backend = as_backend(model, tokenizer)
         if vse.loss == "contrastive" and self.backend.contrastive_loss not in CONTRASTIVE:
             raise ValueError(
                 f"vse.loss: contrastive needs a contrastive model (CLIP, SigLIP, BLIP ITC); "
