@@ -64,7 +64,8 @@ class DualEncoder(nn.Module):
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **image: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-        """``(image_emb [N_img, H], text_emb [N_txt, H], logit_params)``, L2-normalised;
+        """``(image_emb [N_img, H] (BLIP-2: [N_img, Q, H]), text_emb [N_txt, H],
+        logit_params)``, L2-normalised;
         ``image`` holds the backend's image batch (``region_*`` or ``pixel_values``);
         ``logit_params``: the contrastive loss's learned scale/bias (CLIP, SigLIP)."""
         image_emb = self.backend.encode_image(image)
