@@ -234,7 +234,12 @@ def make_blip2(path: Path, seed: int = 0) -> Path:
         num_query_tokens=4,
         image_text_hidden_size=16,
     )  # fmt: skip
-    Blip2ForImageTextRetrieval(config).save_pretrained(path)
+    model = Blip2ForImageTextRetrieval(config)
+    # transformers starts the query tokens at zero (all queries alike, so max over queries
+    # = any query); a trained BLIP-2 has distinct ones: LAVIS's init, normal(0, 0.02)
+    with torch.no_grad():
+        model.query_tokens.normal_(0.0, config.qformer_config.initializer_range)
+    model.save_pretrained(path)
     processor.save_pretrained(path)
     return Path(path)
 

@@ -98,9 +98,17 @@ def run(corpus, tmp_path, name, *overrides, steps=6):
         # a random tiny BLIP's [CLS] text state hardly depends on the words at first: it
         # needs ~15 steps before the ITC loss leaves ln(4)
         ("blip", ["vse.loss=contrastive", "phases.0.lr=1.0e-3"], 24),
+        # BLIP-2 ITC: max over the query embeddings of each image. A random tiny BLIP-2
+        # starts at the uniform plateau (every pair alike): SelHN leaves it, the hardest
+        # negative alone stays at 2 x margin for 24+ steps (docs/backends.md)
+        ("blip-2", ["vse.synthetic_negatives=1", "phases.0.lr=1.0e-3"], 24),
+        ("blip-2", ["vse.loss=miner", "vse.miner.name=selhn", "phases.0.lr=1.0e-3"], 24),
     ],
-    ids=["clip-negclip", "siglip-negclip", "clip-selhn", "clip-fne-queue", "blip-itc"],
-)
+    ids=[
+        "clip-negclip", "siglip-negclip", "clip-selhn", "clip-fne-queue", "blip-itc",
+        "blip2-itc-negclip", "blip2-selhn",
+    ],
+)  # fmt: skip
 def test_vse_on_backends_loss_falls_on_repeated_batch(corpus, tmp_path, name, overrides, steps):
     # 4 pairs, batch 4: every step sees the same batch (in another order)
     result, values = run(corpus, tmp_path, name, *overrides, steps=steps)
@@ -181,6 +189,7 @@ def test_tags_model_dir_is_refused_for_raw_images(corpus, tmp_path):
 
 
 BLIP_TAGS_DC = CONFIG.parent / "tiny_blip_tags_dc_cpu.yaml"
+BLIP_PRETRAIN = CONFIG.parent / "tiny_blip_pretrain_cpu.yaml"
 
 
 def test_tags_dc_on_blip_two_phases_heads_saved_and_reloaded(corpus, tmp_path):
@@ -339,7 +348,106 @@ def test_recipes_refuse_backends_that_cannot_serve_them(corpus, tmp_path):
     with pytest.raises(BackendError, match="clip backend has no 'token_states'"):
         training_function(config)
     config = load_config(
-        CONFIG, [f"model.path={dirs['blip-2']}", *base, f"output_dir={tmp_path / 'b'}"]
+        BLIP_PRETRAIN, [f"model.path={dirs['siglip']}", *base, f"output_dir={tmp_path / 'b'}"]
     )
-    with pytest.raises(ValueError, match="gives one per query token"):
+    with pytest.raises(BackendError, match=r"siglip backend has no 'itm' capability \(pretrain"):
         training_function(config)
+
+
+def test_vse_on_blip2_itc_learns_past_the_uniform_plateau(corpus, tmp_path):
+    """BLIP-2's ITC (max over query embeddings, temperature 0.07): a random tiny model first
+    drops to ln(4) (every caption alike), then ranks its own caption first."""
+    _, values = run(corpus, tmp_path, "blip-2", "phases.0.lr=3.0e-3", steps=24)
+    assert all(math.isfinite(v) for v in values)
+    assert sum(values[-3:]) / 3 < math.log(4) - 0.1 < values[0], values
+
+
+def test_aoq_on_blip2_ranks_by_the_model_itc(corpus, tmp_path):
+    """AOQ's offline ranking on BLIP-2 uses its ITC (``logits_per_image`` of the HF model:
+    max over the query embeddings), round 2 trains with it."""
+    from transformers import Blip2ForImageTextRetrieval
+
+    from tags.backends import load_backend
+    from tags.mining import OfflineNegatives
+
+    dirs, (_, images, _) = corpus
+    run(
+        corpus, tmp_path, "blip-2", "vse.loss=miner", "vse.miner.name=hardest",
+        "phases=[{name: round1, steps: 1, lr: 1.0e-4},"
+        " {name: round2, steps: 2, lr: 1.0e-4, miner: aoq, init: initial}]",
+    )  # fmt: skip
+    out = tmp_path / "out"
+    offline = OfflineNegatives.load(out / "phases" / "1_round2" / "aoq_offline_negatives.pt")
+    backend = load_backend(dirs["blip-2"])  # for its processor
+    model = Blip2ForImageTextRetrieval.from_pretrained(out / "phases" / "0_round1").eval()
+    from PIL import Image
+
+    pixels = backend.image_inputs(
+        [Image.open(images / f"{k}.png").convert("RGB") for k in range(4)]
+    )
+    with torch.no_grad():
+        itc = model(
+            **pixels, **backend.text_inputs(CAPTIONS), use_image_text_matching_head=False
+        ).logits_per_image  # [images, captions], one caption per image
+    itc = itc.masked_fill(torch.eye(4, dtype=torch.bool), float("-inf"))
+    assert offline.i2t.shape == (4, 3)
+    assert torch.equal(offline.i2t, itc.topk(3, dim=1).indices)
+    assert torch.equal(offline.t2i[:, 0], itc.t().argmax(dim=1))
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["phase"] == 1 and "i2t/weight" in rows[-1]
+    assert all(math.isfinite(r["loss/total"]) for r in rows)
+
+
+@pytest.mark.parametrize("name", ["blip", "blip-2"])
+def test_pretrain_on_blip_backends_loss_falls_and_saves_the_mlm_head(corpus, tmp_path, name):
+    """``pretrain`` (ITM on random negatives + MLM + ITC) on an HF cross-encoder: the MLM
+    head sits on the image-grounded text states, tied to the word embeddings, saved beside."""
+    from tags.backends import load_backend
+
+    dirs, (captions, images, _) = corpus
+    out = tmp_path / "out"
+    config = load_config(
+        BLIP_PRETRAIN,
+        [f"model.path={dirs[name]}", f"data.captions={captions}", f"data.images={images}",
+         f"output_dir={out}", "progress_bar=false", "tensorboard=false",
+         "phases.0.steps=10", "phases.0.lr=3.0e-3"],
+    )  # fmt: skip
+    result = training_function(config)
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert result.state.step == 10 and len(rows) == 10
+    for key in ("loss/total", "loss/itm", "loss/mlm", "loss/itc"):
+        values = [r[key] for r in rows]
+        assert all(math.isfinite(v) and v > 0 for v in values), key
+    for key in ("loss/total", "loss/itm", "loss/mlm"):  # the batch repeats (4 pairs, batch 4)
+        values = [r[key] for r in rows]
+        assert sum(values[-3:]) / 3 < 0.97 * values[0], (key, values)
+    backend = load_backend(out / "model")
+    assert backend.supports("mlm") and backend.heads.settings["names"] == ["mlm"]
+    assert backend.heads.mlm.decoder.weight is backend.model.get_input_embeddings().weight
+    trained = result.model.state_dict()
+    assert all(torch.equal(v, trained[k]) for k, v in backend.model.state_dict().items())
+    # tags-dc after pretrain adds the missing WoD/WoC heads, keeps the pretrained MLM head
+    mlm = {k: v.clone() for k, v in backend.heads.mlm.state_dict().items()}
+    heads = backend.ensure_heads()
+    assert heads.settings["names"] == ["mlm", "wod", "woc"]
+    assert all(torch.equal(v, heads.mlm.state_dict()[k]) for k, v in mlm.items())
+    assert torch.equal(heads.woc.transform.dense.weight, heads.mlm.transform.dense.weight)
+    assert heads.woc.decoder.weight is backend.model.get_input_embeddings().weight
+
+
+def test_fne_queue_on_blip2_keeps_one_key_per_query(corpus, tmp_path):
+    """FNE with its momentum queue on BLIP-2: the queue holds every image's query embeddings
+    ``[size, Q, D]`` and the candidates are ranked by the max over them."""
+    result, values = run(
+        corpus, tmp_path, "blip-2", "vse.loss=miner", "vse.miner.name=fne", "vse.queue_size=8",
+        steps=3,
+    )  # fmt: skip
+    assert len(values) == 3 and all(math.isfinite(v) for v in values)
+    states = [torch.load(f) for f in sorted(result.checkpoint.glob("custom_checkpoint_*.pkl"))]
+    queue = next(s["image_feats"] for s in states if "image_feats" in s)
+    num_queries = result.model.config.num_query_tokens
+    assert queue.shape == (8, num_queries, result.model.config.image_text_hidden_size)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()]
+    assert rows[-1]["queue/filled"] == 8.0  # 2 steps x 4 keys, then full
+    # the keys are distinct per query (not one vector repeated)
+    assert (queue[:, 0] - queue[:, 1]).abs().max() > 1e-4

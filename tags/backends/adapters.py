@@ -11,30 +11,19 @@ from typing import Any
 
 import torch
 
+from tags.negatives.models import MaskedLMAdapter
 
-class BackendMaskedLM:
+
+class BackendMaskedLM(MaskedLMAdapter):
     """``logits_at`` over a backend's :meth:`~tags.backends.VLBackend.mlm_logits`."""
 
     def __init__(self, backend: Any, device: Any = None, use_image: bool = True) -> None:
+        device = torch.device(device) if device is not None else backend.device
+        super().__init__(backend.tokenizer, device, conditions_on_image=use_image)
         self.backend = backend
-        self.device = torch.device(device) if device is not None else backend.device
-        tokenizer = backend.tokenizer
-        self.mask_token_id = int(tokenizer.mask_token_id)
-        self.pad_token_id = int(tokenizer.pad_token_id or 0)
-        self.conditions_on_image = use_image
 
-    @torch.no_grad()
-    def logits_at(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        masked_positions: torch.Tensor,
-        images: Sequence[Any] | None = None,
-    ) -> torch.Tensor:
-        text = {
-            "input_ids": input_ids.to(self.device),
-            "attention_mask": attention_mask.to(self.device),
-        }
+    def _logits(self, input_ids, attention_mask, masked_positions, images):
+        text = {"input_ids": input_ids, "attention_mask": attention_mask}
         image = None
         if images is not None:
             image = {
@@ -43,10 +32,9 @@ class BackendMaskedLM:
         was_training = self.backend.model.training
         self.backend.model.eval()
         try:
-            logits = self.backend.mlm_logits(text, image, masked_positions.to(self.device))
+            return self.backend.mlm_logits(text, image, masked_positions)
         finally:
             self.backend.model.train(was_training)
-        return logits.float().cpu()
 
 
 class BackendPairScorer:

@@ -179,12 +179,13 @@ class VLBackend:
         self.require("token_states", "TAGS-DC heads need image-grounded token states")
         raise NotImplementedError
 
-    def trainable_module(self) -> nn.Module:
+    def trainable_module(self, names: tuple[str, ...] = ("mlm", "wod", "woc")) -> nn.Module:
         """The module a recipe trains: TagsModel's ``forward(input_ids, attention_mask,
-        heads=..., masked_positions=..., **images)`` with ``itm_scores`` & co. outputs."""
+        heads=..., masked_positions=..., **images)`` with ``itm_scores`` & co. outputs, with
+        the TAGS heads ``names`` (created where missing)."""
         from tags.backends.heads import TrainableBackend
 
-        self.ensure_heads()
+        self.ensure_heads(names)
         return TrainableBackend(self)
 
     def save_extras(self, path: str | Path) -> None:
@@ -227,14 +228,35 @@ class VLBackend:
         self.require("itc", "no image embedding")
         raise NotImplementedError
 
+    @property
+    def image_embedding_shape(self) -> tuple[int, ...]:
+        """Shape of one image's :meth:`encode_image` embedding (``(D,)``; BLIP-2: one per
+        query token, ``(Q, D)``)."""
+        return (self.embedding_dim,)
+
     def similarity(self, image_emb: torch.Tensor, text_emb: torch.Tensor) -> torch.Tensor:
         """``[I, T]`` similarity used for ranking (cosine by default)."""
         return image_emb @ text_emb.T
+
+    def text_similarity(self, text_emb: torch.Tensor, image_emb: torch.Tensor) -> torch.Tensor:
+        """``[T, I]``: :meth:`similarity` with texts as rows (text-to-image anchors)."""
+        return text_emb @ image_emb.T
+
+    def pair_similarity(self, image_emb: torch.Tensor, text_emb: torch.Tensor) -> torch.Tensor:
+        """``[B]`` similarity of row-aligned (image, text) embedding pairs."""
+        return (image_emb * text_emb).sum(-1)
 
     def logit_params(self) -> dict[str, torch.Tensor]:
         """Learned logit scale/bias of the contrastive loss, computed inside the trained
         module's ``forward`` (DDP: a parameter used outside ``forward`` breaks its hooks)."""
         return {}
+
+    def scale_logits(
+        self, sims: torch.Tensor, params: dict[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """Similarities as logits of the model's own contrastive loss (its temperature or
+        learned scale/bias; ``params`` from :meth:`logit_params`)."""
+        return sims
 
     def contrastive_logits(
         self,
@@ -243,7 +265,7 @@ class VLBackend:
         params: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """``[I, T]`` logits of the model's own contrastive loss (scaled similarity)."""
-        return self.similarity(image_emb, text_emb)
+        return self.scale_logits(self.similarity(image_emb, text_emb), params)
 
     def text_token_states(
         self, text: dict[str, torch.Tensor], image: dict[str, torch.Tensor]

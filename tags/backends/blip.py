@@ -94,7 +94,7 @@ class BlipBackend(VLBackend):
             self.capabilities = type(self).capabilities | {"mlm"}
 
     def ensure_heads(self, names: tuple[str, ...] = ("mlm", "wod", "woc")) -> Any:
-        """The TAGS-DC heads (fresh ones, sized from the text config, when there are none)."""
+        """The TAGS heads of ``names`` (fresh ones, sized from the text config, where missing)."""
         from tags.backends.heads import TagsHeads
 
         if self.heads is None:
@@ -109,6 +109,8 @@ class BlipBackend(VLBackend):
                     text.hidden_dropout_prob,
                 ).to(self.device)
             )
+        elif self.heads.add(names):  # heads saved by another recipe (pretrain: MLM only)
+            self.attach_heads(self.heads.to(self.device))
         return self.heads
 
     def _heads_parts(self) -> tuple[Any, Any]:
@@ -206,8 +208,8 @@ class BlipBackend(VLBackend):
     def encode_image(self, image):
         return normalize(self.model.vision_proj(self.image_states(image)[:, 0, :]))
 
-    def contrastive_logits(self, image_emb, text_emb, params=None):
-        return image_emb @ text_emb.T / self.temperature
+    def scale_logits(self, sims, params=None):
+        return sims / self.temperature
 
 
 __all__ = ["BLIP_ITC_TEMPERATURE", "BlipBackend", "check_architecture", "load_processor"]

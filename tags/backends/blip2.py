@@ -5,7 +5,9 @@ As ``Blip2ForImageTextRetrieval.forward`` computes them:
 - ``score_pairs``: ITM log-odds, the ITM head averaged over the query positions of the
   Q-Former run on ``[queries ; text]`` with cross-attention to the ViT states;
 - ``encode_image``: one L2-normalised embedding per query ``[B, Q, D]``; ``encode_text``:
-  the projected first text token ``[B, D]``; :meth:`similarity` is the max over queries;
+  the projected first text token ``[B, D]``; :meth:`similarity` (and its text-first and
+  row-aligned forms) is the max over queries, so the ``vse`` recipe and its miners, the
+  FNE queue and AOQ's ranking work on it unchanged;
 - ``text_token_states``: the text part of the ITM Q-Former states; the TAGS heads (MLM tied
   to the Q-Former word embeddings, WoD, WoC) sit on them, saved beside the model, as for
   BLIP (:class:`~tags.backends.blip.BlipBackend`, whose head handling this class shares).
@@ -34,8 +36,6 @@ class Blip2Backend(BlipBackend):
     capabilities = frozenset({"itm", "itc", "token_states"})
     contrastive_loss = "infonce"
     architectures = ("Blip2ForImageTextRetrieval",)
-    #: image embeddings are one vector per query token (``[B, Q, D]``)
-    multi_vector_images = True
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **kwargs: Any) -> Blip2Backend:
@@ -133,12 +133,20 @@ class Blip2Backend(BlipBackend):
         out = out.to(self.model.vision_projection.weight.dtype)
         return normalize(self.model.vision_projection(out))
 
+    @property
+    def image_embedding_shape(self) -> tuple[int, ...]:
+        return (self.num_queries, self.embedding_dim)
+
     def similarity(self, image_emb, text_emb):
-        """Max over the query embeddings of each image: ``[I, T]``."""
+        """Max over the query embeddings of each image: ``[I, T]`` (as the model's ITC)."""
         return torch.einsum("iqd,td->iqt", image_emb, text_emb).max(dim=1).values
 
-    def contrastive_logits(self, image_emb, text_emb, params=None):
-        return self.similarity(image_emb, text_emb) / self.temperature
+    def text_similarity(self, text_emb, image_emb):
+        return self.similarity(image_emb, text_emb).T
+
+    def pair_similarity(self, image_emb, text_emb):
+        """Max over the queries of each row's image against its text: ``[B]``."""
+        return torch.einsum("bqd,bd->bq", image_emb, text_emb).max(dim=1).values
 
 
 __all__ = ["Blip2Backend"]

@@ -92,12 +92,9 @@ class ClipBackend(VLBackend):
     def logit_params(self):
         return {"scale": self.model.logit_scale.exp()}
 
-    def _scale(self, sims: torch.Tensor, params: dict | None = None) -> torch.Tensor:
+    def scale_logits(self, sims, params=None):
         params = params or self.logit_params()
         return sims * params["scale"] + params.get("bias", 0.0)
-
-    def contrastive_logits(self, image_emb, text_emb, params=None):
-        return self._scale(image_emb @ text_emb.T, params)
 
     def score_pairs(self, text, image):
         t, i = self.encode_text(text), self.encode_image(image)
@@ -105,7 +102,7 @@ class ClipBackend(VLBackend):
             t, i = (
                 (t.expand(i.shape[0], -1), i) if t.shape[0] == 1 else (t, i.expand(t.shape[0], -1))
             )
-        return self._scale((t * i).sum(dim=-1))
+        return self.scale_logits((t * i).sum(dim=-1))
 
 
 @register_backend("siglip")

@@ -51,17 +51,33 @@ class TagsHeads(nn.Module):
             "layer_norm_eps": layer_norm_eps,
             "dropout": dropout,
         }
-        self.mlm = (
-            MLMHead(hidden_size, vocab_size, hidden_act, layer_norm_eps) if "mlm" in names else None
+        self.mlm = self.woc = self.wod = None
+        self.settings["names"] = []
+        self.add(names)
+
+    def add(self, names: tuple[str, ...]) -> list[str]:
+        """Create the heads of ``names`` that are missing (e.g. WoD/WoC for TAGS-DC after a
+        ``pretrain`` run that trained the MLM head only); returns the new ones. A new WoC
+        starts as a copy of the MLM head's transform; call :meth:`tie` afterwards."""
+        s = self.settings
+        size, vocab, act, eps = (
+            s["hidden_size"],
+            s["vocab_size"],
+            s["hidden_act"],
+            s["layer_norm_eps"],
         )
-        self.woc = (
-            WordCorrectionHead(hidden_size, vocab_size, hidden_act, layer_norm_eps)
-            if "woc" in names
-            else None
-        )
-        self.wod = WordDiscriminationHead(hidden_size, dropout) if "wod" in names else None
-        if self.mlm is not None and self.woc is not None:
+        new = [n for n in HEAD_NAMES if n in names and getattr(self, n) is None]
+        for name in new:
+            if name == "mlm":
+                self.mlm = MLMHead(size, vocab, act, eps)
+            elif name == "woc":
+                self.woc = WordCorrectionHead(size, vocab, act, eps)
+            else:
+                self.wod = WordDiscriminationHead(size, s["dropout"])
+        if "woc" in new and self.mlm is not None:
             self.woc.transform.load_state_dict(self.mlm.transform.state_dict())
+        s["names"] = [n for n in HEAD_NAMES if getattr(self, n) is not None]
+        return new
 
     def tie(self, word_embeddings: nn.Embedding) -> None:
         """Tie the vocabulary heads' decoders to ``word_embeddings`` (call after loading)."""

@@ -68,7 +68,7 @@ class TagsBackend(VLBackend):
         return {k: batch[k] for k in REGION_KEYS}
 
     def row_images(self, items, rows):
-        """The bank padded once, then indexed per row (``Recipe.row_regions``)."""
+        """The bank padded once, then indexed per row."""
         bank = self.collate_images(items)
         index = torch.tensor(rows)
         return {k: v[index] for k, v in bank.items()}
@@ -91,7 +91,7 @@ class TagsBackend(VLBackend):
     def save_extras(self, path):
         """TagsModel's heads are part of the model."""
 
-    def trainable_module(self):
+    def trainable_module(self, names=("mlm", "wod", "woc")):
         return self.model
 
     def masked_lm_adapter(self, tokenizer, device, use_image=True):

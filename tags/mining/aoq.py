@@ -7,6 +7,7 @@ whole training set once with its dual embeddings; round 2 retrains from scratch 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,10 @@ def _rank_chunked(
     k: int,
     chunk_size: int,
     device: torch.device,
+    score: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
 ) -> torch.Tensor:
-    """Top-``k`` keys per query by dot product, excluding positives, chunked on both sides.
+    """Top-``k`` keys per query by ``score(queries, keys) -> [q, c]`` (default: dot
+    product), excluding positives, chunked on both sides.
 
     ``positive_of(q_idx [q], k_idx [c]) -> bool [q, c]`` marks the excluded (positive) pairs.
     Peak memory is ``chunk_size x (chunk_size + k)`` scores.
@@ -56,7 +59,8 @@ def _rank_chunked(
         best_i = torch.empty(q.shape[0], 0, dtype=torch.long, device=device)
         for k0 in range(0, n_k, chunk_size):
             k_idx = torch.arange(k0, min(k0 + chunk_size, n_k), device=device)
-            sims = q @ keys[k0 : k0 + chunk_size].to(device, torch.float32).t()
+            chunk = keys[k0 : k0 + chunk_size].to(device, torch.float32)
+            sims = q @ chunk.t() if score is None else score(q, chunk)
             sims = sims.masked_fill(positive_of(q_idx, k_idx), float("-inf"))
             take = min(k, sims.shape[1])
             v, i = sims.topk(take, dim=1)
@@ -130,9 +134,12 @@ def build_offline_negatives(
     h_caption: int | None = None,
     chunk_size: int = 1024,
     device: torch.device | str = "cpu",
+    similarity: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+    text_similarity: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
 ) -> OfflineNegatives:
     """Rank the whole training set once with dual embeddings (dot product; pass normalised
-    embeddings for cosine).
+    embeddings for cosine, or a backend's ``similarity(images, texts) -> [I, T]`` and
+    ``text_similarity(texts, images) -> [T, I]``, e.g. BLIP-2's max over query tokens).
 
     For every image its top-``h`` negative captions (paper h = 300) and for every caption its
     top-``h_caption`` negative images (default ``h // 5``). Positives are excluded through the
@@ -154,6 +161,7 @@ def build_offline_negatives(
         h,
         chunk_size,
         device,
+        similarity,
     )
     t2i = _rank_chunked(
         caption_embeddings,
@@ -162,6 +170,7 @@ def build_offline_negatives(
         h_caption,
         chunk_size,
         device,
+        text_similarity,
     )
     return OfflineNegatives(i2t=i2t, t2i=t2i, caption_to_image=c2i)
 

@@ -54,13 +54,17 @@ class FeatureQueue(nn.Module):
     ``state_dict`` for exact resumption.
     """
 
-    def __init__(self, image_dim: int, text_dim: int | None = None, size: int = 8192) -> None:
+    def __init__(
+        self, image_dim: int | tuple[int, ...], text_dim: int | None = None, size: int = 8192
+    ) -> None:
+        """``image_dim``: an image feature's size, or its shape (BLIP-2: ``(queries, D)``)."""
         super().__init__()
         if size < 1:
             raise ValueError("size must be >= 1")
         self.size = int(size)
-        self.register_buffer("image_feats", torch.zeros(size, image_dim))
-        self.register_buffer("text_feats", torch.zeros(size, text_dim or image_dim))
+        image_shape = (image_dim,) if isinstance(image_dim, int) else tuple(image_dim)
+        self.register_buffer("image_feats", torch.zeros(size, *image_shape))
+        self.register_buffer("text_feats", torch.zeros(size, text_dim or image_shape[-1]))
         self.register_buffer("image_ids", torch.full((size,), -1, dtype=torch.long))
         self.register_buffer("ptr", torch.zeros((), dtype=torch.long))
         self.register_buffer("filled", torch.zeros((), dtype=torch.long))

@@ -36,20 +36,54 @@ def load_tokenizer(path: str | Path) -> Any:
     return tokenizer
 
 
-class HFMaskedLM:
+class MaskedLMAdapter:
+    """What every refill model of the engine shares (the :class:`~tags.negatives.refill.MaskedLM`
+    protocol): the tokenizer's mask/pad ids, a device, and :meth:`logits_at`, which moves the
+    inputs there and returns float32 CPU logits; subclasses compute them in :meth:`_logits`."""
+
+    def __init__(self, tokenizer: Any, device: torch.device, conditions_on_image: bool) -> None:
+        self.device = device
+        self.mask_token_id = int(tokenizer.mask_token_id)
+        self.pad_token_id = int(tokenizer.pad_token_id or 0)
+        self.conditions_on_image = conditions_on_image
+
+    @torch.no_grad()
+    def logits_at(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        masked_positions: torch.Tensor,
+        images: Sequence[Any] | None = None,
+    ) -> torch.Tensor:
+        """``[num_masked, vocab]`` logits at ``masked_positions`` (row-major order)."""
+        logits = self._logits(
+            input_ids.to(self.device),
+            attention_mask.to(self.device),
+            masked_positions.to(self.device),
+            images,
+        )
+        return logits.float().cpu()
+
+    def _logits(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        masked_positions: torch.Tensor,
+        images: Sequence[Any] | None,
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class HFMaskedLM(MaskedLMAdapter):
     """A `transformers` masked LM, text only.
 
     The vocabulary projection runs on the masked positions only (for BERT- and RoBERTa-style
     heads), so memory does not grow with ``sequence length x vocabulary``.
     """
 
-    conditions_on_image = False
-
     def __init__(self, model: Any, tokenizer: Any, device: str | torch.device | None = None):
-        self.device = _device(device)
+        super().__init__(tokenizer, _device(device), conditions_on_image=False)
         self.model = model.to(self.device).eval()
-        self.mask_token_id = int(tokenizer.mask_token_id)
-        self.pad_token_id = int(tokenizer.pad_token_id or 0)
         base = getattr(model, model.base_model_prefix, None)
         head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
         self._split = (base, head) if base is not None and head is not None else None
@@ -68,23 +102,13 @@ class HFMaskedLM:
         model = AutoModelForMaskedLM.from_pretrained(str(path), local_files_only=True)
         return cls(model, tokenizer, device), tokenizer
 
-    @torch.no_grad()
-    def logits_at(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        masked_positions: torch.Tensor,
-        images: Sequence[Regions] | None = None,
-    ) -> torch.Tensor:
-        input_ids = input_ids.to(self.device)
-        attention_mask = attention_mask.to(self.device)
-        masked_positions = masked_positions.to(self.device)
+    def _logits(self, input_ids, attention_mask, masked_positions, images):
         if self._split is not None:
             base, head = self._split
             hidden = base(input_ids=input_ids, attention_mask=attention_mask)[0]
-            return head(hidden[masked_positions]).float().cpu()
+            return head(hidden[masked_positions])
         logits = self.model(input_ids=input_ids, attention_mask=attention_mask).logits
-        return logits[masked_positions].float().cpu()
+        return logits[masked_positions]
 
 
 def _pad_regions(
@@ -104,7 +128,7 @@ def _pad_regions(
     return features.to(device), boxes.to(device), mask.to(device)
 
 
-class TagsMaskedLM:
+class TagsMaskedLM(MaskedLMAdapter):
     """A TagsModel's MLM head as the refill model; image-conditioned when ``use_image``.
 
     ``model`` may be anything with TagsModel's ``masked_lm_logits`` (the
@@ -118,31 +142,20 @@ class TagsMaskedLM:
         device: str | torch.device | None = None,
         use_image: bool = True,
     ):
-        self.device = _device(device)
+        super().__init__(tokenizer, _device(device), conditions_on_image=use_image)
         self.model = model.to(self.device).eval()
-        self.mask_token_id = int(tokenizer.mask_token_id)
-        self.pad_token_id = int(tokenizer.pad_token_id or 0)
-        self.conditions_on_image = use_image
 
-    @torch.no_grad()
-    def logits_at(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        masked_positions: torch.Tensor,
-        images: Sequence[Regions] | None = None,
-    ) -> torch.Tensor:
+    def _logits(
+        self, input_ids, attention_mask, masked_positions, images: Sequence[Regions] | None
+    ):
         regions: dict[str, torch.Tensor] = {}
         if images is not None:
             features, boxes, mask = _pad_regions(images, self.device)
             regions = {"region_features": features, "region_boxes": boxes, "region_mask": mask}
         output = self.model.masked_lm_logits(
-            input_ids.to(self.device),
-            attention_mask.to(self.device),
-            masked_positions=masked_positions.to(self.device),
-            **regions,
+            input_ids, attention_mask, masked_positions=masked_positions, **regions
         )
-        return output.logits.float().cpu()
+        return output.logits
 
 
 class TagsPairScorer:
@@ -217,4 +230,11 @@ def load_tags_model(
     return model.to(_device(device)), tokenizer
 
 
-__all__ = ["HFMaskedLM", "TagsMaskedLM", "TagsPairScorer", "load_tags_model", "load_tokenizer"]
+__all__ = [
+    "HFMaskedLM",
+    "MaskedLMAdapter",
+    "TagsMaskedLM",
+    "TagsPairScorer",
+    "load_tags_model",
+    "load_tokenizer",
+]

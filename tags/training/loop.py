@@ -230,6 +230,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
                 f"region features are {dataset.feature_size}-d but the model expects "
                 f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
             )
+    if parts is not None:  # the loaded backend, with the TAGS heads saved beside its model
+        recipe_kwargs.setdefault("backend", parts.backend)
     recipe = get_recipe(config.recipe)(
         config, accelerator, model, tokenizer, dataset, **recipe_kwargs
     )

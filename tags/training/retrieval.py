@@ -4,7 +4,8 @@ For every anchor pair, a random pool of ``pool_size`` captions of other images (
 other images (t2i) is drawn from the whole training set with a generator seeded by
 ``(seed, step, dataset index)``, scored under ``no_grad``, and the top ``num_negatives``
 kept: ``mode="pool"`` scores with the ITM head (cross-encoder, the paper's 399 -> 31),
-``mode="dual"`` with the dual-encoder cosine (``encode_text``/``encode_image``; cheaper).
+``mode="dual"`` with the dual-encoder similarity (``encode_text``/``encode_image`` and the
+backend's ``pair_similarity``; cheaper).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ def _chunks(n: int, size: int):
         yield start, min(start + size, n)
 
 
-@torch.no_grad()
 @torch.no_grad()
 def encode_dataset(
     model: nn.Module, dataset: ImageTextDataset, device: Any = "cpu", chunk: int = 64
@@ -141,10 +141,10 @@ def _score(
             anchors = torch.tensor([a for a, _ in chunk], device=device)
             if kind == "text":
                 emb = backend.encode_text(text_batch(texts))
-                flat.append((emb * image_emb[anchors]).sum(-1).float().cpu())
+                flat.append(backend.pair_similarity(image_emb[anchors], emb).float().cpu())
             else:
                 emb = backend.encode_image(image_batch(images))
-                flat.append((emb * text_emb[anchors]).sum(-1).float().cpu())
+                flat.append(backend.pair_similarity(emb, text_emb[anchors]).float().cpu())
             continue
         images = [
             tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)

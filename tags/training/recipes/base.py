@@ -36,6 +36,12 @@ def get_recipe(name: str) -> type[Recipe]:
     return _RECIPES[name]
 
 
+def to_device(item: Any, device: torch.device) -> Any:
+    """A dataset image item (a pixel tensor, or a TagsModel ``(features, boxes)`` pair) on
+    ``device``."""
+    return tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
+
+
 @dataclass
 class StepContext:
     """What a training step needs to know beyond its batch."""
@@ -76,13 +82,25 @@ class Recipe:
     default_weights: ClassVar[dict[str, float]] = {}
 
     def __init__(
-        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
+        self,
+        config: Any,
+        accelerator: Any,
+        model: nn.Module,
+        tokenizer: Any,
+        dataset: Any,
+        backend: Any = None,
     ):
+        """``backend``: the :class:`~tags.backends.VLBackend` that wraps ``model`` (the loop
+        passes the loaded one, with the TAGS heads saved beside the model); default: a new
+        one over ``model``."""
+        from tags.backends import as_backend
+
         self.config = config
         self.accelerator = accelerator
         self.model = model
         self.tokenizer = tokenizer
         self.dataset = dataset
+        self.backend = backend if backend is not None else as_backend(model, tokenizer)
 
     @classmethod
     def validate(cls, config: Any) -> None:
@@ -108,24 +126,9 @@ class Recipe:
         """The unwrapped :class:`TagsModel` inside the prepared ``module``."""
         return self.accelerator.unwrap_model(module)
 
-    def row_regions(
-        self, batch: dict[str, Any], extra_images: list[int], rows: list[int]
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(features, boxes, mask)`` for each row of a joint forward: row ``r`` takes bank
-        entry ``rows[r]``, where the bank is the batch's images followed by the dataset
-        images ``extra_images`` (dense image indices)."""
-        from tags.data import pad_regions
-
-        device = batch["region_features"].device
-        feats = [f[: int(m.sum())] for f, m in zip(batch["region_features"], batch["region_mask"])]
-        boxes = [b[: int(m.sum())] for b, m in zip(batch["region_boxes"], batch["region_mask"])]
-        for i in extra_images:
-            f, b = self.dataset.image(i)
-            feats.append(f.to(device))
-            boxes.append(b.to(device))
-        bank_f, bank_b, bank_m = pad_regions(feats, boxes)
-        index = torch.tensor(rows, device=device)
-        return bank_f.to(device)[index], bank_b.to(device)[index], bank_m.to(device)[index]
+    def save_extras(self, path: Any) -> None:
+        """What lives outside the saved model (a BLIP's TAGS heads), beside it."""
+        self.backend.save_extras(path)
 
     def stateful(self) -> list[Any]:
         """Objects with ``state_dict``/``load_state_dict`` saved in every checkpoint."""
@@ -159,4 +162,5 @@ __all__ = [
     "get_recipe",
     "list_recipes",
     "register_recipe",
+    "to_device",
 ]

@@ -14,7 +14,12 @@ makes one from scratch. Per step, for the local batch of positive pairs:
   is what lets a small scratch cross-encoder leave the ITM plateau in a few hundred steps
   (measured in docs/demo.md).
 
-All three terms come from one forward of :class:`PretrainModule` (one DDP call).
+All three terms come from one forward of :class:`PretrainModule` (one DDP call), through
+the model's backend (:mod:`tags.backends`): TagsModel on region features, or a pixel backend
+with a cross-encoder (BLIP, BLIP-2: ITM head, an MLM head on the image-grounded text states
+tied to the word embeddings and saved beside the model, ITC). The recipe asks the backend
+for the capabilities its weighted terms need (``itm``, ``mlm``, ``itc``, and token states
+for the MLM head) and names what is missing (CLIP/SigLIP have no ITM and no MLM).
 """
 
 from __future__ import annotations
@@ -25,32 +30,49 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tags.backends import as_backend
 from tags.data import pad_text
 from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.training.losses import IGNORE_INDEX, TokenCrossEntropy, global_mean
-from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.recipes.base import (
+    Recipe,
+    StepContext,
+    StepOutput,
+    register_recipe,
+    to_device,
+)
 from tags.training.recipes.tags_dc import mask_tokens
+
+#: backend capability each loss term needs
+TERM_CAPABILITY = {"itm": "itm", "mlm": "mlm", "itc": "itc"}
+TERM_PURPOSE = {
+    "itm": "L_ITM scores (image, caption) pairs with a cross-encoder",
+    "mlm": "L_MLM predicts masked words from the image-grounded text",
+    "itc": "L_ITC aligns text and image embeddings",
+}
 
 
 class PretrainModule(nn.Module):
-    """Wraps a TagsModel: one ``forward`` gives the joint outputs (ITM logits, MLM logits)
-    and the dual-mode embeddings of the batch."""
+    """One ``forward`` gives the joint outputs (ITM logits, MLM logits) of a backend's
+    trainable module (TagsModel itself, or an HF model with its TAGS heads) and the
+    dual-mode embeddings of the batch."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, backend: Any = None) -> None:
         super().__init__()
-        self.model = model
+        self.backend = backend if backend is not None else as_backend(model)
+        self.model = self.backend.trainable_module(("mlm",))  # TagsModel: the model itself
 
     def forward(
         self,
         joint: dict[str, torch.Tensor],
         masked_positions: torch.Tensor,
-        dual_text: tuple[torch.Tensor, torch.Tensor] | None,
-        dual_image: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None,
+        dual_text: dict[str, torch.Tensor] | None,
+        dual_image: dict[str, torch.Tensor] | None,
     ) -> tuple[Any, torch.Tensor | None, torch.Tensor | None]:
         out = self.model(**joint, heads=("itm", "mlm"), masked_positions=masked_positions)
         if dual_text is None or dual_image is None:
             return out, None, None
-        return out, self.model.encode_image(*dual_image), self.model.encode_text(*dual_text)
+        return out, self.backend.encode_image(dual_image), self.backend.encode_text(dual_text)
 
 
 def sample_other(n: int, exclude: set[int], generator: torch.Generator, what: str = "item") -> int:
@@ -82,12 +104,23 @@ class PretrainRecipe(Recipe):
     loss_terms = ("itm", "mlm", "itc")
     default_weights: ClassVar[dict[str, float]] = {"itm": 1.0, "mlm": 1.0, "itc": 1.0}
 
-    def __init__(
-        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
-    ):
-        super().__init__(config, accelerator, model, tokenizer, dataset)
-        self.wrapper = PretrainModule(model)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As :class:`Recipe` (``config, accelerator, model, tokenizer, dataset, backend``)."""
+        super().__init__(*args, **kwargs)
+        self._check_capabilities(self.config)
+        self.wrapper = PretrainModule(self.model, self.backend)
         self.token_loss = TokenCrossEntropy()
+
+    def _check_capabilities(self, config: Any) -> None:
+        """Every weighted term's capability, with the MLM head created where the backend can
+        carry one (BLIP: on its image-grounded token states); else an error naming it."""
+        backend = self.backend
+        backend.require("itm", f"pretrain: {TERM_PURPOSE['itm']}")  # the joint forward's head
+        backend.require("token_states", f"pretrain: {TERM_PURPOSE['mlm']}")
+        backend.ensure_heads(("mlm",))  # BLIP: an MLM head tied to the word embeddings
+        used = {t for phase in config.phases for t, w in self.weights(phase).items() if w > 0}
+        for term in sorted(used):
+            backend.require(TERM_CAPABILITY[term], f"pretrain: {TERM_PURPOSE[term]}")
 
     @classmethod
     def validate(cls, config: Any) -> None:
@@ -104,7 +137,9 @@ class PretrainRecipe(Recipe):
         return self.wrapper
 
     def tags_model(self, module: nn.Module) -> nn.Module:
-        return self.accelerator.unwrap_model(module).model
+        """The unwrapped model (a backend's HF model, not the module with its heads)."""
+        inner = self.accelerator.unwrap_model(module).model
+        return getattr(inner, "hf_model", inner)
 
     # ------------------------------------------------------------------ step
     def _negatives(self, batch: dict[str, Any], ctx: StepContext) -> tuple[list[int], list[int]]:
@@ -137,7 +172,7 @@ class PretrainRecipe(Recipe):
         self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
     ) -> StepOutput:
         cfg = self.config.pretrain
-        model = self.tags_model(module)
+        backend = self.backend
         device = batch["input_ids"].device
         w = ctx.weights
         b = batch["input_ids"].shape[0]
@@ -155,8 +190,8 @@ class PretrainRecipe(Recipe):
             batch["attention_mask"],
             [ctx.generator(20, i) for i in index],
             cfg.mlm_probability,
-            model.config.mask_token_id,
-            model.config.vocab_size,
+            backend.mask_token_id,
+            backend.vocab_size,
         )
         mlm_start = len(texts)
         texts += [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
@@ -164,24 +199,23 @@ class PretrainRecipe(Recipe):
         region_rows += [b + j for j in range(len(neg_imgs))] + list(range(b))
 
         input_ids, attention = pad_text(texts, pad_id)
-        feats, boxes, rmask = self.row_regions(batch, neg_imgs, region_rows)
+        # image bank: the batch's images, then the negative images; row r shows region_rows[r]
+        bank = backend.image_items(batch) + [
+            to_device(self.dataset.image(i), device) for i in neg_imgs
+        ]
         joint = {
             "input_ids": input_ids.to(device),
             "attention_mask": attention.to(device),
-            "region_features": feats,
-            "region_boxes": boxes,
-            "region_mask": rmask,
+            **{k: v.to(device) for k, v in backend.row_images(bank, region_rows).items()},
         }
         labels = torch.full(input_ids.shape, IGNORE_INDEX, dtype=torch.long, device=device)
         labels[mlm_start:, : mlm_labels.shape[1]] = mlm_labels.to(device)
         masked_positions = labels != IGNORE_INDEX
         use_itc = w["itc"] > 0
-        dual_text = (batch["input_ids"], batch["attention_mask"]) if use_itc else None
-        dual_image = (
-            (batch["region_features"], batch["region_boxes"], batch["region_mask"])
-            if use_itc
-            else None
-        )
+        dual_text = dual_image = None
+        if use_itc:
+            dual_text = {k: batch[k] for k in ("input_ids", "attention_mask")}
+            dual_image = backend.image_batch(batch)
         out, image_emb, text_emb = module(joint, masked_positions, dual_text, dual_image)
 
         # L_ITM: binary cross-entropy over positives and random negatives
@@ -202,8 +236,8 @@ class PretrainRecipe(Recipe):
             offset = sum(gather_sizes(b, device)[: get_rank()])
             own = offset + torch.arange(b, device=device)
             scale = 1.0 / cfg.itc_temperature
-            i2t = image_emb @ gather_with_grad(text_emb).t() * scale
-            t2i = text_emb @ gather_with_grad(image_emb).t() * scale
+            i2t = backend.similarity(image_emb, gather_with_grad(text_emb)) * scale
+            t2i = backend.text_similarity(text_emb, gather_with_grad(image_emb)) * scale
             total = info_nce(i2t, own, ids, all_ids) + info_nce(t2i, own, ids, all_ids)
             l_itc = global_mean(total / 2, b)
             with torch.no_grad():

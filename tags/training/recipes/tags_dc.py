@@ -26,12 +26,17 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from tags.backends import as_backend
 from tags.data import pad_text
 from tags.data.negatives import pools_for
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
 from tags.training.metrics import mining_metrics
-from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.recipes.base import (
+    Recipe,
+    StepContext,
+    StepOutput,
+    register_recipe,
+    to_device,
+)
 from tags.training.retrieval import retrieve_negatives
 from tags.training.synthetic import (
     EngineSource,
@@ -76,10 +81,6 @@ def mask_tokens(
     return masked, labels
 
 
-def _to(item: Any, device: torch.device) -> Any:
-    return tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
-
-
 @register_recipe("tags-dc")
 class TagsDCRecipe(Recipe):
     loss_terms = ("itm", "mlm", "istm", "wod", "woc")
@@ -91,20 +92,13 @@ class TagsDCRecipe(Recipe):
         "woc": 0.0,
     }
 
-    def __init__(
-        self,
-        config: Any,
-        accelerator: Any,
-        model: nn.Module,
-        tokenizer: Any,
-        dataset: Any,
-        source: SyntheticSource | None = None,
-    ):
-        super().__init__(config, accelerator, model, tokenizer, dataset)
+    def __init__(self, *args: Any, source: SyntheticSource | None = None, **kwargs: Any) -> None:
+        """As :class:`Recipe`; ``source``: the synthetic negatives (default: from the config)."""
+        super().__init__(*args, **kwargs)
+        config, tokenizer = self.config, self.tokenizer
         cfg = config.tags_dc
-        # issue 12: every model call goes through the backend (TagsModel: the model itself,
+        # issue 12: every model call goes through self.backend (TagsModel: the model itself,
         # BLIP: ITM + TAGS heads on the image-grounded text encoder, saved beside it)
-        self.backend = as_backend(model, tokenizer)
         self.trainable = self.backend.trainable_module()
         self.itm_loss = PoolTripletLoss(cfg.itm_miner.name, **cfg.itm_miner.kwargs)
         self.istm_loss = PoolTripletLoss(cfg.istm_miner.name, **cfg.istm_miner.kwargs)
@@ -169,10 +163,6 @@ class TagsDCRecipe(Recipe):
         """The unwrapped model (a backend's HF model, not the module with its heads)."""
         unwrapped = self.accelerator.unwrap_model(module)
         return getattr(unwrapped, "hf_model", unwrapped)
-
-    def save_extras(self, path: Any) -> None:
-        """Heads that live outside the model (BLIP's MLM/WoD/WoC), beside it."""
-        self.backend.save_extras(path)
 
     # ------------------------------------------------------------------ step
     def training_step(
@@ -260,7 +250,7 @@ class TagsDCRecipe(Recipe):
 
         # image bank: the batch's images, then the retrieved images; row r shows region_rows[r]
         bank = self.backend.image_items(batch) + [
-            _to(self.dataset.image(i), device) for i in imgs.reshape(-1).tolist()
+            to_device(self.dataset.image(i), device) for i in imgs.reshape(-1).tolist()
         ]
         row_images = {
             k: v.to(device) for k, v in self.backend.row_images(bank, region_rows).items()

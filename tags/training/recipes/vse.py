@@ -8,6 +8,10 @@ synthetic negative captions of each caption (``data.negatives``) as additional t
 candidates of its own image only; AOQ offline negatives (phases with ``miner: aoq``, ranked
 with the previous phase's model at the phase start, before the phase's ``init`` weights are
 loaded: the official round 2; saved beside the phase's model and reloaded on resume).
+
+Every similarity goes through the backend (``similarity``, ``text_similarity``,
+``pair_similarity``): a dot product of single vectors, or for BLIP-2 the max over the
+image's query embeddings (its ITC), so the miners run on any backend with ``itc``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,13 @@ from tags.mining import (
     get_miner,
 )
 from tags.training.metrics import fne_summary, mining_metrics
-from tags.training.recipes.base import Recipe, StepContext, StepOutput, register_recipe
+from tags.training.recipes.base import (
+    Recipe,
+    StepContext,
+    StepOutput,
+    register_recipe,
+    to_device,
+)
 from tags.training.retrieval import encode_dataset
 
 #: AOQ's ranking of the training set, saved in ``output_dir/phases/{index}_{name}/``.
@@ -55,7 +65,8 @@ class DualEncoder(nn.Module):
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **image: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-        """``(image_emb [N_img, H], text_emb [N_txt, H], logit_params)``, L2-normalised;
+        """``(image_emb [N_img, H] (BLIP-2: [N_img, Q, H]), text_emb [N_txt, H],
+        logit_params)``, L2-normalised;
         ``image`` holds the backend's image batch (``region_*`` or ``pixel_values``);
         ``logit_params``: the contrastive loss's learned scale/bias (CLIP, SigLIP)."""
         image_emb = self.backend.encode_image(image)
@@ -63,30 +74,20 @@ class DualEncoder(nn.Module):
         return image_emb, text, self.backend.logit_params()
 
 
-def _to(item: Any, device: torch.device) -> Any:
-    return tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
-
-
 @register_recipe("vse")
 class VSERecipe(Recipe):
     loss_terms = ("triplet", "contrastive")
     default_weights: ClassVar[dict[str, float]] = {"triplet": 1.0, "contrastive": 1.0}
 
-    def __init__(
-        self, config: Any, accelerator: Any, model: nn.Module, tokenizer: Any, dataset: Any
-    ):
-        super().__init__(config, accelerator, model, tokenizer, dataset)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As :class:`Recipe` (``config, accelerator, model, tokenizer, dataset, backend``)."""
+        super().__init__(*args, **kwargs)
+        config, model, tokenizer, dataset = self.config, self.model, self.tokenizer, self.dataset
         vse = config.vse
-        self.backend = as_backend(model, tokenizer)
         if vse.loss == "contrastive" and self.backend.contrastive_loss not in CONTRASTIVE:
             raise ValueError(
                 f"vse.loss: contrastive needs a contrastive model (CLIP, SigLIP, BLIP ITC); "
                 f"the {self.backend.name} backend trains with vse.loss: miner"
-            )
-        if getattr(self.backend, "multi_vector_images", False):
-            raise ValueError(
-                f"the vse recipe needs one embedding per image; the {self.backend.name} "
-                "backend gives one per query token (not supported yet)"
             )
         self.wrapper = DualEncoder(model, self.backend)
         self.base_miner = get_miner(vse.miner.name, **vse.miner.kwargs)
@@ -102,8 +103,8 @@ class VSERecipe(Recipe):
             self.momentum = MomentumEncoder(model, vse.momentum)
             self.momentum.module.eval()  # keys without dropout
             self.momentum_backend = type(self.backend)(self.momentum.module, tokenizer)
-            hidden = self.backend.embedding_dim
-            self.queue = FeatureQueue(hidden, hidden, vse.queue_size)
+            shape = self.backend.image_embedding_shape  # BLIP-2: one vector per query
+            self.queue = FeatureQueue(shape, self.backend.embedding_dim, vse.queue_size)
         self.pools: NegativePools | None = None
         if vse.synthetic_negatives > 0:
             self.pools = pools_for(config.data, dataset)
@@ -226,6 +227,8 @@ class VSERecipe(Recipe):
             h_caption=max(1, min(h // 5, ds.num_images - 1)),
             chunk_size=aoq.chunk_size,
             device=device,
+            similarity=self.backend.similarity,
+            text_similarity=self.backend.text_similarity,
         )
         return offline
 
@@ -264,7 +267,7 @@ class VSERecipe(Recipe):
             for key in ("i_off", "i_off2"):
                 layout[key] = len(images)
                 for i in drawn[key].tolist():
-                    images.append(_to(self.dataset.image(i), device))
+                    images.append(to_device(self.dataset.image(i), device))
         input_ids, attention = pad_text(texts, self.tokenizer.pad_token_id or 0)
         inputs = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
         for key, value in self.backend.collate_images(images).items():
@@ -300,9 +303,12 @@ class VSERecipe(Recipe):
         all_ids = all_gather_no_grad(ids)
         offset = sum(gather_sizes(b, device)[: get_rank()])
         own = offset + torch.arange(b, device=device)
+        # similarities through the backend: BLIP-2 images are one embedding per query token
+        sim, text_sim = self.backend.similarity, self.backend.text_similarity
+        pair = self.backend.pair_similarity
 
         if isinstance(self.miner, FNEMiner):
-            s_global = all_gather_no_grad(img.detach()) @ all_gather_no_grad(txt.detach()).t()
+            s_global = sim(all_gather_no_grad(img.detach()), all_gather_no_grad(txt.detach()))
             self.miner.observe(s_global, all_ids, anchors=own)
 
         if self.queue is not None:
@@ -314,8 +320,8 @@ class VSERecipe(Recipe):
                 k_txt = keys.encode_text({k: inputs[k][:b] for k in TEXT_KEYS}).float()
             cand_txt, cand_ids = self.queue.extend(all_gather_no_grad(k_txt), all_ids, "text")
             cand_img, _ = self.queue.extend(all_gather_no_grad(k_img), all_ids, "image")
-            i2t = direction_pairs(img @ cand_txt.t().to(img), own, ids, cand_ids)
-            t2i = direction_pairs(txt @ cand_img.t().to(txt), own, ids, cand_ids)
+            i2t = direction_pairs(sim(img, cand_txt.to(img)), own, ids, cand_ids)
+            t2i = direction_pairs(text_sim(txt, cand_img.to(txt)), own, ids, cand_ids)
         else:
             all_txt, all_img = gather_with_grad(txt), gather_with_grad(img)
             if self.config.vse.loss == "contrastive":
@@ -325,12 +331,12 @@ class VSERecipe(Recipe):
                 return self._contrastive_step(
                     img, txt, all_img, all_txt, syn, own, ids, all_ids, ctx, logit_params
                 )
-            i2t = direction_pairs(img @ all_txt.t(), own, ids, all_ids)
-            t2i = direction_pairs(txt @ all_img.t(), own, ids, all_ids)
+            i2t = direction_pairs(sim(img, all_txt), own, ids, all_ids)
+            t2i = direction_pairs(text_sim(txt, all_img), own, ids, all_ids)
 
         if "syn_owner" in layout:
             syn = text_all[b : b + layout["syn_owner"].numel()]
-            extra = img @ syn.t()
+            extra = sim(img, syn)
             owner_mask = layout["syn_owner"][None, :] == torch.arange(b, device=device)[:, None]
             i2t = type(i2t)(
                 torch.cat([i2t.scores, extra], 1),
@@ -355,14 +361,8 @@ class VSERecipe(Recipe):
             t_off2 = text_all[layout["t_off2"] : layout["t_off2"] + b]
             i_off = image_all[layout["i_off"] : layout["i_off"] + b]
             i_off2 = image_all[layout["i_off2"] : layout["i_off2"] + b]
-            i2t_extra |= {
-                "offline_scores": (img * t_off).sum(1),
-                "pair_scores": (i_off * t_off).sum(1),
-            }
-            t2i_extra |= {
-                "offline_scores": (txt * i_off).sum(1),
-                "pair_scores": (i_off2 * t_off2).sum(1),
-            }
+            i2t_extra |= {"offline_scores": pair(img, t_off), "pair_scores": pair(i_off, t_off)}
+            t2i_extra |= {"offline_scores": pair(i_off, txt), "pair_scores": pair(i_off2, t_off2)}
 
         out_i2t = self.miner(*i2t, **i2t_extra)
         out_t2i = self.miner(*t2i, **t2i_extra)
@@ -417,7 +417,8 @@ class VSERecipe(Recipe):
             other[rows, own] = False
             i2t = logits.clone()
             i2t[:, : all_txt.shape[0]][other] = float("-inf")
-            t2i = self.backend.contrastive_logits(txt, all_img, params).float()  # texts x images
+            t2i = self.backend.scale_logits(self.backend.text_similarity(txt, all_img), params)
+            t2i = t2i.float()  # texts x images
             t2i = t2i.masked_fill(other, float("-inf"))
             loss_i2t = torch.nn.functional.cross_entropy(i2t, own)
             loss_t2i = torch.nn.functional.cross_entropy(t2i, own)
