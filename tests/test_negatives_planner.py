@@ -405,7 +405,12 @@ def test_count_units_carry_a_lower_prior(parser, planner):
 def test_with_is_not_flipped_in_a_clause(parser, planner_2):
     _, units = plan(parser, planner_2, "a man with a hat")
     assert units[("relation", "with")] == [("without",)]
-    for text in ("a man with his arms outspread", "a man with white on", "a woman with a hat on"):
+    for text in (
+        "a man with his arms outspread",
+        "a man with white on",
+        "a woman with a hat on",
+        "a man with two hats",
+    ):
         _, units = plan(parser, planner_2, text)
         assert ("relation", "with") not in units, text
 

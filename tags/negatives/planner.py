@@ -485,6 +485,8 @@ def _with_clause(graph: SceneGraph, entity) -> bool:
     tags = graph.tags_in(entity.head_span) if entity.head_span is not None else []
     if not tags or not all(t in ("NN", "NNS") for t in tags) or "NNS" in tags[:-1]:
         return True
+    if entity.quantity_span is not None:
+        return True  # "a man with one leg" -> "without one leg" says something else
     after = [t for s, e, t in graph.tokens if s >= entity.head_span[1]]
     return bool(after) and after[0] in _CLAUSE_TAGS
 
