@@ -110,16 +110,21 @@ def score_pools(
     backend = as_backend(model)  # a TagsModel, or any backend
     was_training = backend.model.training
     backend.model.eval()
+    # the positive pair rides along with the caption pool (its own caption, same tokens as
+    # the batch's): one more row per anchor in the same scoring calls
+    own = batch["index"].reshape(-1, 1).cpu() if positives else torch.zeros(b, 0, dtype=torch.long)
     try:
         with autocast():
-            cap_scores = _score(backend, dataset, batch, cap_pools, "text", config)
+            scored = [torch.cat([pool, own[row]]) for row, pool in enumerate(cap_pools)]
+            cap_scores = _score(backend, dataset, batch, scored, "text", config)
             img_scores = _score(backend, dataset, batch, img_pools, "image", config)
-            pos = _score(backend, dataset, batch, None, "positive", config) if positives else None
     finally:
         backend.model.train(was_training)
+    pos = torch.stack([s[-1] for s in cap_scores]).to(device) if positives else None
+    cap_scores = [s[: pool.numel()] for s, pool in zip(cap_scores, cap_pools)]
     caps = [t.to(device) for t in _pad(cap_pools, cap_scores)]
     imgs = [t.to(device) for t in _pad(img_pools, img_scores)]
-    return RetrievalPools(*caps, *imgs, None if pos is None else torch.cat(pos).to(device))
+    return RetrievalPools(*caps, *imgs, pos)
 
 
 def top_negatives(
@@ -165,16 +170,13 @@ def _score(
     backend: Any,
     dataset: ImageTextDataset,
     batch: dict[str, Any],
-    pools: list[torch.Tensor] | None,
+    pools: list[torch.Tensor],
     kind: str,
     config: Any,
 ) -> list[torch.Tensor]:
-    """Scores of each anchor against its pool (``kind``: the pool holds ``text`` or
-    ``image``; ``positive``: no pool, each anchor pair itself); cross mode: the backend's
-    matching probability, dual: the embedding cosine."""
+    """Scores of each anchor against its pool (``kind``: the pool holds texts or images);
+    cross mode: the backend's matching probability, dual: the embedding cosine."""
     device = batch["input_ids"].device
-    if kind == "positive":
-        pools = [torch.tensor([a]) for a in range(batch["input_ids"].shape[0])]
     rows = [(a, int(c)) for a, pool in enumerate(pools) for c in pool.tolist()]
     flat: list[torch.Tensor] = []
     anchor_text = [
@@ -196,9 +198,6 @@ def _score(
         chunk = rows[start:stop]
         if kind == "text":
             texts = [torch.tensor(dataset.tokens(c)) for _, c in chunk]
-            images = [anchor_images[a] for a, _ in chunk]
-        elif kind == "positive":
-            texts = [anchor_text[a].cpu() for a, _ in chunk]
             images = [anchor_images[a] for a, _ in chunk]
         else:
             texts = [anchor_text[a].cpu() for a, _ in chunk]
