@@ -129,6 +129,14 @@ def test_summaries_from_metric_rows():
     assert summary["i2t_fne_precision"] == pytest.approx(2 / 4)
     assert summary["i2t_fne_recall"] == pytest.approx(2 / 4)
     assert "t2i_fn_pool_step_mean" not in summary
+    from tags.demo.report import truth_table
+
+    table = truth_table({"hardest": rows, "plain": [{"step": 1, "loss/total": 1.0}]})
+    row = next(line for line in table if line.startswith("| `hardest` |"))
+    # pool 30.00 (i2t) / - (t2i), ..., selected 12.50, FNE precision 50.00
+    assert "30.00/-" in row and "12.50/-" in row and "50.00/-" in row
+    assert not any("plain" in line for line in table)  # runs without audit are left out
+    assert truth_table({"plain": []}) == []
     shares = phase_means(rows, "selhn_all_share")
     assert shares == {"itm_i2t/selhn_all_share@0": 0.25, "itm_i2t/selhn_all_share@1": 0.75}
 

@@ -104,7 +104,7 @@ def truth_table(metrics: dict[str, list[dict[str, Any]]]) -> list[str]:
             )
             for k in keys
         ]
-        lines.append("| " + " | ".join([name, *cells]) + " |")
+        lines.append("| " + " | ".join([f"`{name}`", *cells]) + " |")
     return [*lines, ""]
 
 
