@@ -33,8 +33,9 @@ def test_config_accepts_fne_and_still_rejects_the_others(tmp_path):
     tiny_config("tags-dc", tmp_path, "tags_dc.itm_miner.name=fne")
     with pytest.raises(ConfigError, match="aoq"):
         tiny_config("tags-dc", tmp_path, "tags_dc.itm_miner.name=aoq")
-    with pytest.raises(ConfigError, match="fne_itm_loss"):
-        tiny_config("tags-dc", tmp_path, "tags_dc.fne_itm_loss=fne")
+    for bad in ("fne", "nonsense"):
+        with pytest.raises(ConfigError, match="fne_itm_loss"):
+            tiny_config("tags-dc", tmp_path, f"tags_dc.fne_itm_loss={bad}")
 
 
 def test_resume_inside_an_epoch_keeps_the_fne_statistics(tmp_path):

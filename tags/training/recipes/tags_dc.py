@@ -147,7 +147,10 @@ class TagsDCRecipe(Recipe):
                     f"tags_dc.{key}: {name!r} needs extra inputs (offline negatives or "
                     "reference scores); use it with the vse recipe"
                 )
-        if config.tags_dc.fne_itm_loss in ("aoq", "ndgl", "fne"):
+        from tags.mining import list_miners
+
+        loss = config.tags_dc.fne_itm_loss
+        if loss in ("aoq", "ndgl", "fne") or loss not in list_miners():
             raise ConfigError(
                 "tags_dc.fne_itm_loss: the loss over FNE's drawn negatives must be a plain "
                 "miner (all, hardest, semi_hard, topk, selhn)"
