@@ -120,7 +120,7 @@ class TagsDCRecipe(Recipe):
         if cfg.truth_scenes:  # the texts and scenes are held only when asked for
             from tags.training.truth_audit import RetrievalTruthAudit
 
-            self.audit = RetrievalTruthAudit(dataset, cfg.truth_scenes)
+            self.audit = RetrievalTruthAudit(self.dataset, cfg.truth_scenes)
         self.token_loss = TokenCrossEntropy()
         self.wod_loss = TokenCrossEntropy(cfg.wod_class_weights)
         self.unit_masker = None
