@@ -24,6 +24,7 @@ ASSETS = {"pretrained": "runs/pretrained/model", "reference_scores": "ref.pt"}
 
 def test_registry_lists_every_compared_method():
     cross = {"hardest", "tags", "tags-dc", "tags-dc-word", "tags-dc-static"}
+    cross |= {"tags-dc-fne", "tags-dc-selhn"}
     dual = {"all", "vse-hardest", "selhn", "fne", "aoq", "ndgl"}
     assert set(list_methods("cross")) == cross
     assert set(list_methods("dual")) == dual
@@ -43,7 +44,10 @@ def test_every_method_builds_a_valid_config_with_the_shared_budget(tmp_path, nam
     assert config.recipe == ("tags-dc" if family == "cross" else "vse")
     if family == "cross":
         syn = config.tags_dc.synthetic
-        assert config.tags_dc.itm_miner.name == "hardest"
+        miner = {"tags-dc-fne": "fne", "tags-dc-selhn": "selhn"}.get(name, "hardest")
+        assert config.tags_dc.itm_miner.name == miner
+        assert config.tags_dc.istm_miner.name == ("all" if miner == "hardest" else miner)
+        assert config.tags_dc.truth_scenes is None  # DATA is not a shapes benchmark
         assert (syn.source == "none") == (name == "hardest")
         assert syn.masking == ("word" if name == "tags-dc-word" else "unit")
         assert (syn.source == "static") == (name == "tags-dc-static")
@@ -53,6 +57,17 @@ def test_every_method_builds_a_valid_config_with_the_shared_budget(tmp_path, nam
         )
         last = config.phases[-1].weights
         assert (last.get("wod", 0) > 0) == dc and (last.get("istm", 0) > 0) == (name != "hardest")
+
+
+def test_cross_methods_audit_the_shapes_benchmark_scenes():
+    data = SimpleNamespace(captions="caps.json", features="feats", scenes="bench/scenes.jsonl")
+    for name in ("hardest", "tags-dc-fne"):
+        config = config_from_dict(method_config(name, BUDGETS["small"], data, "o", 0, ASSETS))
+        assert config.tags_dc.truth_scenes == "bench/scenes.jsonl"
+    fne = config_from_dict(method_config("tags-dc-fne", BUDGETS["small"], data, "o", 0, ASSETS))
+    assert fne.tags_dc.itm_miner.kwargs["min_count"] == 2 * BUDGETS["small"].batch_size
+    dual = config_from_dict(method_config("fne", BUDGETS["small"], data, "o", 0, ASSETS))
+    assert dual.recipe == "vse"  # the dual family has no retrieved pool to audit
 
 
 def test_dual_methods_use_their_miner():

@@ -71,7 +71,7 @@ def test_yaml_and_overrides(tmp_path):
         (["batch_size"], "key.path=value"),
         (["vse.miner.name=ndgl"], "needs vse.reference_scores"),
         (["vse.miner.name=aoq"], "needs a first round"),
-        (["recipe=tags-dc", "tags_dc.itm_miner.name=fne"], "use it with the vse recipe"),
+        (["recipe=tags-dc", "tags_dc.itm_miner.name=aoq"], "use it with the vse recipe"),
         (["recipe=tags-dc", "tags_dc.synthetic.source=fixed"], "needs data.negatives"),
     ],
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from _dist_scripts.train_ddp import DDP_OVERRIDES
+from _dist_scripts.train_ddp import DDP_OVERRIDES, recipe_of
 from _torchrun import run_torchrun
 from _training_utils import tiny_config
 from accelerate.utils import set_seed
@@ -30,14 +30,16 @@ def ddp_run(tmp_path_factory) -> Path:
 @pytest.mark.distributed
 @pytest.mark.parametrize("recipe", sorted(DDP_OVERRIDES))
 def test_two_processes_equal_one(ddp_run, recipe, tmp_path):
-    single = training_function(tiny_config(recipe, tmp_path / recipe, *DDP_OVERRIDES[recipe]))
+    single = training_function(
+        tiny_config(recipe_of(recipe), tmp_path / recipe, *DDP_OVERRIDES[recipe])
+    )
     ddp = torch.load(ddp_run / f"{recipe}.pt")
     ref = single.model.state_dict()
     assert ddp.keys() == ref.keys()
     for key, value in ref.items():
         torch.testing.assert_close(ddp[key], value, atol=1e-5, rtol=1e-4, msg=key)
     # the weights really moved from the (seeded) initial model, so equality is not trivial
-    config = tiny_config(recipe, tmp_path / "init", *DDP_OVERRIDES[recipe])
+    config = tiny_config(recipe_of(recipe), tmp_path / "init", *DDP_OVERRIDES[recipe])
     set_seed(config.seed)
     initial = create_model(config.model, create_tokenizer(config.model), 16).state_dict()
     moved = max((ref[k] - initial[k]).abs().max().item() for k in ref)
@@ -46,7 +48,13 @@ def test_two_processes_equal_one(ddp_run, recipe, tmp_path):
         json.loads(x) for x in (ddp_run / recipe / "metrics.jsonl").read_text().splitlines()
     ]
     rows = [json.loads(x) for x in (tmp_path / recipe / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in ddp_rows] == [r["step"] for r in rows] == [1, 2, 3]
+    steps = list(range(1, config.total_steps + 1))
+    assert [r["step"] for r in ddp_rows] == [r["step"] for r in rows] == steps
     for a, b in zip(rows, ddp_rows):
         assert a["loss/total"] == pytest.approx(b["loss/total"], abs=1e-5)
+    if recipe == "tags-dc+fne":  # the same statistics, and FNE really sampled
+        for a, b in zip(rows, ddp_rows):
+            for key in ("fne/pos_count", "fne/neg_mean", "itm_i2t/fne_sampled_share"):
+                assert a[key] == pytest.approx(b[key], abs=1e-5), key  # float32 scores
+        assert rows[-1]["itm_i2t/fne_sampled_share"] > 0 and rows[-1]["fne/pos_count"] >= 2
     assert rows[0]["loss/total"] != pytest.approx(rows[-1]["loss/total"], abs=1e-6)

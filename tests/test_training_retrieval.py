@@ -81,3 +81,37 @@ def test_a_pool_smaller_than_k_is_padded_as_invalid(dataset):
     )  # fmt: skip
     assert cap_valid.tolist() == [[True] * 4 + [False] * 2]
     assert img_valid.tolist() == [[True] * 4 + [False] * 2]
+
+
+def test_score_pools_scores_each_anchor_pair_alongside_its_pools(dataset):
+    from tags.training.retrieval import score_pools
+
+    anchors = [3, 257]
+    batch = PairCollator(0)([dataset[i] for i in anchors])
+    config = SimpleNamespace(mode="pool", pool_size=20, num_negatives=5, score_batch_size=16)
+
+    def pools(positives):
+        gens = [torch.Generator().manual_seed(s) for s in (1, 2)]
+        return score_pools(
+            SumScorer(), dataset, batch, gens, config, contextlib.nullcontext, positives
+        )
+
+    with_pos, without = pools(True), pools(False)
+    assert without.positive is None
+    expected = [
+        torch.sigmoid(
+            torch.tensor(
+                (
+                    sum(dataset.tokens(a)) * 1e-3
+                    + float(dataset.image(int(dataset.image_of[a]))[0].sum())
+                )
+                * 1e-2
+            )
+        ).item()
+        for a in anchors
+    ]
+    assert with_pos.positive.tolist() == pytest.approx(expected, rel=1e-5)
+    # the pools and their scores do not change when the positives ride along
+    assert torch.equal(with_pos.captions, without.captions)
+    assert torch.allclose(with_pos.caption_scores, without.caption_scores)
+    assert with_pos.caption_scores.shape == (2, 20) and with_pos.caption_mask.all()

@@ -7,7 +7,11 @@ seed) with the same data, batch size and number of optimizer steps. Two families
   (retrieved hard negatives, VSE++ hardest triplet), ``tags`` adds dynamic synthetic
   negatives (L_ISTM), ``tags-dc`` adds WoD/WoC in a second phase (NSG -> NSGDC),
   ``tags-dc-word`` masks random words instead of scene-graph units and ``tags-dc-static``
-  refills with the frozen pre-trained model instead of the model being trained.
+  refills with the frozen pre-trained model instead of the model being trained;
+  ``tags-dc-fne`` draws the retrieved negatives from the scored pool by FNE's weights and
+  samples its ISTM negative the same way, ``tags-dc-selhn`` uses SelHN for ITM and ISTM.
+  On the shapes benchmark every ``cross`` run logs the scene truth of its retrieved
+  negatives (``tags_dc.truth_scenes``: false-negative rates, FNE's posterior precision).
 - ``dual`` (recipe ``vse``, scored by cosine of the dual-mode embeddings): the mining
   strategies on in-batch negatives: ``all`` (sum of hinges), ``vse-hardest`` (VSE++),
   ``selhn``, ``fne`` (momentum queue), ``aoq`` (two rounds) and ``ndgl`` (reference scores
@@ -122,12 +126,16 @@ def method_config(
 ) -> dict[str, Any]:
     """The full raw ``TrainConfig`` of method ``name`` fine-tuning ``assets["pretrained"]``."""
     spec = get_method(name)
-    return {
+    raw = {
         **common_config(budget, data, out, seed),
         "batch_size": budget.batch_size,
         "model": {"source": "tags", "path": str(assets["pretrained"]), "dropout": 0.0},
         **spec.build(budget, assets),
     }
+    scenes = getattr(data, "scenes", None)  # a shapes benchmark: audit the retrieved negatives
+    if scenes is not None and raw["recipe"] == "tags-dc":
+        raw["tags_dc"]["truth_scenes"] = str(scenes)
+    return raw
 
 
 def _cross(budget: Budget, synthetic: dict[str, Any] | None, dc: bool) -> dict[str, Any]:
@@ -201,6 +209,28 @@ def _tags_dc_static(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return _cross(
         budget, {"source": "static", "static_generator": str(assets["pretrained"])}, dc=True
     )
+
+
+def _tags_dc_miners(budget: Budget, miner: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """TAGS-DC (NSG -> NSGDC) with ``miner`` for L_ITM and L_ISTM."""
+    out = _cross(budget, {"source": "dynamic"}, dc=True)
+    for key in ("itm_miner", "istm_miner"):
+        out["tags_dc"][key] = {"name": miner, "kwargs": {"margin": 0.2, **kwargs}}
+    return out
+
+
+@register_method(
+    "tags-dc-fne", "cross", "TAGS-DC + FNE (retrieved negatives drawn by FNE weights; ISTM too)"
+)
+def _tags_dc_fne(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    # statistics from two batches of right anchors before sampling (the code's 200 is sized
+    # for in-batch matrices of 128); the loss over the draw: mean hinge (fne_itm_loss: all)
+    return _tags_dc_miners(budget, "fne", {"min_count": 2 * budget.batch_size})
+
+
+@register_method("tags-dc-selhn", "cross", "TAGS-DC + SelHN (ITM on the retrieved, and ISTM)")
+def _tags_dc_selhn(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    return _tags_dc_miners(budget, "selhn", {})
 
 
 def _dual(budget: Budget, miner: str, **extra: Any) -> dict[str, Any]:

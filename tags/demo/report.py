@@ -83,6 +83,31 @@ def _negatives_section(samples: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def truth_table(metrics: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Scene truth of each run's retrieved negatives (percent; empty without audit)."""
+    from tags.training.truth_audit import summarize_truth
+
+    keys = ("fn_pool_step_mean", "fn_top1_step_mean", "fn_topk_step_mean", "fn_selected")
+    keys += ("fne_precision", "fne_recall")
+    rows = {m: summarize_truth(r) for m, r in metrics.items()}
+    rows = {m: t for m, t in rows.items() if t}
+    if not rows:
+        return []
+    head = ["method", "pool", "top-1", "top-k", "selected", "FNE precision", "FNE recall"]
+    lines = ["## False negatives among retrieved negatives (scene truth)", ""]
+    lines += ["Percent true of the anchor's scene, i2t / t2i; FNE: posterior > 0.5.", ""]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, t in rows.items():
+        cells = [
+            "/".join(
+                _fmt(100 * t[f"{d}_{k}"], 2) if f"{d}_{k}" in t else "-" for d in ("i2t", "t2i")
+            )
+            for k in keys
+        ]
+        lines.append("| " + " | ".join([f"`{name}`", *cells]) + " |")
+    return [*lines, ""]
+
+
 def write_report(
     out: str | Path, payload: dict[str, Any], metrics: dict[str, list[dict[str, Any]]]
 ) -> Path:
@@ -115,7 +140,8 @@ def write_report(
             f"- `{name}`: {result.get('label', '')}; {result.get('n_test_images')} test images, "
             f"{result.get('n_test_texts')} captions, {result.get('n_pairs')} minimal pairs."
         )
-    lines += ["", "## Training budget", "", "| setting | value |", "|---|---|"]
+    lines += ["", *truth_table(metrics)]
+    lines += ["## Training budget", "", "| setting | value |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in budget.items()]
     timings = payload.get("timings_s", {})
     lines += ["", "Wall-clock seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())]
@@ -127,4 +153,4 @@ def write_report(
     return report
 
 
-__all__ = ["draw_plots", "results_table", "write_report"]
+__all__ = ["draw_plots", "results_table", "truth_table", "write_report"]

@@ -33,6 +33,8 @@ METRIC_KEYS = (
     ("minimal_pairs", "attribute"),
     ("minimal_pairs", "object"),
     ("minimal_pairs", "relation"),
+    ("truth", "i2t_fn_selected"),
+    ("truth", "t2i_fn_selected"),
 )
 
 
@@ -82,7 +84,22 @@ def _method_task(
         }
     raw = methods.method_config(name, budget, data, root / name, seed, assets)
     result, _, _ = train_and_evaluate(raw, methods.get_method(name).family, data, budget)
-    return result
+    return {**result, "truth": run_truth(Path(raw["output_dir"]))}
+
+
+def run_truth(run: Path) -> dict[str, float]:
+    """Scene truth of a run's retrieved negatives and its SelHN / FNE branch shares per
+    phase, from its ``metrics.jsonl`` (empty for runs without them)."""
+    from tags.demo.pipeline import read_metrics
+    from tags.training.metrics import phase_means
+    from tags.training.truth_audit import summarize_truth
+
+    rows = read_metrics(run / "metrics.jsonl")
+    return {
+        **summarize_truth(rows),
+        **phase_means(rows, "selhn_all_share"),
+        **phase_means(rows, "fne_sampled_share"),
+    }
 
 
 def run_results(
@@ -142,6 +159,11 @@ def run_results(
         "seeds": list(seeds),
         "featurizer": built.featurizer,
         "summary": summary,
+        # per seed: scene truth of the retrieved negatives, SelHN / FNE branch shares per phase
+        "truth": {
+            s: {n: r["truth"] for n, r in per.items() if r.get("truth")}
+            for s, per in results.items()
+        },
         "wall_clock_s": time.perf_counter() - started,
     }
     (out / "results.json").write_text(json.dumps(payload, indent=1))
@@ -200,7 +222,7 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         runs = [per_seed[name] for per_seed in results.values() if name in per_seed]
         row: dict[str, Any] = {"family": _families(name), "n_seeds": len(runs)}
         for section, key in METRIC_KEYS:
-            scale = 100.0 if section == "minimal_pairs" else 1.0
+            scale = 100.0 if section in ("minimal_pairs", "truth") else 1.0
             values = [scale * r[section][key] for r in runs if key in r.get(section, {})]
             if not values:
                 continue
@@ -214,7 +236,7 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: list[int]) -> str:
     """The README table: mean ± std over seeds."""
     head = ["family", "method", "seeds", "i2t R@1/5/10", "t2i R@1/5/10", "RSum", "MP"]
-    head += ["attr", "obj", "rel"]
+    head += ["attr", "obj", "rel", "FN% i2t/t2i"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def cell(row: dict[str, Any], key: str) -> str:
@@ -248,6 +270,10 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
                     cell(row, "attribute"),
                     cell(row, "object"),
                     cell(row, "relation"),
+                    "/".join(
+                        f"{row[k][0]:.2f}" if k in row else "-"
+                        for k in ("i2t_fn_selected", "t2i_fn_selected")
+                    ),
                 ]
             )
             + " |"
@@ -255,9 +281,11 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
     lines += [
         "",
         f"Budget `{budget.name}`, seeds {seeds}: mean ± sample std. R@K and RSum in percent "
-        "(full ranking of the test split); MP = minimal-pair accuracy in percent (chance 50).",
+        "(full ranking of the test split); MP = minimal-pair accuracy in percent (chance 50); "
+        "FN% = share of the retrieved negatives entering L_ITM that are true of the anchor's "
+        "scene (shapes benchmark truth; cross-encoder runs only).",
     ]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["aggregate", "draw_result_plots", "results_markdown", "run_results"]
+__all__ = ["aggregate", "draw_result_plots", "results_markdown", "run_results", "run_truth"]

@@ -156,6 +156,13 @@ class TagsDCConfig:
     # L_MLM masking: `bert` (random 15% tokens, 80/10/10) or `unit` (whole scene-graph units
     # at synthetic.mask_ratio, as the copies that are refilled: Algorithm 1, line 5)
     mlm_masking: str = "bert"
+    # with `itm_miner: fne` the retrieved negatives are drawn from the scored pool by FNE's
+    # weights (retrieval.num_negatives per anchor); this miner is the loss over the drawn
+    # ones (`all`: the mean hinge, TAGS-DC's L_ITM)
+    fne_itm_loss: str = "all"
+    # a shapes benchmark's scenes.jsonl: log the scene truth of the retrieved negatives
+    # (false-negative rates, FNE posterior precision/recall; tags/training/truth_audit.py)
+    truth_scenes: str | None = None
 
 
 @dataclass

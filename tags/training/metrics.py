@@ -6,11 +6,14 @@ metrics can be averaged over processes without a key mismatch.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
 from tags.mining import FNEMiner, MinerOutput, SelHNMiner
 from tags.mining.base import gather_rows, masked_max
+from tags.mining.fne import BRANCH_FALLBACK, BRANCH_SAMPLED, BRANCH_WARMUP
 
 
 def _mean(x: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
@@ -64,6 +67,35 @@ def mining_metrics(
     return metrics
 
 
+def fne_draw_metrics(prefix: str, draw: Any) -> dict[str, torch.Tensor]:
+    """Branch shares of FNE's pool draw (:class:`~tags.mining.fne_pool.PoolDraw`) and the
+    mean posterior of the drawn candidates (0 while the statistics are not ready)."""
+    branch = draw.branch
+    metrics = {
+        f"{prefix}/fne_sampled_share": _mean((branch == BRANCH_SAMPLED).float()),
+        f"{prefix}/fne_warmup_share": _mean((branch == BRANCH_WARMUP).float()),
+        f"{prefix}/fne_fallback_share": _mean((branch == BRANCH_FALLBACK).float()),
+        f"{prefix}/fne_drawn": _mean(draw.valid.sum(1).float()),
+    }
+    posterior = branch.new_zeros((), dtype=torch.float32)
+    if draw.posterior is not None:
+        picked = draw.posterior.gather(1, draw.index.clamp(min=0))
+        posterior = _mean(picked, draw.valid)
+    metrics[f"{prefix}/fne_posterior_selected"] = posterior
+    return metrics
+
+
+def phase_means(rows: list[dict[str, Any]], suffix: str) -> dict[str, float]:
+    """Mean of every logged key ending in ``suffix`` per training phase, keyed
+    ``"{key}@{phase}"`` (e.g. SelHN's ``itm_i2t/selhn_all_share@0``)."""
+    sums: dict[str, list[float]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if key.endswith(suffix) and "phase" in row:
+                sums.setdefault(f"{key}@{int(row['phase'])}", []).append(float(value))
+    return {key: sum(v) / len(v) for key, v in sums.items()}
+
+
 def fne_summary(miner: nn.Module, device: torch.device) -> dict[str, torch.Tensor]:
     """Gaussian parameters and counts of FNE's statistics (zeros before any observation)."""
     if not isinstance(miner, FNEMiner):
@@ -84,4 +116,4 @@ def fne_summary(miner: nn.Module, device: torch.device) -> dict[str, torch.Tenso
     return {k: torch.tensor(float(v), device=device) for k, v in values.items()}
 
 
-__all__ = ["fne_summary", "mining_metrics"]
+__all__ = ["fne_draw_metrics", "fne_summary", "mining_metrics", "phase_means"]

@@ -10,6 +10,7 @@ backend's ``pair_similarity``; cheaper).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -52,19 +53,51 @@ def encode_dataset(
     return torch.cat(images), torch.cat(captions)
 
 
-def retrieve_negatives(
+@dataclass
+class RetrievalPools:
+    """Scored pools of a batch, padded to ``[B, P]`` (``mask`` False on padding).
+
+    ``captions``: dataset pair indices of each anchor image's caption pool (i2t);
+    ``images``: dense image indices of each anchor caption's image pool (t2i); scores are the
+    no_grad retrieval scores (cross mode: matching probability, dual: cosine); ``positive``:
+    each anchor pair's own score under the same model and mode (when asked for)."""
+
+    captions: torch.Tensor
+    caption_scores: torch.Tensor
+    caption_mask: torch.Tensor
+    images: torch.Tensor
+    image_scores: torch.Tensor
+    image_mask: torch.Tensor
+    positive: torch.Tensor | None = None
+
+
+def _pad(pools: list[torch.Tensor], scores: list[torch.Tensor]):
+    width = max([p.numel() for p in pools] + [1])
+    index = torch.zeros(len(pools), width, dtype=torch.long)
+    value = torch.zeros(len(pools), width)
+    mask = torch.zeros(len(pools), width, dtype=torch.bool)
+    for row, (pool, s) in enumerate(zip(pools, scores)):
+        index[row, : pool.numel()] = pool
+        value[row, : pool.numel()] = s.float().cpu()
+        mask[row, : pool.numel()] = True
+    return index, value, mask
+
+
+@torch.no_grad()
+def score_pools(
     model: nn.Module,
     dataset: ImageTextDataset,
     batch: dict[str, Any],
     generators: list[torch.Generator],
     config: Any,
     autocast: Any,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Top-k negatives per anchor: ``(captions [B, k], caption_valid, images [B, k],
-    image_valid)`` as dataset pair indices / dense image indices (``valid`` False pads
-    anchors whose pool was smaller than ``k``)."""
+    positives: bool = False,
+) -> RetrievalPools:
+    """Draw and score each anchor's caption and image pools (eval mode, no_grad); with
+    ``positives`` also each anchor pair itself (FNE's statistics). Tensors on the batch's
+    device."""
     device = batch["input_ids"].device
-    b, k = batch["input_ids"].shape[0], config.num_negatives
+    b = batch["input_ids"].shape[0]
     cap_pools, img_pools = [], []
     for row in range(b):
         image = int(batch["image_ids"][row])
@@ -78,27 +111,60 @@ def retrieve_negatives(
     backend = as_backend(model)  # a TagsModel, or any backend
     was_training = backend.model.training
     backend.model.eval()
+    # the positive pair rides along with the caption pool (its own caption, same tokens as
+    # the batch's): one more row per anchor in the same scoring calls
+    own = batch["index"].reshape(-1, 1).cpu() if positives else torch.zeros(b, 0, dtype=torch.long)
     try:
         with autocast():
-            cap_scores = _score(backend, dataset, batch, cap_pools, "text", config)
+            scored = [torch.cat([pool, own[row]]) for row, pool in enumerate(cap_pools)]
+            cap_scores = _score(backend, dataset, batch, scored, "text", config)
             img_scores = _score(backend, dataset, batch, img_pools, "image", config)
     finally:
         backend.model.train(was_training)
-    caps, cap_valid = _top(cap_pools, cap_scores, k)
-    imgs, img_valid = _top(img_pools, img_scores, k)
-    return caps.to(device), cap_valid.to(device), imgs.to(device), img_valid.to(device)
+    pos = torch.stack([s[-1] for s in cap_scores]).to(device) if positives else None
+    cap_scores = [s[: pool.numel()] for s, pool in zip(cap_scores, cap_pools)]
+    caps = [t.to(device) for t in _pad(cap_pools, cap_scores)]
+    imgs = [t.to(device) for t in _pad(img_pools, img_scores)]
+    return RetrievalPools(*caps, *imgs, pos)
 
 
-def _top(pools: list[torch.Tensor], scores: list[torch.Tensor], k: int):
-    out = torch.zeros(len(pools), k, dtype=torch.long)
-    valid = torch.zeros(len(pools), k, dtype=torch.bool)
-    for row, (pool, s) in enumerate(zip(pools, scores)):
-        n = min(k, pool.numel())
-        if n:
-            top = torch.topk(s.float().cpu(), n).indices
-            out[row, :n] = pool[top]
-            valid[row, :n] = True
+def top_negatives(
+    pools: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``k`` best-scored valid pool entries per row: ``(indices [B, k], valid [B, k])``
+    (``valid`` False pads rows whose pool was smaller than ``k``)."""
+    from tags.mining.fne_pool import top_m
+
+    return take(pools, top_m(scores, mask, k), k)
+
+
+def take(pools: torch.Tensor, columns: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pool entries at ``columns`` ``[B, m]`` (``-1`` = none), padded to ``k`` per row."""
+    out = torch.zeros(pools.shape[0], k, dtype=torch.long, device=pools.device)
+    valid = torch.zeros(pools.shape[0], k, dtype=torch.bool, device=pools.device)
+    m = min(k, columns.shape[1])
+    ok = columns[:, :m] >= 0
+    out[:, :m] = torch.where(ok, pools.gather(1, columns[:, :m].clamp(min=0)), 0)
+    valid[:, :m] = ok
     return out, valid
+
+
+def retrieve_negatives(
+    model: nn.Module,
+    dataset: ImageTextDataset,
+    batch: dict[str, Any],
+    generators: list[torch.Generator],
+    config: Any,
+    autocast: Any,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Top-k negatives per anchor: ``(captions [B, k], caption_valid, images [B, k],
+    image_valid)`` as dataset pair indices / dense image indices (``valid`` False pads
+    anchors whose pool was smaller than ``k``)."""
+    pools = score_pools(model, dataset, batch, generators, config, autocast)
+    k = config.num_negatives
+    caps = top_negatives(pools.captions, pools.caption_scores, pools.caption_mask, k)
+    imgs = top_negatives(pools.images, pools.image_scores, pools.image_mask, k)
+    return (*caps, *imgs)
 
 
 def _score(
@@ -156,4 +222,11 @@ def _score(
     return list(scores.split([p.numel() for p in pools]))
 
 
-__all__ = ["draw_pool", "retrieve_negatives"]
+__all__ = [
+    "RetrievalPools",
+    "draw_pool",
+    "retrieve_negatives",
+    "score_pools",
+    "take",
+    "top_negatives",
+]

@@ -3,7 +3,9 @@
 Checks that every miner's per-anchor losses and the feature gradients of the distributed
 computation (local anchors vs gathered candidates) equal one process on the concatenated
 batch (FNE in its warm-up and in its sampled branch), that FNE statistics are reduced over
-ranks and that the FNE queue receives the keys of all ranks. Exits non-zero on the first mismatch.
+ranks and that the FNE queue receives the keys of all ranks; FNE over retrieved pools (the
+cross-encoder's, issue 16): statistics and per-anchor draws of two processes equal one process.
+Exits non-zero on the first mismatch.
 """
 
 from __future__ import annotations
@@ -209,6 +211,41 @@ def check_queue(data: dict) -> None:
     assert int(dist_q.ptr) == (3 * N) % 10 and len(dist_q) == 10
 
 
+def check_fne_pool() -> None:
+    """Pool statistics all-reduced over the ranks (each holding half of the anchors) equal one
+    process observing every anchor; the draws of each anchor (generator seeded by its global
+    index) are the same."""
+    from tags.mining.fne_pool import draw_from_pool, observe_pool, pool_right_anchors
+
+    rank, world = get_rank(), get_world_size()
+    b = N // world
+    g = torch.Generator().manual_seed(5)
+    pos = 0.7 + 0.3 * torch.rand(N, generator=g, dtype=torch.float64)
+    i2t = 0.8 * torch.rand(N, 10, generator=g, dtype=torch.float64)
+    t2i = 0.8 * torch.rand(N, 10, generator=g, dtype=torch.float64)
+    mask = torch.rand(N, 10, generator=g) > 0.1
+
+    def gens(rows: range) -> list[torch.Generator]:
+        return [torch.Generator().manual_seed(100 + i) for i in rows]
+
+    rows = slice(rank * b, (rank + 1) * b)
+    single = get_miner("fne", min_count=1)
+    # one process: its own (unreduced) sums over every anchor
+    p, n = pool_right_anchors(pos, i2t, mask, t2i, mask)
+    assert p.numel() >= 3, "test data should have several right anchors"
+    single.stats.pos += single.stats._sums(p)
+    single.stats.neg += single.stats._sums(n)
+    dist_miner = get_miner("fne", min_count=1)
+    observe_pool(dist_miner, pos[rows], i2t[rows], mask[rows], t2i[rows], mask[rows])
+    assert_close(dist_miner.stats.pos, single.stats.pos)
+    assert_close(dist_miner.stats.neg, single.stats.neg)
+    assert dist_miner.ready
+    ref = draw_from_pool(single, i2t, pos, mask, 4, gens(range(N)))
+    got = draw_from_pool(dist_miner, i2t[rows], pos[rows], mask[rows], 4, gens(range(N))[rows])
+    assert torch.equal(all_gather_no_grad(got.index), ref.index), "fne pool draws differ"
+    assert (ref.branch == 1).any(), "some anchors should be in the sampled branch"
+
+
 def main() -> None:
     accelerator = Accelerator(cpu=True)
     assert accelerator.num_processes == 2, f"expected 2 processes, got {accelerator.num_processes}"
@@ -217,6 +254,7 @@ def main() -> None:
     check_fne_statistics(data)
     check_fne_sampled(data)
     check_queue(data)
+    check_fne_pool()
     accelerator.wait_for_everyone()
     print(f"rank {accelerator.process_index}: OK", flush=True)
     # tear gloo down explicitly: exiting with a live process group can abort at shutdown

@@ -36,14 +36,33 @@ DDP_OVERRIDES = {
         "phases=[{name: nsg, steps: 2, lr: 0.5}, {name: nsgdc, steps: 1, lr: 0.5,"
         " weights: {wod: 1.0e-1, woc: 1.0e-1}}]",
     ),
+    # issue 16: FNE draws the retrieved negatives and the ISTM negative (statistics from the
+    # pools' right anchors, all-reduced; per-anchor generators); scores spread from the start
+    # (5 steps: the statistics are ready and FNE samples in the last one)
+    "tags-dc+fne": (
+        "optim.optimizer=sgd",
+        "phases.0.steps=5",
+        "phases.0.lr=0.05",
+        "tags_dc.itm_miner={name: fne, kwargs: {min_count: 0}}",
+        "tags_dc.istm_miner={name: fne, kwargs: {min_count: 0}}",
+        "tags_dc.retrieval.pool_size=2",
+        "tags_dc.retrieval.num_negatives=1",
+        "model.overrides.initializer_range=0.5",
+    ),
 }
+
+
+def recipe_of(key: str) -> str:
+    """``"tags-dc+fne"`` -> ``"tags-dc"``: a key names a recipe and, after ``+``, a variant."""
+    return key.split("+")[0]
 
 
 def main(out: Path) -> None:
     for recipe, overrides in DDP_OVERRIDES.items():
-        result = training_function(tiny_config(recipe, out / recipe, *overrides))
+        config = tiny_config(recipe_of(recipe), out / recipe, *overrides)
+        result = training_function(config)
         assert get_world_size() == 2, "expected two processes"
-        if result.state.step != 3:
+        if result.state.step != config.total_steps:
             raise SystemExit(f"{recipe}: stopped at step {result.state.step}")
         if torch.distributed.get_rank() == 0:
             torch.save(result.model.state_dict(), out / f"{recipe}.pt")

@@ -2,7 +2,9 @@
 
 Per step, for the local batch of positive pairs:
 
-1. retrieved negatives for both directions (:mod:`tags.training.retrieval`, no_grad);
+1. retrieved negatives for both directions (:mod:`tags.training.retrieval`, no_grad): the
+   top ``num_negatives`` of each scored pool or, with ``itm_miner: fne``, a draw from the pool
+   by FNE's weights (:mod:`tags.training.pool_selection`, :mod:`tags.mining.fne_pool`);
 2. synthetic negatives from a :class:`~tags.training.synthetic.SyntheticSource` (dynamic:
    the shared MLM head refills masked scene-graph units, filtered, top-m by ITM), tokenized
    with WoD labels / WoC targets;
@@ -28,8 +30,10 @@ from torch import nn
 
 from tags.data import pad_text
 from tags.data.negatives import pools_for
+from tags.mining import FNEMiner
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
-from tags.training.metrics import mining_metrics
+from tags.training.metrics import fne_draw_metrics, fne_summary, mining_metrics
+from tags.training.pool_selection import PoolSelection, select_from_pools
 from tags.training.recipes.base import (
     Recipe,
     StepContext,
@@ -37,7 +41,7 @@ from tags.training.recipes.base import (
     register_recipe,
     to_device,
 )
-from tags.training.retrieval import retrieve_negatives
+from tags.training.retrieval import score_pools, take
 from tags.training.synthetic import (
     EngineSource,
     FixedPoolSource,
@@ -102,6 +106,20 @@ class TagsDCRecipe(Recipe):
         self.trainable = self.backend.trainable_module()
         self.itm_loss = PoolTripletLoss(cfg.itm_miner.name, **cfg.itm_miner.kwargs)
         self.istm_loss = PoolTripletLoss(cfg.istm_miner.name, **cfg.istm_miner.kwargs)
+        # FNE (issue 16): statistics from the retrieved pools' right anchors; as the ITM miner
+        # it draws the retrieved negatives, and the loss over the draw is `fne_itm_loss`
+        self.fne_miners = [
+            m for m in (self.itm_loss.miner, self.istm_loss.miner) if isinstance(m, FNEMiner)
+        ]
+        self.itm_draw_loss = None
+        if isinstance(self.itm_loss.miner, FNEMiner):
+            margin = self.itm_loss.miner.margin
+            self.itm_draw_loss = PoolTripletLoss(cfg.fne_itm_loss, margin=margin)
+        self.audit = None
+        if cfg.truth_scenes:  # the texts and scenes are held only when asked for
+            from tags.training.truth_audit import RetrievalTruthAudit
+
+            self.audit = RetrievalTruthAudit(self.dataset, cfg.truth_scenes)
         self.token_loss = TokenCrossEntropy()
         self.wod_loss = TokenCrossEntropy(cfg.wod_class_weights)
         self.unit_masker = None
@@ -123,11 +141,19 @@ class TagsDCRecipe(Recipe):
             raise ConfigError("tags_dc.synthetic.source=static needs static_generator (a dir)")
         for key in ("itm_miner", "istm_miner"):
             name = getattr(config.tags_dc, key).name
-            if name in ("aoq", "ndgl", "fne"):
+            if name in ("aoq", "ndgl"):
                 raise ConfigError(
-                    f"tags_dc.{key}: {name!r} needs extra inputs (offline negatives, reference "
-                    "scores or in-batch statistics); use it with the vse recipe"
+                    f"tags_dc.{key}: {name!r} needs extra inputs (offline negatives or "
+                    "reference scores); use it with the vse recipe"
                 )
+        from tags.mining import list_miners
+
+        loss = config.tags_dc.fne_itm_loss
+        if loss in ("aoq", "ndgl", "fne") or loss not in list_miners():
+            raise ConfigError(
+                "tags_dc.fne_itm_loss: the loss over FNE's drawn negatives must be a plain "
+                "miner (all, hardest, semi_hard, topk, selhn)"
+            )
 
     def _default_source(self) -> SyntheticSource | None:
         syn = self.config.tags_dc.synthetic
@@ -155,6 +181,10 @@ class TagsDCRecipe(Recipe):
     def stateful(self) -> list[Any]:
         return [self.itm_loss.miner, self.istm_loss.miner]
 
+    def start_epoch(self, epoch: int) -> None:
+        for miner in self.fne_miners:  # statistics per epoch, as the official FNE
+            miner.start_epoch()
+
     @property
     def module(self) -> nn.Module:
         return self.trainable
@@ -175,12 +205,23 @@ class TagsDCRecipe(Recipe):
         index = batch["index"].tolist()
         pad_id = self.tokenizer.pad_token_id or 0
 
-        # 1. retrieved negatives (no_grad)
+        # 1. retrieved negatives (no_grad): top-k of each pool, or FNE's draw
         gens = [ctx.generator(10, i) for i in index]
-        caps, cap_valid, imgs, img_valid = retrieve_negatives(
-            self.backend, self.dataset, batch, gens, cfg.retrieval, self.accelerator.autocast
+        pools = score_pools(
+            self.backend,
+            self.dataset,
+            batch,
+            gens,
+            cfg.retrieval,
+            self.accelerator.autocast,
+            positives=bool(self.fne_miners),
         )
-        k = caps.shape[1]
+        k = cfg.retrieval.num_negatives
+        selection = select_from_pools(
+            pools, k, self.fne_miners, self.itm_draw_loss is not None, ctx, index
+        )
+        caps, cap_valid = take(pools.captions, selection.i2t, k)
+        imgs, img_valid = take(pools.images, selection.t2i, k)
 
         # 2. synthetic negatives (no_grad)
         use_syn = self.source is not None and (w["istm"] > 0 or w["wod"] > 0 or w["woc"] > 0)
@@ -295,8 +336,9 @@ class TagsDCRecipe(Recipe):
         s_pos = scores[:b]
         s_i2t = scores[b : b + b * k].reshape(b, k)
         s_t2i = scores[b + b * k : b + 2 * b * k].reshape(b, k)
-        l_i2t, o_i2t = self.itm_loss(s_pos, s_i2t, cap_valid)
-        l_t2i, o_t2i = self.itm_loss(s_pos, s_t2i, img_valid)
+        itm_loss = self.itm_draw_loss or self.itm_loss
+        l_i2t, o_i2t = itm_loss(s_pos, s_i2t, cap_valid)
+        l_t2i, o_t2i = itm_loss(s_pos, s_t2i, img_valid)
         zero = scores.sum() * 0.0
         losses = {"itm": l_i2t + l_t2i, "mlm": zero, "istm": zero, "wod": zero, "woc": zero}
         metrics: dict[str, torch.Tensor] = {
@@ -304,8 +346,15 @@ class TagsDCRecipe(Recipe):
             "loss/itm_t2i": l_t2i.detach(),
             "itm/pos_score": s_pos.detach().float().mean(),
         }
-        metrics |= mining_metrics("itm_i2t", self.itm_loss.miner, o_i2t, s_i2t, s_pos, cap_valid)
-        metrics |= mining_metrics("itm_t2i", self.itm_loss.miner, o_t2i, s_t2i, s_pos, img_valid)
+        metrics |= mining_metrics("itm_i2t", itm_loss.miner, o_i2t, s_i2t, s_pos, cap_valid)
+        metrics |= mining_metrics("itm_t2i", itm_loss.miner, o_t2i, s_t2i, s_pos, img_valid)
+        if selection.draws is not None:
+            metrics |= fne_draw_metrics("itm_i2t", selection.draws["i2t"])
+            metrics |= fne_draw_metrics("itm_t2i", selection.draws["t2i"])
+        if self.fne_miners:
+            metrics |= fne_summary(self.fne_miners[0], device)
+        if self.audit is not None:
+            metrics |= self._audit(batch, pools, selection, o_i2t, o_t2i, cap_valid, img_valid)
 
         syn_scores = torch.zeros(b, 1, device=device, dtype=scores.dtype)
         syn_mask = torch.zeros(b, 1, dtype=torch.bool, device=device)
@@ -320,7 +369,14 @@ class TagsDCRecipe(Recipe):
             syn_scores = syn_scores.index_put((owner, slot), scores[syn_start:mlm_start])
             syn_mask[owner, slot] = True
         if use_syn:
-            losses["istm"], o_syn = self.istm_loss(s_pos, syn_scores, syn_mask)
+            extra = {}
+            if isinstance(self.istm_loss.miner, FNEMiner):  # one number per caption (resume)
+                u = [
+                    torch.rand((), generator=ctx.generator(31, i), dtype=torch.float64)
+                    for i in index
+                ]
+                extra["uniforms"] = torch.stack(u).to(device)
+            losses["istm"], o_syn = self.istm_loss(s_pos, syn_scores, syn_mask, **extra)
             metrics |= mining_metrics(
                 "istm", self.istm_loss.miner, o_syn, syn_scores, s_pos, syn_mask
             )
@@ -342,6 +398,36 @@ class TagsDCRecipe(Recipe):
         loss = sum(w[name] * value for name, value in losses.items())
         metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
         return StepOutput(loss=loss, metrics=metrics)
+
+    def _audit(
+        self,
+        batch: dict[str, Any],
+        pools: Any,
+        selection: PoolSelection,
+        o_i2t: Any,
+        o_t2i: Any,
+        cap_valid: torch.Tensor,
+        img_valid: torch.Tensor,
+    ) -> dict[str, torch.Tensor]:
+        """Scene truth of this step's retrieved candidates (``tags_dc.truth_scenes``)."""
+        truth_i2t, truth_t2i = self.audit.pool_truth(
+            batch["index"].tolist(), batch["image_ids"].tolist(), pools
+        )
+        fne = next((m for m in self.fne_miners if m.ready), None)
+        metrics: dict[str, torch.Tensor] = {}
+        for prefix, truth, scores, mask, cols, out, valid in (
+            ("itm_i2t", truth_i2t, pools.caption_scores, pools.caption_mask, selection.i2t,
+             o_i2t, cap_valid),
+            ("itm_t2i", truth_t2i, pools.image_scores, pools.image_mask, selection.t2i,
+             o_t2i, img_valid),
+        ):  # fmt: skip
+            selected = out.selected if out.selected is not None else valid
+            posterior = None if fne is None else fne.posterior(scores)
+            metrics |= self.audit.direction_metrics(
+                prefix, truth, scores, mask, cols, selected & valid, posterior,
+                fne=bool(self.fne_miners),
+            )  # fmt: skip
+        return metrics
 
 
 __all__ = ["TagsDCRecipe", "mask_tokens"]
