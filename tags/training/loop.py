@@ -417,7 +417,12 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
 
     progress.close()
     tags_model = recipe.tags_model(module)
-    if state.step >= total and main:
+    if state.step < total:  # max_steps: the weights so far, as a usable model
+        accelerator.print(
+            f"stopped at step {state.step} of {total} (max_steps): {output_dir / 'model'} holds "
+            "the weights so far; resume_from=latest continues the run"
+        )
+    if state.step >= stop and main:
         tags_model.save_pretrained(output_dir / "model")
         tokenizer.save_pretrained(output_dir / "model")
         if parts is not None:  # issue 12: the processor beside it
