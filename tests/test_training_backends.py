@@ -451,3 +451,27 @@ def test_fne_queue_on_blip2_keeps_one_key_per_query(corpus, tmp_path):
     assert rows[-1]["queue/filled"] == 8.0  # 2 steps x 4 keys, then full
     # the keys are distinct per query (not one vector repeated)
     assert (queue[:, 0] - queue[:, 1]).abs().max() > 1e-4
+
+
+def test_saved_heads_are_restored_in_place(corpus, tmp_path):
+    """A phase that starts from saved weights (init: initial / previous) gets the TAGS heads
+    saved beside them back, into the parameters the optimizer holds."""
+    from tags.backends import load_backend
+
+    dirs, _ = corpus
+    backend = load_backend(dirs["blip"])
+    backend.ensure_heads()
+    saved = {k: v.clone() for k, v in backend.heads.state_dict().items()}
+    backend.save_extras(tmp_path / "phase")
+    weight = backend.heads.wod.classifier.weight
+    with torch.no_grad():
+        for p in backend.heads.parameters():
+            p.add_(1.0)
+    assert not torch.equal(weight, saved["wod.classifier.weight"])
+    backend.load_extras(tmp_path / "phase")
+    assert backend.heads.wod.classifier.weight is weight  # in place
+    for key, value in backend.heads.state_dict().items():
+        if not key.endswith("decoder.weight"):  # tied to the word embeddings, not saved
+            assert torch.equal(value, saved[key]), key
+    backend.load_extras(tmp_path / "nothing-here")  # no heads saved: left as they are
+    assert torch.equal(backend.heads.wod.classifier.weight, saved["wod.classifier.weight"])

@@ -193,6 +193,21 @@ class VLBackend:
         if self.heads is not None:
             self.heads.save(path)
 
+    def load_extras(self, path: str | Path) -> None:
+        """Copy the TAGS heads saved beside a model in ``path`` into this backend's heads, in
+        place (the optimizer keeps its parameters); heads saved there but absent here, or
+        absent there, are left as they are."""
+        from tags.backends.heads import TagsHeads
+
+        saved = TagsHeads.load(path) if self.heads is not None else None
+        if saved is None:
+            return
+        own = self.heads.state_dict()
+        with torch.no_grad():
+            for key, value in saved.state_dict().items():
+                if key in own and not key.endswith("decoder.weight"):
+                    own[key].copy_(value)
+
     def masked_lm_adapter(self, tokenizer: Any, device: Any, use_image: bool = True) -> Any:
         """This model's MLM as the negative engine's refill model (``logits_at``)."""
         from tags.backends.adapters import BackendMaskedLM

@@ -269,6 +269,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         accelerator.print(f"resumed from {checkpoint} at step {state.step}")
     elif main and any(p.init == "initial" for p in config.phases[1:]):
         recipe.tags_model(module).save_pretrained(phase_dir(output_dir, -1, "initial"))
+        recipe.save_extras(phase_dir(output_dir, -1, "initial"))
     accelerator.wait_for_everyone()
 
     eval_sets = None
@@ -304,6 +305,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
                 else phase_dir(output_dir, -1, "initial")
             )
             _load_weights(recipe.tags_model(module), source)
+            recipe.load_extras(source)  # a BLIP's TAGS heads, saved beside it
             optimizer.optimizer.state.clear()
         state.phase = index
 

@@ -130,6 +130,12 @@ class Recipe:
         """What lives outside the saved model (a BLIP's TAGS heads), beside it."""
         self.backend.save_extras(path)
 
+    def load_extras(self, path: Any) -> None:
+        """Restore what :meth:`save_extras` wrote (a phase starting from saved weights)."""
+        load = getattr(self.backend, "load_extras", None)
+        if load is not None:
+            load(path)
+
     def stateful(self) -> list[Any]:
         """Objects with ``state_dict``/``load_state_dict`` saved in every checkpoint."""
         return []
