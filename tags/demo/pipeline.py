@@ -30,6 +30,22 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def stage_seconds(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds per training stage (``time/*`` metrics: per-step means of each logged window)
+    summed over a run's ``metrics.jsonl`` rows."""
+    totals: dict[str, float] = {}
+    previous = 0
+    for row in rows:
+        keys = [k for k in row if k.startswith("time/")]
+        if not keys:
+            continue
+        steps = row["step"] - previous
+        previous = row["step"]
+        for key in keys:
+            totals[key[5:]] = totals.get(key[5:], 0.0) + row[key] * steps
+    return totals
+
+
 def _cached(path: Path, config: dict[str, Any]) -> dict[str, Any] | None:
     """A finished run's ``result.json`` when it was made by exactly ``config``."""
     if not path.is_file():
@@ -253,6 +269,7 @@ def run_demo(
             for m in ("pretrained", *METHODS)
         },
         "timings_s": timings,
+        "stage_seconds": {m: stage_seconds(metrics[m]) for m in METHODS},
         "samples": samples,
     }
     report = write_report(out, payload, metrics)
@@ -268,5 +285,6 @@ __all__ = [
     "reference_scores",
     "run_demo",
     "sample_negatives",
+    "stage_seconds",
     "train_and_evaluate",
 ]

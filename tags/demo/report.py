@@ -83,6 +83,21 @@ def _negatives_section(samples: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+STAGES = ("data", "retrieval", "synthetic", "forward", "backward")
+
+
+def stage_table(stages: dict[str, dict[str, float]]) -> str:
+    """Markdown: seconds per training stage (rows) and method (columns)."""
+    names = list(stages)
+    lines = ["| stage | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    known = [s for s in STAGES if any(s in v for v in stages.values())]
+    for stage in known:
+        lines.append(f"| {stage} | " + " | ".join(_fmt(stages[n].get(stage)) for n in names) + " |")
+    steps = {n: stages[n].get("step", 0.0) + stages[n].get("backward", 0.0) for n in names}
+    lines.append("| step total | " + " | ".join(_fmt(steps[n]) for n in names) + " |")
+    return "\n".join(lines)
+
+
 def write_report(
     out: str | Path, payload: dict[str, Any], metrics: dict[str, list[dict[str, Any]]]
 ) -> Path:
@@ -119,6 +134,16 @@ def write_report(
     lines += [f"| {k} | {v} |" for k, v in budget.items()]
     timings = payload.get("timings_s", {})
     lines += ["", "Wall-clock seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())]
+    stages = {n: v for n, v in payload.get("stage_seconds", {}).items() if v}
+    if stages:
+        lines += [
+            "",
+            "Fine-tuning seconds per stage (sums of the logged `time/*` metrics): data "
+            "loading, retrieval pool scoring, synthetic negatives, the training forward with "
+            "its losses, backward + optimizer step.",
+            "",
+            stage_table(stages),
+        ]
     lines += ["", "## Training curves", ""]
     lines += [f"![{name}]({path.name})" for name, path in plots.items()] or ["(nothing logged)"]
     lines += ["", *_negatives_section(payload.get("samples", []))]
@@ -127,4 +152,4 @@ def write_report(
     return report
 
 
-__all__ = ["draw_plots", "results_table", "write_report"]
+__all__ = ["draw_plots", "results_table", "stage_table", "write_report"]

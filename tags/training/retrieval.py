@@ -31,7 +31,6 @@ def _chunks(n: int, size: int):
 
 
 @torch.no_grad()
-@torch.no_grad()
 def encode_dataset(
     model: nn.Module, dataset: ImageTextDataset, device: Any = "cpu", chunk: int = 64
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -52,6 +51,7 @@ def encode_dataset(
     return torch.cat(images), torch.cat(captions)
 
 
+@torch.no_grad()
 def retrieve_negatives(
     model: nn.Module,
     dataset: ImageTextDataset,

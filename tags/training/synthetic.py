@@ -221,14 +221,25 @@ class EngineSource:
             model.train(was_training)
 
 
+_PLANNERS: dict[tuple[int, str], Any] = {}
+
+
 def build_planner(parser: Any, corpus: Sequence[str]) -> Any:
     """An :class:`~tags.negatives.planner.EditPlanner` over the scene graphs of ``corpus``
-    (the training captions), so refills stay inside what those captions attest."""
+    (the training captions), so refills stay inside what those captions attest. The
+    planner of the last corpus is kept for the process (the demo's training and its
+    sample negatives share one)."""
+    import hashlib
+
     from tags.negatives.planner import EditPlanner
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     texts = [" ".join(t.split()) for t in corpus]
-    return EditPlanner(SceneGraphVocabulary().update(parser.pipe(texts)).scenes)
+    key = (id(parser), hashlib.sha256("\n".join(texts).encode()).hexdigest())
+    if key not in _PLANNERS:
+        _PLANNERS.clear()
+        _PLANNERS[key] = EditPlanner(SceneGraphVocabulary().update(parser.pipe(texts)).scenes)
+    return _PLANNERS[key]
 
 
 class FixedPoolSource:

@@ -20,6 +20,7 @@ Phases: ``NSG`` (itm, mlm, istm) then ``NSGDC`` (all five) from NSG's saved weig
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import torch
@@ -38,6 +39,7 @@ from tags.training.synthetic import (
     SyntheticSource,
     label_negatives,
 )
+from tags.training.timing import StageTimer
 
 
 def mask_tokens(
@@ -111,6 +113,7 @@ class TagsDCRecipe(Recipe):
 
             self.unit_masker = UnitMLMMasker(tokenizer, cfg.synthetic.mask_ratio)
         self.source = source if source is not None else self._default_source()
+        self.timer = StageTimer()  # time/retrieval, time/synthetic, time/forward
 
     @classmethod
     def validate(cls, config: Any) -> None:
@@ -177,14 +180,16 @@ class TagsDCRecipe(Recipe):
 
         # 1. retrieved negatives (no_grad)
         gens = [ctx.generator(10, i) for i in index]
-        caps, cap_valid, imgs, img_valid = retrieve_negatives(
-            self.backend, self.dataset, batch, gens, cfg.retrieval, self.accelerator.autocast
-        )
+        with self.timer("retrieval"):
+            caps, cap_valid, imgs, img_valid = retrieve_negatives(
+                self.backend, self.dataset, batch, gens, cfg.retrieval, self.accelerator.autocast
+            )
         k = caps.shape[1]
 
         # 2. synthetic negatives (no_grad)
         use_syn = self.source is not None and (w["istm"] > 0 or w["wod"] > 0 or w["woc"] > 0)
         labelled = None
+        started = time.perf_counter()
         if use_syn:
             request = SyntheticRequest(
                 texts=list(batch["texts"]),
@@ -201,6 +206,8 @@ class TagsDCRecipe(Recipe):
             labelled = label_negatives(
                 request.texts, negatives, self.tokenizer, self.config.data.max_text_len
             )
+            self.timer.add("synthetic", time.perf_counter() - started)
+            started = time.perf_counter()
 
         # 3. masked positives for L_MLM
         use_mlm = w["mlm"] > 0
@@ -341,6 +348,8 @@ class TagsDCRecipe(Recipe):
             )
         loss = sum(w[name] * value for name, value in losses.items())
         metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
+        self.timer.add("forward", time.perf_counter() - started)  # rows, heads and losses
+        metrics |= self.timer.metrics()
         return StepOutput(loss=loss, metrics=metrics)
 
 
