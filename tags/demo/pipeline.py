@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from tags.demo import methods
 from tags.demo.budget import BUDGETS, Budget
 from tags.demo.evaluate import evaluate
+from tags.demo.truth import enable_truth_audit, judge_samples, training_truth
 
 METHODS = ("hardest", "tags-dc")
 
@@ -71,6 +72,7 @@ def train_and_evaluate(
     from tags.training.factory import create_tokenizer
     from tags.training.rundir import clear_run
 
+    raw = enable_truth_audit(raw, data.scenes)  # no-op without synthetic negatives
     out = Path(raw["output_dir"])
     cached = _cached(out / "result.json", raw)
     if cached is not None:
@@ -83,10 +85,12 @@ def train_and_evaluate(
     tokenizer = create_tokenizer(config.model)
     t = time.perf_counter()
     metrics = evaluate(trained.model, tokenizer, data, budget.max_text_len, family)
+    truth = training_truth(read_metrics(out / "metrics.jsonl"))
     result = {
         "config": raw,
         "family": family,
         **metrics,
+        **({"truth_audit": truth} if truth else {}),
         "train_s": train_s,
         "evaluate_s": time.perf_counter() - t,
         "model_dir": str(Path(trained.output_dir) / "model"),
@@ -253,6 +257,7 @@ def run_demo(
 
     model, tokenizer = load_tags_model(results["tags-dc"]["model_dir"], "cpu")
     samples = sample_negatives(model, tokenizer, data, budget, seed)
+    sample_truth = judge_samples(samples, data.scenes)
     timings["negatives"] = time.perf_counter() - t
     stages.update()
 
@@ -271,6 +276,7 @@ def run_demo(
         "timings_s": timings,
         "stage_seconds": {m: stage_seconds(metrics[m]) for m in METHODS},
         "samples": samples,
+        "samples_truth": sample_truth,
     }
     report = write_report(out, payload, metrics)
     stages.update()

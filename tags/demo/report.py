@@ -79,7 +79,8 @@ def _negatives_section(samples: list[dict[str, Any]]) -> list[str]:
             edits = "; ".join(
                 f"{e['type']}: '{e['original']}' -> '{e['replacement']}'" for e in neg["edits"]
             )
-            lines.append(f"  - {neg['text']}  ({edits}; ITM {_fmt(neg.get('score'), 3)})")
+            truth = f"; {neg['truth']}" if "truth" in neg else ""
+            lines.append(f"  - {neg['text']}  ({edits}; ITM {_fmt(neg.get('score'), 3)}{truth})")
     return [*lines, ""]
 
 
@@ -96,6 +97,35 @@ def stage_table(stages: dict[str, dict[str, float]]) -> str:
     steps = {n: stages[n].get("step", 0.0) + stages[n].get("backward", 0.0) for n in names}
     lines.append("| step total | " + " | ".join(_fmt(steps[n]) for n in names) + " |")
     return "\n".join(lines)
+
+
+def _truth_section(payload: dict[str, Any]) -> list[str]:
+    methods = payload.get("methods", {})
+    rows = {n: r["truth_audit"] for n, r in methods.items() if r.get("truth_audit")}
+    sample = payload.get("samples_truth")
+    if not rows and not sample:
+        return []
+    lines = [
+        "## Truth audit of the synthetic negatives",
+        "",
+        "Every negative judged against the true scene of its image "
+        "(`tags.benchmark.oracle.TruthOracle`): *true* = a false negative that the "
+        "caption filter missed, *ungrammatical* = outside the benchmark's grammar.",
+        "",
+        "| negatives | true % | ungrammatical % | n |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, row in rows.items():
+        lines.append(
+            f"| `{name}` training (per step) | {_fmt(100 * row['true'])} | "
+            f"{_fmt(100 * row['ungrammatical'])} | {_fmt(row['per_step'])} |"
+        )
+    if sample:
+        lines.append(
+            f"| generated samples (below) | {_fmt(100 * sample['true'])} | "
+            f"{_fmt(100 * sample['ungrammatical'])} | {int(sample['n'])} |"
+        )
+    return [*lines, ""]
 
 
 def write_report(
@@ -144,6 +174,7 @@ def write_report(
             "",
             stage_table(stages),
         ]
+    lines += ["", *_truth_section(payload)]
     lines += ["", "## Training curves", ""]
     lines += [f"![{name}]({path.name})" for name, path in plots.items()] or ["(nothing logged)"]
     lines += ["", *_negatives_section(payload.get("samples", []))]

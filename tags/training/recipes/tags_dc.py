@@ -40,6 +40,7 @@ from tags.training.synthetic import (
     label_negatives,
 )
 from tags.training.timing import StageTimer
+from tags.training.truth_audit import truth_audit
 
 
 def mask_tokens(
@@ -114,6 +115,7 @@ class TagsDCRecipe(Recipe):
             self.unit_masker = UnitMLMMasker(tokenizer, cfg.synthetic.mask_ratio)
         self.source = source if source is not None else self._default_source()
         self.timer = StageTimer()  # time/retrieval, time/synthetic, time/forward
+        self.truth = truth_audit(cfg.synthetic.truth_audit, dataset)  # None: off
 
     @classmethod
     def validate(cls, config: Any) -> None:
@@ -206,6 +208,10 @@ class TagsDCRecipe(Recipe):
             labelled = label_negatives(
                 request.texts, negatives, self.tokenizer, self.config.data.max_text_len
             )
+            if self.truth is not None:
+                audited = self.truth(
+                    batch["image_ids"].tolist(), [[t for t, _ in p] for p in negatives]
+                )
             self.timer.add("synthetic", time.perf_counter() - started)
             started = time.perf_counter()
 
@@ -348,6 +354,8 @@ class TagsDCRecipe(Recipe):
             )
         loss = sum(w[name] * value for name, value in losses.items())
         metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
+        if use_syn and self.truth is not None:
+            metrics |= audited
         self.timer.add("forward", time.perf_counter() - started)  # rows, heads and losses
         metrics |= self.timer.metrics()
         return StepOutput(loss=loss, metrics=metrics)
