@@ -72,7 +72,8 @@ timed(accelerate.Accelerator, "backward", "backward")
 
 budget = dataclasses.replace(BUDGETS["small"], steps=steps, dc_steps=max(1, steps // 3))
 data = BenchmarkPaths.under(demo / "data", False)
-pretrained = json.loads((demo / "runs" / "pretrained" / "result.json").read_text())["model_dir"]
+pretrained = sys.argv[6] or json.loads(
+    (demo / "runs" / "pretrained" / "result.json").read_text())["model_dir"]
 raw = methods.method_config(method, budget, data, out, 0, {"pretrained": pretrained})
 raw["log_every"] = 1
 raw["progress_bar"] = False
@@ -80,8 +81,10 @@ start = time.perf_counter()
 trained = training_function(config_from_dict(raw))
 train = time.perf_counter() - start
 start = time.perf_counter()
-result = evaluate(trained.model, create_tokenizer(config_from_dict(raw).model), data,
-                  budget.max_text_len, "cross")
+result = {"retrieval": {"rsum": float("nan")}, "minimal_pairs": {"overall": float("nan")}}
+if sys.argv[7] == "1":
+    result = evaluate(trained.model, create_tokenizer(config_from_dict(raw).model), data,
+                      budget.max_text_len, "cross")
 rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines() if l.strip()]
 print(json.dumps({
     "train": train, "evaluate": time.perf_counter() - start, **seconds,
@@ -101,10 +104,13 @@ def export(revision: str, target: Path) -> Path:
     return target
 
 
-def run_child(tree: Path, demo: Path, method: str, steps: int, out: Path, threads: int) -> dict:
+def run_child(tree: Path, demo: Path, method: str, out: Path, args: argparse.Namespace) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1"}
-    env["OMP_NUM_THREADS"] = str(threads)
-    args = [sys.executable, "-c", CHILD, str(demo), method, str(steps), str(out), str(threads)]
+    env["OMP_NUM_THREADS"] = str(args.threads)
+    args = [
+        sys.executable, "-c", CHILD, str(demo), method, str(args.steps), str(out),
+        str(args.threads), args.pretrained or "", "0" if args.skip_evaluate else "1",
+    ]  # fmt: skip
     done = subprocess.run(args, env=env, capture_output=True, text=True, cwd=tree)
     if done.returncode:
         sys.exit(f"{method} in {tree} failed:\n{done.stderr[-3000:]}")
@@ -132,6 +138,8 @@ def main() -> int:
     parser.add_argument("--methods", nargs="+", default=["hardest", "tags-dc"])
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--pretrained", default=None, help="model dir (default: the demo's)")
+    parser.add_argument("--skip-evaluate", action="store_true", help="no test evaluation")
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args()
     demo = Path(args.demo).resolve()
@@ -143,7 +151,7 @@ def main() -> int:
             for name, tree in trees.items():  # alternating: the load is shared alike
                 print(f"{method}: {name} ...", file=sys.stderr, flush=True)
                 out = Path(tmp) / f"{method}-{name}"
-                table[method][name] = run_child(tree, demo, method, args.steps, out, args.threads)
+                table[method][name] = run_child(tree, demo, method, out, args)
     print(f"{args.steps} steps per method, {args.threads} thread(s); seconds per run\n")
     print("| method | stage | baseline | current | ratio |")
     print("|---|---|---:|---:|---:|")
