@@ -1,9 +1,11 @@
 """Per-stage cost of the demo's fine-tuning, two code versions side by side.
 
-Runs ``--steps`` fine-tuning steps of each demo method (budget ``small`` otherwise) from
-the same pre-trained checkpoint, once with the code of ``--baseline`` (a git revision,
-exported to a temporary directory) and once with the working tree, alternating, each in
-its own process with ``--threads`` torch threads. Stages are timed from the outside
+Runs ``--steps`` steps of each demo method (budget ``small`` otherwise; ``pretrain``: the
+shared pre-training from scratch, the others fine-tune the same pre-trained checkpoint),
+once with the code of ``--baseline`` (a git revision, default: where this branch left
+``main``; exported to a temporary directory) and once with the working tree, alternating
+(``--repeat``: ABBA..., the fastest run per stage kept), each in its own process with
+``--threads`` torch threads. Stages are timed from the outside
 (wrappers around the functions both versions share), so the baseline needs no timers:
 
 - ``planner``: building the edit planner over the training captions (once per run);
@@ -48,7 +50,7 @@ from tags.training import training_function
 from tags.training import synthetic
 from tags.training.config import config_from_dict
 from tags.training.factory import create_tokenizer
-from tags.training.recipes import tags_dc
+from tags.training.recipes import pretrain, tags_dc
 
 demo, method, steps, out = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
 seconds = dict.fromkeys(["planner", "retrieval", "synthetic", "step", "backward"], 0.0)
@@ -68,13 +70,18 @@ timed(tags_dc, "retrieve_negatives", "retrieval")
 timed(synthetic.EngineSource, "__call__", "synthetic")
 timed(tags_dc, "label_negatives", "synthetic")
 timed(tags_dc.TagsDCRecipe, "training_step", "step")
+timed(pretrain.PretrainRecipe, "training_step", "step")
 timed(accelerate.Accelerator, "backward", "backward")
 
 budget = dataclasses.replace(BUDGETS["small"], steps=steps, dc_steps=max(1, steps // 3))
 data = BenchmarkPaths.under(demo / "data", False)
 pretrained = sys.argv[6] or json.loads(
     (demo / "runs" / "pretrained" / "result.json").read_text())["model_dir"]
-raw = methods.method_config(method, budget, data, out, 0, {"pretrained": pretrained})
+if method == "pretrain":  # the shared pre-training, from scratch
+    budget = dataclasses.replace(budget, pretrain_steps=steps)
+    raw = methods.pretrain_config(budget, data, out, 0)
+else:
+    raw = methods.method_config(method, budget, data, out, 0, {"pretrained": pretrained})
 raw["log_every"] = 1
 raw["progress_bar"] = False
 start = time.perf_counter()
@@ -102,6 +109,15 @@ def export(revision: str, target: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target
+
+
+def merge_base() -> str:
+    """The commit this branch left ``main`` at (the code before the branch's changes)."""
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
 
 
 def run_child(tree: Path, demo: Path, method: str, out: Path, args: argparse.Namespace) -> dict:
@@ -134,8 +150,12 @@ def stages(result: dict) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--demo", required=True, help="a finished demo OUT (data + pretrained)")
-    parser.add_argument("--baseline", default="main", help="git revision of the old code")
-    parser.add_argument("--methods", nargs="+", default=["hardest", "tags-dc"])
+    parser.add_argument(
+        "--baseline", default=None, help="git revision of the old code (default: merge-base "
+        "of HEAD and main)",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=1, help="runs per version (min kept)")
+    parser.add_argument("--methods", nargs="+", default=["pretrain", "hardest", "tags-dc"])
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--pretrained", default=None, help="model dir (default: the demo's)")
@@ -144,15 +164,25 @@ def main() -> int:
     args = parser.parse_args()
     demo = Path(args.demo).resolve()
     table: dict[str, dict[str, dict]] = {}
+    baseline = args.baseline or merge_base()
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {"baseline": export(args.baseline, Path(tmp) / "baseline"), "current": ROOT}
+        trees = {"baseline": export(baseline, Path(tmp) / "baseline"), "current": ROOT}
         for method in args.methods:
             table[method] = {}
-            for name, tree in trees.items():  # alternating: the load is shared alike
-                print(f"{method}: {name} ...", file=sys.stderr, flush=True)
-                out = Path(tmp) / f"{method}-{name}"
-                table[method][name] = run_child(tree, demo, method, out, args)
-    print(f"{args.steps} steps per method, {args.threads} thread(s); seconds per run\n")
+            for repeat in range(args.repeat):
+                order = list(trees) if repeat % 2 == 0 else list(trees)[::-1]  # ABBA...
+                for name in order:
+                    print(f"{method}: {name} ({repeat + 1})", file=sys.stderr, flush=True)
+                    out = Path(tmp) / f"{method}-{name}-{repeat}"
+                    run = run_child(trees[name], demo, method, out, args)
+                    best = table[method].setdefault(name, run)
+                    for key, value in run.items():  # the fastest of the repeats per stage
+                        if isinstance(value, float) and key not in ("rsum", "mp"):
+                            best[key] = min(best[key], value)
+    print(
+        f"baseline {baseline[:10]}; {args.steps} steps per method, {args.threads} thread(s), "
+        f"fastest of {args.repeat} run(s) per stage; seconds\n"
+    )
     print("| method | stage | baseline | current | ratio |")
     print("|---|---|---:|---:|---:|")
     for method, runs in table.items():

@@ -128,14 +128,14 @@ def main() -> int:
 
     demo = Path(args.demo)
     data = BenchmarkPaths.under(Path(args.data) if args.data else demo / "data", False)
-    budget = json.loads((demo / "results.json").read_text())["budget"]
     table = {}
     for name in args.models:
-        model_dir = demo / "runs" / name / "model"
-        if not (model_dir / "config.json").is_file():
-            sys.exit(f"{model_dir}: no model (run `tags demo --out {demo}` first)")
+        run = demo / "runs" / name
+        if not (run / "result.json").is_file():
+            sys.exit(f"{run}: no finished run (run `tags demo --out {demo}` first)")
+        max_length = json.loads((run / "result.json").read_text())["config"]["data"]["max_text_len"]
         table[name] = measure(
-            model_dir, data, budget["max_text_len"], args.ks, args.weights, args.select_images
+            run / "model", data, max_length, args.ks, args.weights, args.select_images
         )
     print(
         "| model | k | pair forwards | fewer | cross | dual | two-stage | Δ best | w | fused | Δ best |"
