@@ -74,7 +74,7 @@ timed(pretrain.PretrainRecipe, "training_step", "step")
 timed(accelerate.Accelerator, "backward", "backward")
 
 budget = dataclasses.replace(BUDGETS["small"], steps=steps, dc_steps=max(1, steps // 3))
-data = BenchmarkPaths.under(demo / "data", False)
+data = BenchmarkPaths.under(sys.argv[8] or demo / "data", False)
 pretrained = sys.argv[6] or json.loads(
     (demo / "runs" / "pretrained" / "result.json").read_text())["model_dir"]
 if method == "pretrain":  # the shared pre-training, from scratch
@@ -126,6 +126,7 @@ def run_child(tree: Path, demo: Path, method: str, out: Path, args: argparse.Nam
     args = [
         sys.executable, "-c", CHILD, str(demo), method, str(args.steps), str(out),
         str(args.threads), args.pretrained or "", "0" if args.skip_evaluate else "1",
+        args.data or "",
     ]  # fmt: skip
     done = subprocess.run(args, env=env, capture_output=True, text=True, cwd=tree)
     if done.returncode:
@@ -159,6 +160,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--pretrained", default=None, help="model dir (default: the demo's)")
+    parser.add_argument("--data", default=None, help="benchmark dir (default: OUT/data)")
     parser.add_argument("--skip-evaluate", action="store_true", help="no test evaluation")
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args()
