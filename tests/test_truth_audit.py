@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _training_utils import tiny_config
 
 from tags.benchmark.oracle import TruthOracle, pooled_shares
 from tags.benchmark.scenes import Scene, SceneObject
@@ -13,8 +14,6 @@ from tags.demo.truth import enable_truth_audit, training_truth
 from tags.negatives.types import Edit
 from tags.training import training_function
 from tags.training.truth_audit import TruthAudit
-
-from _training_utils import tiny_config
 
 POSITIVE = "a red circle above a blue square"
 # (text, edit of POSITIVE, truth in SCENE)

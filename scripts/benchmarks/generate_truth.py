@@ -23,9 +23,9 @@ SETTINGS: dict[str, list[str]] = {
     "vocab, unconstrained": ["--unconstrained"],
 }
 MODEL_SETTINGS: dict[str, list[str]] = {
-    "TAGS-DC model, minimal": [],
-    "TAGS-DC model, paper preset, no swaps (as in training)": ["--preset", "paper", "--no-swaps"],
-    "TAGS-DC model, unconstrained (any MLM word piece)": ["--unconstrained"],
+    "--model, minimal": [],
+    "--model, paper preset, no swaps (as in training)": ["--preset", "paper", "--no-swaps"],
+    "--model, unconstrained (any MLM word piece)": ["--unconstrained"],
 }
 
 
@@ -66,7 +66,8 @@ def main() -> int:
             if cli_main(argv) != 0:
                 raise SystemExit(f"tags generate failed: {' '.join(argv)}")
             table[name] = audit(out, oracle)
-    print(f"`tags generate` on the {args.split} captions of {data}, top-m {args.top_m}\n")
+    model = f", --model {args.model}" if args.model else ""
+    print(f"`tags generate` on the {args.split} captions of {data}, top-m {args.top_m}{model}\n")
     print("| setting | negatives | true % | false % | ungrammatical % |")
     print("|---|---:|---:|---:|---:|")
     for name, s in table.items():
