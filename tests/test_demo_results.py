@@ -186,3 +186,17 @@ def test_ndgl_reference_scores_are_the_dual_cosines_in_dataset_order(tmp_path):
         expected = model.encode_image(f, b, m)[0] @ model.encode_text(ids, mask)[0]
     assert scores[3, 7].item() == pytest.approx(expected.item(), abs=1e-5)
     assert reference_scores(tmp_path / "model", data, budget, out) == out  # reused
+
+
+def test_truth_audit_shares_are_aggregated_and_tabled():
+    def audited(rsum, true, bad):
+        return {**_result(rsum, 0.5), "truth_audit": {"true": true, "ungrammatical": bad}}
+
+    results = {0: {"tags-dc": audited(100.0, 0.1, 0.3), "hardest": _result(90.0, 0.5)}}
+    results[1] = {"tags-dc": audited(100.0, 0.3, 0.1)}
+    summary = aggregate(results)
+    assert summary["tags-dc"]["synthetic_true"] == pytest.approx([20.0, math.sqrt(200)])
+    assert summary["tags-dc"]["synthetic_ungrammatical"][0] == pytest.approx(20.0)
+    assert "synthetic_true" not in summary["hardest"]
+    table = results_markdown(summary, BUDGETS["small"], [0, 1])
+    assert "| tags-dc | 20.0 ± 14.1 | 20.0 ± 14.1 |" in table

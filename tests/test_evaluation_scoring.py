@@ -163,6 +163,21 @@ def test_two_stage_reranks_only_the_top_k(setup):
     assert 0 <= metrics["rsum"] <= 600
 
 
+def test_two_stage_fusion_reranks_by_dual_plus_weighted_cross(setup):
+    model, images, texts, cross = setup
+    dual = score_matrix_dual(model, images, texts)
+    k = 3
+    i2t, t2i = rerank_topk(model, images, texts, dual, k=k, batch_size=4, fusion=0.5)
+    rows = torch.zeros_like(dual, dtype=torch.bool)
+    rows.scatter_(1, torch.argsort(-dual, dim=1, stable=True)[:, :k], True)
+    torch.testing.assert_close(i2t[rows], (dual + 0.5 * cross)[rows], atol=1e-5, rtol=1e-5)
+    # weight 0: the dual order everywhere, so the dual metrics
+    i2t, t2i = rerank_topk(model, images, texts, dual, k=k, batch_size=4, fusion=0.0)
+    assert retrieval_metrics(i2t, texts.txt2img, t2i_sims=t2i) == retrieval_metrics(
+        dual, texts.txt2img
+    )
+
+
 def test_protocol_folds_equal_kfold_of_the_full_matrix(setup):
     model, images, texts, cross = setup
     with pytest.warns(UserWarning, match="expects 5000 images"):

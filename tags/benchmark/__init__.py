@@ -3,6 +3,7 @@ features from pixels, and minimal-pair negatives for fine-grained accuracy.
 
 Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.captions`
 (claims, templates, truth), :mod:`.truth` (free text judged against a scene),
+:mod:`.oracle` (image id -> scene, texts judged: audits of negatives),
 :mod:`.minimal_pairs` (negatives + accuracy),
 :mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
 :mod:`.build` (writer + cache). Names below are imported lazily (torch loads only when a
@@ -38,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "caption_truth": "truth",
     "parse_claim": "truth",
     "truth_shares": "truth",
+    "TruthOracle": "oracle",
 }
 
 

@@ -68,6 +68,7 @@ def run_images(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         accelerator=accelerator,
         use_logits=not args.use_scores,
+        fusion=args.fusion,
     )
     from tags.cli.evaluate import finish
 

@@ -66,6 +66,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--topk", type=int, default=128, help="two-stage: candidates (suites: options) reranked"
     )
+    p.add_argument(
+        "--fusion",
+        type=float,
+        default=None,
+        help="two-stage: rerank by dual + FUSION * cross score (default: the cross score)",
+    )
     p.add_argument("--batch-size", type=int, default=256, help="pairs (or items) per forward")
     p.add_argument("--max-length", type=int, default=None, help="truncate captions (tokens)")
     p.add_argument("--max-images", type=int, default=None, help="only the first N images")
@@ -171,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         accelerator=accelerator,
         use_logits=not args.use_scores,
+        fusion=args.fusion,
     )
     sources = {"features": str(args.features)}
     return finish(result, notes, time.perf_counter() - start, accelerator, args, sources)

@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from tags.data.captions import check_alignment, load_image_groups
-from tags.negatives.features import RegionStore, open_regions
+from tags.negatives.features import CachedRegions, RegionStore, open_regions
 from tags.negatives.types import Caption, ImageGroup
 
 
@@ -22,6 +22,8 @@ class ImageTextDataset(Dataset):
             precomp has no boxes, so every region gets the whole-image box).
         tokenizer: fast tokenizer; captions are truncated to ``max_text_len`` tokens.
         max_regions: keep the first ``max_regions`` regions of each image.
+        cache_bytes: region features read are kept in memory up to this size
+            (:class:`~tags.negatives.features.CachedRegions`; 0: read every time).
 
     ``image_index`` is a dense 0-based image index (the miners' image ids).
     """
@@ -33,9 +35,10 @@ class ImageTextDataset(Dataset):
         tokenizer: Any,
         max_text_len: int = 40,
         max_regions: int | None = None,
+        cache_bytes: int = 1 << 30,
     ) -> None:
         self.groups = list(groups)
-        self.regions = regions
+        self.regions = CachedRegions(regions, cache_bytes) if regions and cache_bytes else regions
         self.tokenizer = tokenizer
         self.max_text_len = max_text_len
         self.max_regions = max_regions
@@ -43,6 +46,7 @@ class ImageTextDataset(Dataset):
             (g_index, caption) for g_index, g in enumerate(self.groups) for caption in g.captions
         ]
         self.image_of = torch.tensor([g for g, _ in self.pairs], dtype=torch.long)
+        self._tokens: dict[int, tuple[int, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -64,8 +68,12 @@ class ImageTextDataset(Dataset):
         return [c.text for c in self.groups[g_index].captions if c.caption_id != caption.caption_id]
 
     def tokens(self, index: int) -> list[int]:
-        enc = self.tokenizer(self.text(index), truncation=True, max_length=self.max_text_len)
-        return list(enc["input_ids"])
+        """Token ids of pair ``index`` (tokenized once, then cached)."""
+        ids = self._tokens.get(index)
+        if ids is None:
+            enc = self.tokenizer(self.text(index), truncation=True, max_length=self.max_text_len)
+            ids = self._tokens[index] = tuple(enc["input_ids"])
+        return list(ids)
 
     def image(self, image_index: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``(features [R, D], boxes [R, 7])`` of a dense image index."""

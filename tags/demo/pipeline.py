@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from tags.demo import methods
 from tags.demo.budget import BUDGETS, Budget
 from tags.demo.evaluate import evaluate
+from tags.demo.truth import enable_truth_audit, judge_samples, training_truth
 
 METHODS = ("hardest", "tags-dc")
 
@@ -28,6 +29,22 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def stage_seconds(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds per training stage (``time/*`` metrics: per-step means of each logged window)
+    summed over a run's ``metrics.jsonl`` rows."""
+    totals: dict[str, float] = {}
+    previous = 0
+    for row in rows:
+        keys = [k for k in row if k.startswith("time/")]
+        if not keys:
+            continue
+        steps = row["step"] - previous
+        previous = row["step"]
+        for key in keys:
+            totals[key[5:]] = totals.get(key[5:], 0.0) + row[key] * steps
+    return totals
 
 
 def _cached(path: Path, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -55,6 +72,7 @@ def train_and_evaluate(
     from tags.training.factory import create_tokenizer
     from tags.training.rundir import clear_run
 
+    raw = enable_truth_audit(raw, data.scenes)  # no-op without synthetic negatives
     out = Path(raw["output_dir"])
     cached = _cached(out / "result.json", raw)
     if cached is not None:
@@ -67,10 +85,12 @@ def train_and_evaluate(
     tokenizer = create_tokenizer(config.model)
     t = time.perf_counter()
     metrics = evaluate(trained.model, tokenizer, data, budget.max_text_len, family)
+    truth = training_truth(read_metrics(out / "metrics.jsonl"))
     result = {
         "config": raw,
         "family": family,
         **metrics,
+        **({"truth_audit": truth} if truth else {}),
         "train_s": train_s,
         "evaluate_s": time.perf_counter() - t,
         "model_dir": str(Path(trained.output_dir) / "model"),
@@ -237,6 +257,7 @@ def run_demo(
 
     model, tokenizer = load_tags_model(results["tags-dc"]["model_dir"], "cpu")
     samples = sample_negatives(model, tokenizer, data, budget, seed)
+    sample_truth = judge_samples(samples, data.scenes)
     timings["negatives"] = time.perf_counter() - t
     stages.update()
 
@@ -253,7 +274,9 @@ def run_demo(
             for m in ("pretrained", *METHODS)
         },
         "timings_s": timings,
+        "stage_seconds": {m: stage_seconds(metrics[m]) for m in METHODS},
         "samples": samples,
+        "samples_truth": sample_truth,
     }
     report = write_report(out, payload, metrics)
     stages.update()
@@ -268,5 +291,6 @@ __all__ = [
     "reference_scores",
     "run_demo",
     "sample_negatives",
+    "stage_seconds",
     "train_and_evaluate",
 ]

@@ -79,7 +79,52 @@ def _negatives_section(samples: list[dict[str, Any]]) -> list[str]:
             edits = "; ".join(
                 f"{e['type']}: '{e['original']}' -> '{e['replacement']}'" for e in neg["edits"]
             )
-            lines.append(f"  - {neg['text']}  ({edits}; ITM {_fmt(neg.get('score'), 3)})")
+            truth = f"; {neg['truth']}" if "truth" in neg else ""
+            lines.append(f"  - {neg['text']}  ({edits}; ITM {_fmt(neg.get('score'), 3)}{truth})")
+    return [*lines, ""]
+
+
+STAGES = ("data", "retrieval", "synthetic", "forward", "backward")
+
+
+def stage_table(stages: dict[str, dict[str, float]]) -> str:
+    """Markdown: seconds per training stage (rows) and method (columns)."""
+    names = list(stages)
+    lines = ["| stage | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    known = [s for s in STAGES if any(s in v for v in stages.values())]
+    for stage in known:
+        lines.append(f"| {stage} | " + " | ".join(_fmt(stages[n].get(stage)) for n in names) + " |")
+    steps = {n: stages[n].get("step", 0.0) + stages[n].get("backward", 0.0) for n in names}
+    lines.append("| step total | " + " | ".join(_fmt(steps[n]) for n in names) + " |")
+    return "\n".join(lines)
+
+
+def _truth_section(payload: dict[str, Any]) -> list[str]:
+    methods = payload.get("methods", {})
+    rows = {n: r["truth_audit"] for n, r in methods.items() if r.get("truth_audit")}
+    sample = payload.get("samples_truth")
+    if not rows and not sample:
+        return []
+    lines = [
+        "## Truth audit of the synthetic negatives",
+        "",
+        "Every negative judged against the true scene of its image "
+        "(`tags.benchmark.oracle.TruthOracle`): *true* = a false negative that the "
+        "caption filter missed, *ungrammatical* = outside the benchmark's grammar.",
+        "",
+        "| negatives | true % | ungrammatical % | n |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, row in rows.items():
+        lines.append(
+            f"| `{name}` training (per step) | {_fmt(100 * row['true'])} | "
+            f"{_fmt(100 * row['ungrammatical'])} | {_fmt(row['per_step'])} |"
+        )
+    if sample:
+        lines.append(
+            f"| generated samples (below) | {_fmt(100 * sample['true'])} | "
+            f"{_fmt(100 * sample['ungrammatical'])} | {int(sample['n'])} |"
+        )
     return [*lines, ""]
 
 
@@ -145,6 +190,17 @@ def write_report(
     lines += [f"| {k} | {v} |" for k, v in budget.items()]
     timings = payload.get("timings_s", {})
     lines += ["", "Wall-clock seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())]
+    stages = {n: v for n, v in payload.get("stage_seconds", {}).items() if v}
+    if stages:
+        lines += [
+            "",
+            "Fine-tuning seconds per stage (sums of the logged `time/*` metrics): data "
+            "loading, retrieval pool scoring, synthetic negatives, the training forward with "
+            "its losses, backward + optimizer step.",
+            "",
+            stage_table(stages),
+        ]
+    lines += ["", *_truth_section(payload)]
     lines += ["", "## Training curves", ""]
     lines += [f"![{name}]({path.name})" for name, path in plots.items()] or ["(nothing logged)"]
     lines += ["", *_negatives_section(payload.get("samples", []))]
@@ -153,4 +209,4 @@ def write_report(
     return report
 
 
-__all__ = ["draw_plots", "results_table", "truth_table", "write_report"]
+__all__ = ["draw_plots", "results_table", "stage_table", "truth_table", "write_report"]

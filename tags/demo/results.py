@@ -212,6 +212,13 @@ def _families(name: str) -> str:
     return methods.get_method(name).family
 
 
+def _mean_std(values: list[float]) -> list[float]:
+    """``[mean, sample std]`` (std 0 for one value)."""
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0
+    return [mean, math.sqrt(var)]
+
+
 def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per method: ``{metric: [mean, std]}`` over seeds (percent), std with ddof=1."""
     names: list[str] = []
@@ -226,9 +233,11 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             values = [scale * r[section][key] for r in runs if key in r.get(section, {})]
             if not values:
                 continue
-            mean = sum(values) / len(values)
-            var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0
-            row[key] = [mean, math.sqrt(var)]
+            row[key] = _mean_std(values)
+        for key in ("true", "ungrammatical"):  # truth audit of the synthetic negatives
+            values = [100.0 * r["truth_audit"][key] for r in runs if r.get("truth_audit")]
+            if values:
+                row[f"synthetic_{key}"] = _mean_std(values)
         summary[name] = row
     return summary
 
@@ -285,6 +294,22 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
         "FN% = share of the retrieved negatives entering L_ITM that are true of the anchor's "
         "scene (shapes benchmark truth; cross-encoder runs only).",
     ]
+    audited = [n for n in order if "synthetic_true" in summary[n]]
+    if audited:
+        lines += [
+            "",
+            "Truth audit of the synthetic negatives during training (judged against the "
+            "true scenes, `tags.benchmark.oracle`): *true* = false negatives the filter "
+            "missed, *ungrammatical* = outside the benchmark's grammar; percent.",
+            "",
+            "| method | true | ungrammatical |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {n} | {cell(summary[n], 'synthetic_true')} | "
+            f"{cell(summary[n], 'synthetic_ungrammatical')} |"
+            for n in audited
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -49,6 +49,7 @@ class RetrievalResult:
     n_texts: int
     topk: int | None = None
     notes: list[str] = field(default_factory=list)
+    fusion: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,6 +66,7 @@ def evaluate_retrieval(
     batch_size: int = 256,
     accelerator: Any = None,
     use_logits: bool = True,
+    fusion: float | None = None,
 ) -> RetrievalResult:
     """Score and measure ``model`` on ``images``/``texts`` under ``protocol``.
 
@@ -72,6 +74,8 @@ def evaluate_retrieval(
         protocol: a key of :data:`PROTOCOLS`; a split whose size differs from the standard
             one is evaluated anyway, with a warning (also stored in ``notes``).
         mode: ``"cross"``, ``"dual"`` or ``"two-stage"`` (dual top-``topk`` + cross rerank).
+        fusion: two-stage only: rerank by ``dual + fusion * cross``
+            (:func:`~tags.evaluation.scoring.rerank_topk`).
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {sorted(PROTOCOLS)}")
@@ -95,6 +99,7 @@ def evaluate_retrieval(
             batch_size=batch_size,
             accelerator=accelerator,
             use_logits=use_logits,
+            fusion=fusion,
         )
         per_fold.append(retrieval_metrics(i2t, fold_texts.txt2img, t2i_sims=t2i))
     return RetrievalResult(
@@ -106,6 +111,7 @@ def evaluate_retrieval(
         n_texts=len(texts),
         topk=topk if mode == "two-stage" else None,
         notes=notes,
+        fusion=fusion if mode == "two-stage" else None,
     )
 
 

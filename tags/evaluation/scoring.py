@@ -234,13 +234,16 @@ def rerank_topk(
     accelerator: Any = None,
     *,
     use_logits: bool = True,
+    fusion: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two-stage retrieval: rerank each query's dual top-``k`` with the cross-encoder.
 
     i2t: for every image its top-``k`` texts by ``dual_sims`` get cross-encoder scores; t2i:
     for every text its top-``k`` images. A pair in both sets is scored once. Everything
     outside a query's top-``k`` keeps its dual order but is shifted below every reranked
-    score (``dual - max(dual) + min(reranked) - 1``).
+    score (``dual - max(dual) + min(reranked) - 1``). ``fusion`` ``w``: the top-``k`` are
+    reranked by ``dual + w * cross`` instead of the cross score alone (``0``: the dual
+    order; pick ``w`` on data other than the test split).
 
     Returns:
         ``(i2t_sims, t2i_sims)``, both ``[n_images, n_texts]``: rank rows of the first and
@@ -255,6 +258,8 @@ def rerank_topk(
     rows, cols = topk_masks(dual, k)
     pairs = rows | cols
     cross = _cross_rows(model, images, texts, batch_size, accelerator, use_logits, pairs)
+    if fusion is not None:
+        cross = dual + fusion * cross
     below = dual - dual.max() + cross[pairs].min() - 1.0
     return torch.where(rows, cross, below), torch.where(cols, cross, below)
 
@@ -269,9 +274,10 @@ def compute_scores(
     batch_size: int = 256,
     accelerator: Any = None,
     use_logits: bool = True,
+    fusion: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(i2t_sims, t2i_sims)`` for ``mode`` in :data:`MODES` (the same matrix twice except
-    for two-stage)."""
+    for two-stage; ``fusion``: see :func:`rerank_topk`)."""
     if mode == "cross":
         sims = score_matrix_cross(
             model, images, texts, batch_size, accelerator, use_logits=use_logits
@@ -283,8 +289,9 @@ def compute_scores(
     if mode == "two-stage":
         dual = score_matrix_dual(model, images, texts, batch_size, accelerator)
         return rerank_topk(
-            model, images, texts, dual, topk, batch_size, accelerator, use_logits=use_logits
-        )
+            model, images, texts, dual, topk, batch_size, accelerator, use_logits=use_logits,
+            fusion=fusion,
+        )  # fmt: skip
     raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
 
 

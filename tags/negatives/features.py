@@ -127,6 +127,39 @@ class PrecompRegions:
         return Regions(features, whole_image_boxes(features.shape[0]))
 
 
+class CachedRegions:
+    """A :class:`RegionStore` that keeps what it read in memory, up to ``max_bytes``
+    (least recently used first out): a training step reads the same images again and
+    again (batch, retrieval pools, retrieved negatives), and an ``.npz`` read costs
+    milliseconds. Callers must not write into the returned arrays."""
+
+    def __init__(self, store: RegionStore, max_bytes: int = 1 << 30) -> None:
+        from collections import OrderedDict
+
+        self.store = store
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._items: OrderedDict[Any, Regions] = OrderedDict()
+
+    def get(
+        self, image_id: Any, filename: str | None = None, position: int | None = None
+    ) -> Regions:
+        key = (image_id, filename, position)
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+            return found
+        regions = self.store.get(image_id, filename, position=position)
+        size = regions.features.nbytes + regions.boxes.nbytes
+        if size <= self.max_bytes:
+            self._items[key] = regions
+            self.bytes += size
+            while self.bytes > self.max_bytes:
+                _, old = self._items.popitem(last=False)
+                self.bytes -= old.features.nbytes + old.boxes.nbytes
+        return regions
+
+
 def open_regions(path: str | Path) -> RegionStore:
     """A directory of ``.npz`` files or a precomp ``.npy`` array."""
     path = Path(path)
@@ -138,6 +171,7 @@ def open_regions(path: str | Path) -> RegionStore:
 
 
 __all__ = [
+    "CachedRegions",
     "MissingFeaturesError",
     "NpzRegions",
     "PrecompRegions",

@@ -126,7 +126,10 @@ class SyntheticConfig:
     unit (whole words of the unit's type, attested in the training captions' scene graphs);
     ``false``: any word piece of the MLM vocabulary, as the official code does.
     ``max_edits``: most units per negative (``null``: about ``mask_ratio`` of the tokens,
-    the paper)."""
+    the paper). ``truth_audit``: a shapes benchmark's ``scenes.jsonl`` (or its directory):
+    every step's negatives are judged against the true scenes and
+    ``synthetic/true_share`` / ``synthetic/ungrammatical_share`` are logged (``null``: off,
+    no cost)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -138,6 +141,7 @@ class SyntheticConfig:
     static_generator: str | None = None
     planner: bool = True
     max_edits: int | None = None
+    truth_audit: str | None = None
 
 
 @dataclass

@@ -33,6 +33,7 @@ from tags.training.optim import create_optimizer, create_scheduler, phase_bounds
 from tags.training.recipes import StepContext, get_recipe
 from tags.training.rundir import LOCK_FILE, check_inputs, check_output_dir, trim_metrics
 from tags.training.state import TrainState
+from tags.training.timing import StageTimer, timed_iter
 from tags.training.tracking import JsonlTracker, tensorboard_available
 
 CHECKPOINTS = "checkpoints"
@@ -289,6 +290,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         total=total, initial=state.step, disable=not (main and config.progress_bar), desc="train"
     )
     window = _MetricWindow()
+    timer = StageTimer()  # time/data, time/step, time/backward (+ the recipe's stages)
     bad_window = False  # a micro batch of the current accumulation window had a bad loss
     last: dict[str, float] = {}
     saved: Path | None = checkpoint
@@ -333,7 +335,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         epoch_loader.set_epoch(state.epoch)
         sampler.set_epoch(state.epoch)
         finished_epoch = True
-        for batch in epoch_loader:
+        for batch in timed_iter(epoch_loader, timer, "data"):
             if state.phase != phase_of(state.step, steps):
                 begin_phase(phase_of(state.step, steps))
             phase = config.phases[state.phase]
@@ -343,19 +345,23 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
             key = ctx.generator(state.epoch, state.batch_in_epoch, accelerator.process_index)
             torch.manual_seed(key.initial_seed())
             with accelerator.accumulate(module):
-                out = recipe.training_step(module, batch, ctx)
-                if _all_finite(out.loss, accelerator):
-                    accelerator.backward(out.loss)
-                    if accelerator.sync_gradients and config.optim.max_grad_norm:
-                        accelerator.clip_grad_norm_(module.parameters(), config.optim.max_grad_norm)
-                else:
-                    bad_window = True
-                if not bad_window:
-                    optimizer.step()
-                optimizer.zero_grad()  # at the sync step: drops a bad window's gradients
+                with timer("step"):
+                    out = recipe.training_step(module, batch, ctx)
+                with timer("backward"):  # with clipping and the optimizer step
+                    if _all_finite(out.loss, accelerator):
+                        accelerator.backward(out.loss)
+                        if accelerator.sync_gradients and config.optim.max_grad_norm:
+                            accelerator.clip_grad_norm_(
+                                module.parameters(), config.optim.max_grad_norm
+                            )
+                    else:
+                        bad_window = True
+                    if not bad_window:
+                        optimizer.step()
+                    optimizer.zero_grad()  # at the sync step: drops a bad window's gradients
             state.batch_in_epoch += 1
             if not bad_window:
-                window.add({"loss/total": out.loss, **out.metrics})
+                window.add({"loss/total": out.loss, **out.metrics, **timer.metrics()})
             if not accelerator.sync_gradients:
                 continue
             if bad_window:

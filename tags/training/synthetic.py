@@ -226,35 +226,47 @@ class EngineSource:
             model.train(was_training)
 
 
+_PLANNERS: dict[tuple[int, str], Any] = {}
+
+
 def build_planner(parser: Any, corpus: Sequence[str], cache: str | Path | None = None) -> Any:
     """An :class:`~tags.negatives.planner.EditPlanner` over the scene graphs of ``corpus``
     (the training captions), so refills stay inside what those captions attest.
 
-    With ``cache``, the corpus's counts are read from that JSON file when it was written for
-    the same captions (a SHA-256 of them), else parsed and written there: a resumed run and
-    the other processes of a distributed run skip the parse."""
+    The planner of the last corpus is kept for the process (the demo's training and its
+    sample negatives share one). With ``cache``, the corpus's counts are read from that JSON
+    file when it was written for the same captions (a SHA-256 of them), else parsed and
+    written there: a resumed run and the other processes of a distributed run skip the
+    parse."""
     from tags.negatives.planner import EditPlanner
     from tags.negatives.scenes import SceneCounts
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     texts = [" ".join(t.split()) for t in corpus]
     digest = hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
+    key = (id(parser), digest)
+    if key in _PLANNERS:
+        return _PLANNERS[key]
     path = Path(cache) if cache is not None else None
+    scenes = None
     if path is not None and path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}
         if data.get("corpus_sha256") == digest:
-            return EditPlanner(SceneCounts.from_dict(data["scenes"]))
-    scenes = SceneGraphVocabulary().update(parser.pipe(texts)).scenes
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        payload = {"corpus_sha256": digest, "scenes": scenes.to_dict()}
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
-        os.replace(tmp, path)
-    return EditPlanner(scenes)
+            scenes = SceneCounts.from_dict(data["scenes"])
+    if scenes is None:
+        scenes = SceneGraphVocabulary().update(parser.pipe(texts)).scenes
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            payload = {"corpus_sha256": digest, "scenes": scenes.to_dict()}
+            tmp.write_text(json.dumps(payload), encoding="utf-8")
+            os.replace(tmp, path)
+    _PLANNERS.clear()
+    _PLANNERS[key] = EditPlanner(scenes)
+    return _PLANNERS[key]
 
 
 class FixedPoolSource:

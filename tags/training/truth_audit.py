@@ -20,7 +20,6 @@ the recipe holds no scenes and computes nothing. :func:`summarize_truth` reduces
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,13 +38,10 @@ _COUNTS = ("n_selected", "n_selected_fn", "fne_tp", "fne_predicted", "fne_true")
 
 
 def load_scenes(path: str | Path) -> dict[int, Scene]:
-    """``image_id -> Scene`` from a benchmark's ``scenes.jsonl``."""
-    scenes: dict[int, Scene] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                record = json.loads(line)
-                scenes[int(record["image_id"])] = Scene.from_dict(record["scene"])
+    """``image_id -> Scene`` from a benchmark's ``scenes.jsonl`` (or its directory)."""
+    from tags.benchmark.oracle import TruthOracle
+
+    scenes = TruthOracle.from_path(path).scenes
     if not scenes:
         raise ValueError(f"{path}: no scenes")
     return scenes

@@ -22,6 +22,7 @@ Phases: ``NSG`` (itm, mlm, istm) then ``NSGDC`` (all five) from NSG's saved weig
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,6 +50,8 @@ from tags.training.synthetic import (
     SyntheticSource,
     label_negatives,
 )
+from tags.training.synthetic_truth import truth_audit
+from tags.training.timing import StageTimer
 
 #: The training captions' scene counts for the edit planner (written once per output dir).
 PLANNER_CACHE = "planner_scenes.json"
@@ -128,6 +131,8 @@ class TagsDCRecipe(Recipe):
 
             self.unit_masker = UnitMLMMasker(tokenizer, cfg.synthetic.mask_ratio)
         self.source = source if source is not None else self._default_source()
+        self.timer = StageTimer()  # time/retrieval, time/synthetic, time/forward
+        self.truth = truth_audit(cfg.synthetic.truth_audit, self.dataset)  # None: off
 
     @classmethod
     def validate(cls, config: Any) -> None:
@@ -207,25 +212,27 @@ class TagsDCRecipe(Recipe):
 
         # 1. retrieved negatives (no_grad): top-k of each pool, or FNE's draw
         gens = [ctx.generator(10, i) for i in index]
-        pools = score_pools(
-            self.backend,
-            self.dataset,
-            batch,
-            gens,
-            cfg.retrieval,
-            self.accelerator.autocast,
-            positives=bool(self.fne_miners),
-        )
-        k = cfg.retrieval.num_negatives
-        selection = select_from_pools(
-            pools, k, self.fne_miners, self.itm_draw_loss is not None, ctx, index
-        )
-        caps, cap_valid = take(pools.captions, selection.i2t, k)
-        imgs, img_valid = take(pools.images, selection.t2i, k)
+        with self.timer("retrieval"):
+            pools = score_pools(
+                self.backend,
+                self.dataset,
+                batch,
+                gens,
+                cfg.retrieval,
+                self.accelerator.autocast,
+                positives=bool(self.fne_miners),
+            )
+            k = cfg.retrieval.num_negatives
+            selection = select_from_pools(
+                pools, k, self.fne_miners, self.itm_draw_loss is not None, ctx, index
+            )
+            caps, cap_valid = take(pools.captions, selection.i2t, k)
+            imgs, img_valid = take(pools.images, selection.t2i, k)
 
         # 2. synthetic negatives (no_grad)
         use_syn = self.source is not None and (w["istm"] > 0 or w["wod"] > 0 or w["woc"] > 0)
         labelled = None
+        started = time.perf_counter()
         if use_syn:
             request = SyntheticRequest(
                 texts=list(batch["texts"]),
@@ -242,6 +249,12 @@ class TagsDCRecipe(Recipe):
             labelled = label_negatives(
                 request.texts, negatives, self.tokenizer, self.config.data.max_text_len
             )
+            if self.truth is not None:
+                audited = self.truth(
+                    batch["image_ids"].tolist(), [[t for t, _ in p] for p in negatives]
+                )
+            self.timer.add("synthetic", time.perf_counter() - started)
+            started = time.perf_counter()
 
         # 3. masked positives for L_MLM
         use_mlm = w["mlm"] > 0
@@ -397,6 +410,10 @@ class TagsDCRecipe(Recipe):
             )
         loss = sum(w[name] * value for name, value in losses.items())
         metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
+        if use_syn and self.truth is not None:
+            metrics |= audited
+        self.timer.add("forward", time.perf_counter() - started)  # rows, heads and losses
+        metrics |= self.timer.metrics()
         return StepOutput(loss=loss, metrics=metrics)
 
     def _audit(
