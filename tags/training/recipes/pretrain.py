@@ -19,6 +19,7 @@ All three terms come from one forward of :class:`PretrainModule` (one DDP call).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -33,8 +34,9 @@ from tags.training.recipes.tags_dc import mask_tokens
 
 
 class PretrainModule(nn.Module):
-    """Wraps a TagsModel: one ``forward`` gives the joint outputs (ITM logits, MLM logits)
-    and the dual-mode embeddings of the batch."""
+    """Wraps a TagsModel: one ``forward`` gives the dual-mode embeddings of the batch, then
+    the joint outputs (ITM logits, MLM logits) of the rows that ``build_joint`` makes from
+    the (detached) embeddings, so ITM negatives can be drawn by ITC similarity."""
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
@@ -42,15 +44,38 @@ class PretrainModule(nn.Module):
 
     def forward(
         self,
-        joint: dict[str, torch.Tensor],
-        masked_positions: torch.Tensor,
+        build_joint: Callable[
+            [torch.Tensor | None, torch.Tensor | None], tuple[dict[str, torch.Tensor], torch.Tensor]
+        ],
         dual_text: tuple[torch.Tensor, torch.Tensor] | None,
         dual_image: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None,
     ) -> tuple[Any, torch.Tensor | None, torch.Tensor | None]:
+        image_emb = text_emb = None
+        if dual_text is not None and dual_image is not None:
+            image_emb = self.model.encode_image(*dual_image)
+            text_emb = self.model.encode_text(*dual_text)
+        joint, masked_positions = build_joint(
+            None if image_emb is None else image_emb.detach(),
+            None if text_emb is None else text_emb.detach(),
+        )
         out = self.model(**joint, heads=("itm", "mlm"), masked_positions=masked_positions)
-        if dual_text is None or dual_image is None:
-            return out, None, None
-        return out, self.model.encode_image(*dual_image), self.model.encode_text(*dual_text)
+        return out, image_emb, text_emb
+
+
+def sample_by_similarity(
+    scores: torch.Tensor, anchor_ids: torch.Tensor, generator: torch.Generator
+) -> list[int]:
+    """ALBEF's ITM hard negatives: for each anchor row of ``[A, C]`` similarity logits, one
+    column drawn with probability ``softmax(row)`` over the candidates of other images
+    (``anchor_ids`` are the image ids of both the anchors and the candidates)."""
+    same = anchor_ids[:, None] == anchor_ids[None, :]
+    if bool(same.all(1).any()):
+        raise ValueError(
+            "pretrain.itm_sampling=itc needs captions of at least two images in every batch"
+        )
+    logits = scores.detach().float().cpu().masked_fill(same.cpu(), float("-inf"))
+    probs = torch.softmax(logits, dim=1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1).tolist()
 
 
 def sample_other(n: int, exclude: set[int], generator: torch.Generator, what: str = "item") -> int:
@@ -122,6 +147,25 @@ class PretrainRecipe(Recipe):
                 images.append(sample_other(ds.num_images, {image}, g, "image"))
         return captions, images
 
+    def _itc_negatives(
+        self,
+        batch: dict[str, Any],
+        ctx: StepContext,
+        image_emb: torch.Tensor | None,
+        text_emb: torch.Tensor | None,
+    ) -> tuple[list[int], list[int]]:
+        """ITM negatives from the local batch by ITC similarity (ALBEF): the batch rows of
+        the negative captions (one per image) and of the negative images (one per caption)."""
+        if image_emb is None or text_emb is None:
+            raise ValueError("pretrain.itm_sampling=itc needs the dual-mode embeddings")
+        mode = self.config.pretrain.itm_negatives
+        ids = batch["image_ids"]
+        scores = image_emb @ text_emb.t() / self.config.pretrain.itc_temperature
+        g = ctx.generator(41)
+        captions = sample_by_similarity(scores, ids, g) if mode in ("caption", "both") else []
+        images = sample_by_similarity(scores.t(), ids, g) if mode in ("image", "both") else []
+        return captions, images
+
     def _other_caption(self, image: int, generator: torch.Generator) -> int:
         image_of = self.dataset.image_of
         for _ in range(64):
@@ -143,13 +187,7 @@ class PretrainRecipe(Recipe):
         b = batch["input_ids"].shape[0]
         index = batch["index"].tolist()
         pad_id = self.tokenizer.pad_token_id or 0
-        neg_caps, neg_imgs = self._negatives(batch, ctx)
-
-        # rows: positives, (image, random caption), (random image, caption), masked positives
         pos_text = [r[: int(m.sum())] for r, m in zip(batch["input_ids"], batch["attention_mask"])]
-        texts = list(pos_text)
-        texts += [torch.tensor(self.dataset.tokens(c), device=device) for c in neg_caps]
-        texts += [pos_text[a] for a in range(b)] if neg_imgs else []
         masked_ids, mlm_labels = mask_tokens(
             batch["input_ids"],
             batch["attention_mask"],
@@ -158,33 +196,54 @@ class PretrainRecipe(Recipe):
             model.config.mask_token_id,
             model.config.vocab_size,
         )
-        mlm_start = len(texts)
-        texts += [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
-        region_rows = list(range(b)) + (list(range(b)) if neg_caps else [])
-        region_rows += [b + j for j in range(len(neg_imgs))] + list(range(b))
-
-        input_ids, attention = pad_text(texts, pad_id)
-        feats, boxes, rmask = self.row_regions(batch, neg_imgs, region_rows)
-        joint = {
-            "input_ids": input_ids.to(device),
-            "attention_mask": attention.to(device),
-            "region_features": feats,
-            "region_boxes": boxes,
-            "region_mask": rmask,
-        }
-        labels = torch.full(input_ids.shape, IGNORE_INDEX, dtype=torch.long, device=device)
-        labels[mlm_start:, : mlm_labels.shape[1]] = mlm_labels.to(device)
-        masked_positions = labels != IGNORE_INDEX
+        masked_text = [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
         use_itc = w["itc"] > 0
-        dual_text = (batch["input_ids"], batch["attention_mask"]) if use_itc else None
+        by_itc = cfg.itm_sampling == "itc"
+        state: dict[str, Any] = {}
+
+        def build_joint(
+            image_emb: torch.Tensor | None, text_emb: torch.Tensor | None
+        ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+            # rows: positives, (image, negative caption), (negative image, caption), masked
+            extra: list[int] = []
+            if by_itc:
+                caption_rows, neg_rows = self._itc_negatives(batch, ctx, image_emb, text_emb)
+                neg_texts = [pos_text[j] for j in caption_rows]
+            else:
+                neg_caps, extra = self._negatives(batch, ctx)
+                neg_texts = [torch.tensor(self.dataset.tokens(c), device=device) for c in neg_caps]
+                neg_rows = [b + j for j in range(len(extra))]
+            texts = pos_text + neg_texts + (pos_text if neg_rows else [])
+            state["mlm_start"] = len(texts)
+            texts += masked_text
+            region_rows = list(range(b)) + (list(range(b)) if neg_texts else [])
+            region_rows += neg_rows + list(range(b))
+            input_ids, attention = pad_text(texts, pad_id)
+            feats, boxes, rmask = self.row_regions(batch, extra, region_rows)
+            labels = torch.full(input_ids.shape, IGNORE_INDEX, dtype=torch.long, device=device)
+            labels[state["mlm_start"] :, : mlm_labels.shape[1]] = mlm_labels.to(device)
+            state["labels"] = labels
+            joint = {
+                "input_ids": input_ids.to(device),
+                "attention_mask": attention.to(device),
+                "region_features": feats,
+                "region_boxes": boxes,
+                "region_mask": rmask,
+            }
+            return joint, labels != IGNORE_INDEX
+
+        dual = use_itc or by_itc
+        dual_text = (batch["input_ids"], batch["attention_mask"]) if dual else None
         dual_image = (
             (batch["region_features"], batch["region_boxes"], batch["region_mask"])
-            if use_itc
+            if dual
             else None
         )
-        out, image_emb, text_emb = module(joint, masked_positions, dual_text, dual_image)
+        out, image_emb, text_emb = module(build_joint, dual_text, dual_image)
+        labels, mlm_start = state["labels"], state["mlm_start"]
+        masked_positions = labels != IGNORE_INDEX
 
-        # L_ITM: binary cross-entropy over positives and random negatives
+        # L_ITM: binary cross-entropy over positives and negatives
         logits = out.itm_logits.reshape(-1)[:mlm_start].float()
         target = torch.zeros_like(logits)
         target[:b] = 1.0
@@ -219,4 +278,10 @@ class PretrainRecipe(Recipe):
         return StepOutput(loss=loss, metrics=metrics)
 
 
-__all__ = ["PretrainModule", "PretrainRecipe", "info_nce", "sample_other"]
+__all__ = [
+    "PretrainModule",
+    "PretrainRecipe",
+    "info_nce",
+    "sample_by_similarity",
+    "sample_other",
+]
