@@ -3,7 +3,8 @@ features from pixels, and minimal-pair negatives for fine-grained accuracy.
 
 Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.captions`
 (claims, templates, truth), :mod:`.truth` (free text judged against a scene),
-:mod:`.minimal_pairs` (negatives + accuracy),
+:mod:`.minimal_pairs` (negatives + accuracy), :mod:`.oracle` (minimal pairs of any split and
+scene-checked training negatives, read back from ``scenes.jsonl``),
 :mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
 :mod:`.build` (writer + cache). Names below are imported lazily (torch loads only when a
 featurizer or the builder is used).
@@ -31,6 +32,10 @@ _EXPORTS: dict[str, str] = {
     "minimal_pair_accuracy": "minimal_pairs",
     "minimal_pairs": "minimal_pairs",
     "read_pairs": "minimal_pairs",
+    "oracle_negatives": "oracle",
+    "read_scenes": "oracle",
+    "split_minimal_pairs": "oracle",
+    "write_oracle_negatives": "oracle",
     "render_scene": "render",
     "Scene": "scenes",
     "SceneObject": "scenes",

@@ -71,6 +71,8 @@ def _method_task(
     from tags.demo.pipeline import reference_scores, train_and_evaluate
 
     root = Path(out) / f"seed{seed}"
+    if name == "oracle":
+        assets = {**assets, "oracle_negatives": str(oracle_file(data, root / "oracle.jsonl"))}
     if name == "ndgl":
         assets = {
             **assets,
@@ -83,6 +85,17 @@ def _method_task(
     raw = methods.method_config(name, budget, data, root / name, seed, assets)
     result, _, _ = train_and_evaluate(raw, methods.get_method(name).family, data, budget)
     return result
+
+
+def oracle_file(data: Any, path: Path) -> Path:
+    """The oracle rung's negatives (scene-checked single edits of every training caption),
+    written once per benchmark (:func:`tags.benchmark.write_oracle_negatives`)."""
+    from tags.benchmark import write_oracle_negatives
+
+    if path.is_file():
+        return path
+    seed = json.loads(Path(data.manifest).read_text())["config"]["seed"]
+    return write_oracle_negatives(data.scenes, path, seed=seed)
 
 
 def run_results(
@@ -260,4 +273,4 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["aggregate", "draw_result_plots", "results_markdown", "run_results"]
+__all__ = ["aggregate", "draw_result_plots", "oracle_file", "results_markdown", "run_results"]
