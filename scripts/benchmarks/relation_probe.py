@@ -5,7 +5,9 @@
 
 Trains a scratch TagsModel of the demo's shape (hidden 128, 2 layers, init std 0.08) with
 binary ITM only: every training caption against one scene-checked single-edit negative of
-the requested types (:func:`tags.benchmark.oracle_negatives`). Then scores the test split's
+the requested types (:func:`tags.benchmark.oracle_negatives`) and, unless
+``--no-random-negatives``, one caption of a random other image (without these easy negatives
+the ITM loss stays at its prior from scratch: measured). Then scores the test split's
 minimal pairs by the ITM logit (per type). ``--regions labels`` replaces each object's CNN
 feature by a one-hot of its true shape, colour and size (the whole-image region gets its own
 flag), so only relations are left to learn; ``--boxes whole`` gives every region the
@@ -67,6 +69,7 @@ def main() -> None:
     parser.add_argument("--regions", choices=("cnn", "labels"), default="labels")
     parser.add_argument("--boxes", choices=("true", "whole"), default="true")
     parser.add_argument("--types", nargs="+", default=["attribute", "object", "relation"])
+    parser.add_argument("--no-random-negatives", action="store_true")
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=1e-3)
@@ -128,7 +131,14 @@ def main() -> None:
         batch = [records[i] for i in picks]
         ids = [r["image_id"] for r in batch] * 2
         texts = [r["positive"] for r in batch] + [r["negative"] for r in batch]
-        target = torch.tensor([1.0] * len(batch) + [0.0] * len(batch))
+        if not args.no_random_negatives:
+            for r in batch:
+                other = records[int(torch.randint(len(records), (1,), generator=g))]
+                while other["image_id"] == r["image_id"]:
+                    other = records[int(torch.randint(len(records), (1,), generator=g))]
+                ids.append(r["image_id"])
+                texts.append(other["positive"])
+        target = torch.tensor([1.0] * len(batch) + [0.0] * (len(texts) - len(batch)))
         loss = F.binary_cross_entropy_with_logits(logits(ids, texts), target)
         optimizer.zero_grad()
         loss.backward()
