@@ -198,3 +198,18 @@ def test_report_writer_table_and_files(tmp_path):
     assert "selhn" not in report  # not logged, not drawn
     assert (tmp_path / "loss.png").is_file() and not (tmp_path / "selhn_share.png").exists()
     assert json.loads((tmp_path / "results.json").read_text())["seed"] == 3
+
+
+def test_oracle_rung_trains_on_scene_checked_negatives(tiny_run, tmp_path):
+    from tags.benchmark.build import BenchmarkPaths
+    from tags.demo.results import _method_task
+
+    data = BenchmarkPaths.under(tiny_run / "data", False)
+    pretrained = str(tiny_run / "runs" / "pretrained" / "model")
+    result = _method_task(
+        str(tmp_path), BUDGETS["tiny"], data, 0, "oracle", {"pretrained": pretrained}
+    )
+    assert (tmp_path / "seed0" / "oracle.jsonl").is_file()
+    rows = [json.loads(x) for x in (tmp_path / "seed0" / "oracle" / "metrics.jsonl").open()]
+    assert any(r.get("loss/istm", 0.0) > 0 for r in rows)  # the oracle pools reach L_ISTM
+    assert 0.0 <= result["minimal_pairs"]["overall"] <= 1.0

@@ -19,12 +19,16 @@ from tags.demo.results import aggregate, results_markdown
 from tags.training.config import config_from_dict
 
 DATA = SimpleNamespace(captions="caps.json", features="feats")
-ASSETS = {"pretrained": "runs/pretrained/model", "reference_scores": "ref.pt"}
+ASSETS = {
+    "pretrained": "runs/pretrained/model",
+    "reference_scores": "ref.pt",
+    "oracle_negatives": "oracle.jsonl",
+}
 
 
 def test_registry_lists_every_compared_method():
-    cross = {"hardest", "tags", "tags-dc", "tags-dc-word", "tags-dc-static"}
-    cross |= {"tags-dc-fne", "tags-dc-selhn"}
+    cross = {"hardest", "oracle", "tags", "tags-dc", "tags-dc-official", "tags-dc-word"}
+    cross |= {"tags-dc-static", "tags-dc-fne", "tags-dc-selhn"}
     dual = {"all", "vse-hardest", "selhn", "fne", "aoq", "ndgl"}
     assert set(list_methods("cross")) == cross
     assert set(list_methods("dual")) == dual
@@ -51,9 +55,14 @@ def test_every_method_builds_a_valid_config_with_the_shared_budget(tmp_path, nam
         assert (syn.source == "none") == (name == "hardest")
         assert syn.masking == ("word" if name == "tags-dc-word" else "unit")
         assert (syn.source == "static") == (name == "tags-dc-static")
+        assert (syn.source == "fixed") == (name == "oracle")
+        assert (config.data.negatives == "oracle.jsonl") == (name == "oracle")
+        official = name == "tags-dc-official"
+        assert (config.tags_dc.wod_class_weights == [1.0, 0.11]) == official
+        assert (config.tags_dc.woc_positions == "edited") == official
         dc = name.startswith("tags-dc")
         assert [p.name for p in config.phases] == (
-            ["nsg", "nsgdc"] if dc else ["nsg"] if name == "tags" else ["main"]
+            ["nsg", "nsgdc"] if dc else ["nsg"] if name in ("tags", "oracle") else ["main"]
         )
         last = config.phases[-1].weights
         assert (last.get("wod", 0) > 0) == dc and (last.get("istm", 0) > 0) == (name != "hardest")
@@ -86,6 +95,16 @@ def test_dual_methods_use_their_miner():
     assert fne.vse.queue_size == budget.queue_size > 0
     aoq = config_from_dict(method_config("aoq", budget, DATA, "out", 0, ASSETS))
     assert [p.miner for p in aoq.phases] == [None, "aoq"] and aoq.phases[1].init == "initial"
+
+
+def test_budget_sets_the_istm_weight_and_the_pretraining_itm_sampling():
+    from dataclasses import replace
+
+    budget = replace(BUDGETS["small"], istm_weight=0.25, itm_sampling="itc")
+    config = config_from_dict(method_config("tags-dc", budget, DATA, "out", 0, ASSETS))
+    assert [p.weights["istm"] for p in config.phases] == [0.25, 0.25]
+    pre = config_from_dict(pretrain_config(budget, DATA, "out", 0))
+    assert pre.pretrain.itm_sampling == "itc"
 
 
 def test_pretrain_config_trains_from_scratch():

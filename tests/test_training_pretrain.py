@@ -14,7 +14,7 @@ from _training_utils import tiny_config
 from tags.modeling import TagsModel
 from tags.training import training_function
 from tags.training.config import ConfigError
-from tags.training.recipes.pretrain import info_nce, sample_other
+from tags.training.recipes.pretrain import info_nce, sample_by_similarity, sample_other
 
 
 def rows(run: Path) -> list[dict]:
@@ -51,14 +51,38 @@ def test_sample_other_excludes_and_fails_clearly():
         sample_other(2, {0, 1}, g, "image")
 
 
-@pytest.mark.parametrize("negatives", ["both", "caption", "image"])
-def test_pretrain_runs_and_logs_every_term(tmp_path, negatives):
+def test_sample_by_similarity_follows_the_softmax_over_other_images():
+    ids = torch.tensor([7, 7, 8, 9])
+    scores = torch.tensor(
+        [
+            [0.0, 50.0, 0.0, 9.0],  # column 1 is its own image: never drawn despite 50
+            [0.0, 0.0, 40.0, 0.0],  # column 2 dominates the softmax
+            [1.0, 1.0, 0.0, 1.0],  # uniform over 0, 1, 3
+            [0.0, 0.0, 0.0, 0.0],
+        ]
+    )
+    g = torch.Generator().manual_seed(0)
+    draws = [sample_by_similarity(scores, ids, g) for _ in range(300)]
+    assert {d[0] for d in draws} <= {2, 3} and sum(d[0] == 3 for d in draws) > 290
+    assert all(d[1] == 2 for d in draws)
+    assert {d[2] for d in draws} == {0, 1, 3}
+    assert all(d[3] != 3 for d in draws)
+    with pytest.raises(ValueError, match="at least two images"):
+        sample_by_similarity(torch.zeros(2, 2), torch.tensor([1, 1]), g)
+
+
+@pytest.mark.parametrize(
+    ("negatives", "sampling"),
+    [("both", "random"), ("caption", "random"), ("image", "random"), ("both", "itc")],
+)
+def test_pretrain_runs_and_logs_every_term(tmp_path, negatives, sampling):
     run = tmp_path / "run"
     cfg = tiny_config(
         "pretrain",
         run,
         "phases.0.steps=2",
         f"pretrain.itm_negatives={negatives}",
+        f"pretrain.itm_sampling={sampling}",
         "phases.0.weights={itm: 1.0, mlm: 1.0, itc: 1.0}",
     )
     training_function(cfg)
@@ -84,6 +108,8 @@ def test_pretrain_config_is_validated(tmp_path):
         tiny_config("pretrain", tmp_path, "pretrain.itc_temperature=0")
     with pytest.raises(ConfigError, match=r"pretrain\.itm_negatives"):
         tiny_config("pretrain", tmp_path, "pretrain.itm_negatives=text")
+    with pytest.raises(ConfigError, match=r"pretrain\.itm_sampling"):
+        tiny_config("pretrain", tmp_path, "pretrain.itm_sampling=hard")
     with pytest.raises(ConfigError, match="unknown loss term"):
         tiny_config("pretrain", tmp_path, "phases.0.weights={istm: 1.0}")
 

@@ -4,7 +4,8 @@ features from pixels, and minimal-pair negatives for fine-grained accuracy.
 Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.captions`
 (claims, templates, truth), :mod:`.truth` (free text judged against a scene),
 :mod:`.oracle` (image id -> scene, texts judged: audits of negatives),
-:mod:`.minimal_pairs` (negatives + accuracy),
+:mod:`.minimal_pairs` (negatives + accuracy), :mod:`.oracle_negatives` (minimal pairs of any
+split and scene-checked training negatives, read back from ``scenes.jsonl``),
 :mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
 :mod:`.build` (writer + cache). Names below are imported lazily (torch loads only when a
 featurizer or the builder is used).
@@ -32,6 +33,10 @@ _EXPORTS: dict[str, str] = {
     "minimal_pair_accuracy": "minimal_pairs",
     "minimal_pairs": "minimal_pairs",
     "read_pairs": "minimal_pairs",
+    "oracle_negatives": "oracle_negatives",
+    "read_scenes": "oracle_negatives",
+    "split_minimal_pairs": "oracle_negatives",
+    "write_oracle_negatives": "oracle_negatives",
     "render_scene": "render",
     "Scene": "scenes",
     "SceneObject": "scenes",

@@ -10,7 +10,9 @@ from typing import Any
 class Budget:
     """Everything that sets the demo's cost. One shared pre-training run (``pretrain_*``,
     from scratch with ``init_std``), then every method gets the same ``steps`` of
-    fine-tuning (TAGS-DC splits them into NSG ``steps - dc_steps`` and NSGDC ``dc_steps``)."""
+    fine-tuning (TAGS-DC splits them into NSG ``steps - dc_steps`` and NSGDC ``dc_steps``).
+    ``val_images`` > 0 adds a val split, on which every run is also evaluated (for choosing
+    ``lr`` and ``istm_weight``, the L_ISTM weight, never on test)."""
 
     name: str
     train_images: int
@@ -30,6 +32,9 @@ class Budget:
     pretrain_lr: float
     pretrain_batch_size: int
     init_std: float = 0.08
+    val_images: int = 0
+    istm_weight: float = 1.0
+    itm_sampling: str = "random"
     queue_size: int = 256
     max_regions: int = 8
     max_text_len: int = 24

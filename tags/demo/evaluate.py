@@ -74,19 +74,34 @@ class DualPairScoreFn:
         return (text * image).sum(-1).tolist()
 
 
-def evaluate(model: Any, tokenizer: Any, data: Any, max_length: int, family: str) -> dict[str, Any]:
-    """R@1/5/10 + RSum (full ranking of the test split) and minimal-pair accuracy."""
-    from tags.benchmark import minimal_pair_accuracy, read_pairs
+def split_pairs(data: Any, split: str) -> list[Any]:
+    """The minimal pairs of ``split``: the builder's file for ``test``, else drawn from the
+    stored scenes with the benchmark's seed (:func:`tags.benchmark.split_minimal_pairs`)."""
+    import json
+
+    from tags.benchmark import read_pairs, split_minimal_pairs
+
+    if split == "test":
+        return read_pairs(data.pairs)
+    seed = json.loads(Path(data.manifest).read_text())["config"]["seed"]
+    return split_minimal_pairs(data.scenes, split, seed)
+
+
+def evaluate(
+    model: Any, tokenizer: Any, data: Any, max_length: int, family: str, split: str = "test"
+) -> dict[str, Any]:
+    """R@1/5/10 + RSum (full ranking of ``split``) and minimal-pair accuracy."""
+    from tags.benchmark import minimal_pair_accuracy
     from tags.evaluation import evaluate_retrieval, load_retrieval_split
 
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     model = model.cpu().eval()
     images, texts, _ = load_retrieval_split(
-        data.captions, data.features, tokenizer, split="test", max_length=max_length
+        data.captions, data.features, tokenizer, split=split, max_length=max_length
     )
     retrieval = evaluate_retrieval(model, images, texts, "full", mode=family, batch_size=512)
-    pairs = read_pairs(data.pairs)
+    pairs = split_pairs(data, split)
     score_cls = CrossPairScoreFn if family == "cross" else DualPairScoreFn
     accuracy = minimal_pair_accuracy(score_cls(model, tokenizer, data.features, max_length), pairs)
     return {
@@ -98,4 +113,4 @@ def evaluate(model: Any, tokenizer: Any, data: Any, max_length: int, family: str
     }
 
 
-__all__ = ["FAMILIES", "CrossPairScoreFn", "DualPairScoreFn", "evaluate"]
+__all__ = ["FAMILIES", "CrossPairScoreFn", "DualPairScoreFn", "evaluate", "split_pairs"]

@@ -109,7 +109,11 @@ def pretrain_config(budget: Budget, data: Any, out: Path, seed: int) -> dict[str
                 "initializer_range": budget.init_std,
             },
         },
-        "pretrain": {"itm_negatives": "both", "itc_temperature": 0.05},
+        "pretrain": {
+            "itm_negatives": "both",
+            "itm_sampling": budget.itm_sampling,
+            "itc_temperature": 0.05,
+        },
         "phases": [
             {
                 "name": "pretrain",
@@ -126,11 +130,14 @@ def method_config(
 ) -> dict[str, Any]:
     """The full raw ``TrainConfig`` of method ``name`` fine-tuning ``assets["pretrained"]``."""
     spec = get_method(name)
+    built = spec.build(budget, assets)
+    config = common_config(budget, data, out, seed)
+    config["data"] |= built.pop("data", {})
     raw = {
-        **common_config(budget, data, out, seed),
+        **config,
         "batch_size": budget.batch_size,
         "model": {"source": "tags", "path": str(assets["pretrained"]), "dropout": 0.0},
-        **spec.build(budget, assets),
+        **built,
     }
     scenes = getattr(data, "scenes", None)  # a shapes benchmark: audit the retrieved negatives
     if scenes is not None and raw["recipe"] == "tags-dc":
@@ -138,8 +145,11 @@ def method_config(
     return raw
 
 
-def _cross(budget: Budget, synthetic: dict[str, Any] | None, dc: bool) -> dict[str, Any]:
+def _cross(
+    budget: Budget, synthetic: dict[str, Any] | None, dc: bool, **extra: Any
+) -> dict[str, Any]:
     base = {"itm": 1.0, "mlm": 0.1}
+    istm = budget.istm_weight
     section = {
         "itm_miner": {"name": "hardest", "kwargs": {"margin": 0.2}},
         "istm_miner": {"name": "all", "kwargs": {"margin": 0.2}},
@@ -157,13 +167,14 @@ def _cross(budget: Budget, synthetic: dict[str, Any] | None, dc: bool) -> dict[s
             "top_m": budget.top_m,
             **(synthetic or {}),
         },
+        **extra,
     }
     lr = budget.lr
     if synthetic is None:
         phases = [{"name": "main", "steps": budget.steps, "lr": lr, "weights": base}]
     elif not dc:
         phases = [
-            {"name": "nsg", "steps": budget.steps, "lr": lr, "weights": {**base, "istm": 1.0}}
+            {"name": "nsg", "steps": budget.steps, "lr": lr, "weights": {**base, "istm": istm}}
         ]
     else:
         phases = [
@@ -171,14 +182,14 @@ def _cross(budget: Budget, synthetic: dict[str, Any] | None, dc: bool) -> dict[s
                 "name": "nsg",
                 "steps": budget.steps - budget.dc_steps,
                 "lr": lr,
-                "weights": {**base, "istm": 1.0},
+                "weights": {**base, "istm": istm},
             },
             {
                 "name": "nsgdc",
                 "steps": budget.dc_steps,
                 "lr": lr / 2,
                 "init": "previous",
-                "weights": {**base, "istm": 1.0, "wod": 0.1, "woc": 0.1},
+                "weights": {**base, "istm": istm, "wod": 0.1, "woc": 0.1},
             },
         ]
     return {"recipe": "tags-dc", "tags_dc": section, "phases": phases}
@@ -189,6 +200,14 @@ def _hardest(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return _cross(budget, None, dc=False)
 
 
+@register_method(
+    "oracle", "cross", "Hardest + oracle negatives (scene-checked single edits, L_ISTM)"
+)
+def _oracle(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    config = _cross(budget, {"source": "fixed"}, dc=False)
+    return {**config, "data": {"negatives": str(assets["oracle_negatives"])}}
+
+
 @register_method("tags", "cross", "TAGS (+ dynamic synthetic negatives, L_ISTM)")
 def _tags(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return _cross(budget, {"source": "dynamic"}, dc=False)
@@ -197,6 +216,19 @@ def _tags(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
 @register_method("tags-dc", "cross", "TAGS-DC (NSG -> NSGDC: + WoD/WoC)")
 def _tags_dc(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return _cross(budget, {"source": "dynamic"}, dc=True)
+
+
+@register_method(
+    "tags-dc-official", "cross", "TAGS-DC, official WoD class weights and WoC on edits only"
+)
+def _tags_dc_official(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    return _cross(
+        budget,
+        {"source": "dynamic"},
+        dc=True,
+        wod_class_weights=[1.0, 0.11],
+        woc_positions="edited",
+    )
 
 
 @register_method("tags-dc-word", "cross", "TAGS-DC, word masking instead of scene-graph units")

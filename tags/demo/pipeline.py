@@ -21,7 +21,9 @@ METHODS = ("hardest", "tags-dc")
 def benchmark_config(budget: Budget, seed: int) -> Any:
     from tags.benchmark import BenchmarkConfig
 
-    return BenchmarkConfig(train=budget.train_images, val=0, test=budget.test_images, seed=seed)
+    return BenchmarkConfig(
+        train=budget.train_images, val=budget.val_images, test=budget.test_images, seed=seed
+    )
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -85,6 +87,10 @@ def train_and_evaluate(
     tokenizer = create_tokenizer(config.model)
     t = time.perf_counter()
     metrics = evaluate(trained.model, tokenizer, data, budget.max_text_len, family)
+    if budget.val_images:
+        metrics["val"] = evaluate(
+            trained.model, tokenizer, data, budget.max_text_len, family, "val"
+        )
     truth = training_truth(read_metrics(out / "metrics.jsonl"))
     result = {
         "config": raw,

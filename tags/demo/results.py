@@ -73,6 +73,8 @@ def _method_task(
     from tags.demo.pipeline import reference_scores, train_and_evaluate
 
     root = Path(out) / f"seed{seed}"
+    if name == "oracle":
+        assets = {**assets, "oracle_negatives": str(oracle_file(data, root / "oracle.jsonl"))}
     if name == "ndgl":
         assets = {
             **assets,
@@ -100,6 +102,17 @@ def run_truth(run: Path) -> dict[str, float]:
         **phase_means(rows, "selhn_all_share"),
         **phase_means(rows, "fne_sampled_share"),
     }
+
+
+def oracle_file(data: Any, path: Path) -> Path:
+    """The oracle rung's negatives (scene-checked single edits of every training caption),
+    written once per benchmark (:func:`tags.benchmark.write_oracle_negatives`)."""
+    from tags.benchmark import write_oracle_negatives
+
+    if path.is_file():
+        return path
+    seed = json.loads(Path(data.manifest).read_text())["config"]["seed"]
+    return write_oracle_negatives(data.scenes, path, seed=seed)
 
 
 def run_results(
@@ -313,4 +326,11 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["aggregate", "draw_result_plots", "results_markdown", "run_results", "run_truth"]
+__all__ = [
+    "aggregate",
+    "draw_result_plots",
+    "oracle_file",
+    "results_markdown",
+    "run_results",
+    "run_truth",
+]

@@ -196,12 +196,16 @@ class VSEConfig:
 @dataclass
 class PretrainConfig:
     """``pretrain`` recipe (UNITER-style pre-training before fine-tuning): binary ITM with
-    random negatives (``itm_negatives``: per positive, one random caption of another image
-    (``caption``), one random other image (``image``) or both), BERT-masked MLM, and an
+    negatives (``itm_negatives``: per positive, one caption of another image (``caption``),
+    one other image (``image``) or both; ``itm_sampling``: drawn at random from the dataset
+    (``random``) or from the local batch by ITC similarity (``itc``)), BERT-masked MLM, and an
     in-batch image-text contrastive loss (ITC, InfoNCE at ``itc_temperature``) on the
     dual-mode embeddings that aligns the two modalities before fusion (ALBEF)."""
 
     itm_negatives: str = "both"
+    # how each ITM negative is drawn: `random` (UNITER) or `itc` (ALBEF/BLIP: from the
+    # local batch, with probability softmax of the anchor's ITC similarities)
+    itm_sampling: str = "random"
     itc_temperature: float = 0.05
     mlm_probability: float = 0.15
 
@@ -412,6 +416,7 @@ VALID = {
     "tags_dc.woc_positions": ("all", "edited"),
     "tags_dc.mlm_masking": ("bert", "unit"),
     "pretrain.itm_negatives": ("caption", "image", "both"),
+    "pretrain.itm_sampling": ("random", "itc"),
     "eval.mode": ("cross", "dual", "two-stage"),
     "eval.protocol": ("full", "f30k-1k", "coco-1k", "coco-5k"),
     "eval.format": ("auto", "karpathy", "precomp", "jsonl"),

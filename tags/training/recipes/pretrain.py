@@ -75,6 +75,22 @@ class PretrainModule(nn.Module):
         return out, self.backend.encode_image(dual_image), self.backend.encode_text(dual_text)
 
 
+def sample_by_similarity(
+    scores: torch.Tensor, anchor_ids: torch.Tensor, generator: torch.Generator
+) -> list[int]:
+    """ALBEF's ITM hard negatives: for each anchor row of ``[A, C]`` similarity logits, one
+    column drawn with probability ``softmax(row)`` over the candidates of other images
+    (``anchor_ids`` are the image ids of both the anchors and the candidates)."""
+    same = anchor_ids[:, None] == anchor_ids[None, :]
+    if bool(same.all(1).any()):
+        raise ValueError(
+            "pretrain.itm_sampling=itc needs captions of at least two images in every batch"
+        )
+    logits = scores.detach().float().cpu().masked_fill(same.cpu(), float("-inf"))
+    probs = torch.softmax(logits, dim=1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1).tolist()
+
+
 def sample_other(n: int, exclude: set[int], generator: torch.Generator, what: str = "item") -> int:
     """A uniform draw from ``range(n)`` outside ``exclude`` (rejection, then a scan)."""
     if len(exclude) >= n:
@@ -157,6 +173,25 @@ class PretrainRecipe(Recipe):
                 images.append(sample_other(ds.num_images, {image}, g, "image"))
         return captions, images
 
+    @torch.no_grad()
+    def _itc_negatives(
+        self, batch: dict[str, Any], ctx: StepContext
+    ) -> tuple[list[int], list[int]]:
+        """ITM negatives from the local batch by ITC similarity (ALBEF/BLIP): the batch rows
+        of the negative captions (one per image) and of the negative images (one per
+        caption), drawn from the softmax of the current (detached) dual-mode similarities."""
+        backend = self.backend
+        mode = self.config.pretrain.itm_negatives
+        text = {k: batch[k] for k in ("input_ids", "attention_mask")}
+        image_emb = backend.encode_image(backend.image_batch(batch))
+        text_emb = backend.encode_text(text)
+        scores = backend.similarity(image_emb, text_emb) / self.config.pretrain.itc_temperature
+        ids = batch["image_ids"]
+        g = ctx.generator(41)
+        captions = sample_by_similarity(scores, ids, g) if mode in ("caption", "both") else []
+        images = sample_by_similarity(scores.t(), ids, g) if mode in ("image", "both") else []
+        return captions, images
+
     def _other_caption(self, image: int, generator: torch.Generator) -> int:
         image_of = self.dataset.image_of
         for _ in range(64):
@@ -178,13 +213,7 @@ class PretrainRecipe(Recipe):
         b = batch["input_ids"].shape[0]
         index = batch["index"].tolist()
         pad_id = self.tokenizer.pad_token_id or 0
-        neg_caps, neg_imgs = self._negatives(batch, ctx)
-
-        # rows: positives, (image, random caption), (random image, caption), masked positives
         pos_text = [r[: int(m.sum())] for r, m in zip(batch["input_ids"], batch["attention_mask"])]
-        texts = list(pos_text)
-        texts += [torch.tensor(self.dataset.tokens(c), device=device) for c in neg_caps]
-        texts += [pos_text[a] for a in range(b)] if neg_imgs else []
         masked_ids, mlm_labels = mask_tokens(
             batch["input_ids"],
             batch["attention_mask"],
@@ -193,15 +222,26 @@ class PretrainRecipe(Recipe):
             backend.mask_token_id,
             backend.vocab_size,
         )
+        # rows: positives, (image, negative caption), (negative image, caption), masked
+        # positives; negatives drawn at random from the dataset, or by ITC from the batch
+        if cfg.itm_sampling == "itc":
+            caption_rows, image_rows = self._itc_negatives(batch, ctx)
+            neg_texts = [pos_text[j] for j in caption_rows]
+            neg_image_rows, extra_images = image_rows, []
+        else:
+            neg_caps, extra_images = self._negatives(batch, ctx)
+            neg_texts = [torch.tensor(self.dataset.tokens(c), device=device) for c in neg_caps]
+            neg_image_rows = [b + j for j in range(len(extra_images))]
+        texts = pos_text + neg_texts + (list(pos_text) if neg_image_rows else [])
         mlm_start = len(texts)
         texts += [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
-        region_rows = list(range(b)) + (list(range(b)) if neg_caps else [])
-        region_rows += [b + j for j in range(len(neg_imgs))] + list(range(b))
+        region_rows = list(range(b)) + (list(range(b)) if neg_texts else [])
+        region_rows += list(neg_image_rows) + list(range(b))
 
         input_ids, attention = pad_text(texts, pad_id)
         # image bank: the batch's images, then the negative images; row r shows region_rows[r]
         bank = backend.image_items(batch) + [
-            to_device(self.dataset.image(i), device) for i in neg_imgs
+            to_device(self.dataset.image(i), device) for i in extra_images
         ]
         joint = {
             "input_ids": input_ids.to(device),
@@ -218,7 +258,7 @@ class PretrainRecipe(Recipe):
             dual_image = backend.image_batch(batch)
         out, image_emb, text_emb = module(joint, masked_positions, dual_text, dual_image)
 
-        # L_ITM: binary cross-entropy over positives and random negatives
+        # L_ITM: binary cross-entropy over positives and negatives
         logits = out.itm_logits.reshape(-1)[:mlm_start].float()
         target = torch.zeros_like(logits)
         target[:b] = 1.0
@@ -253,4 +293,10 @@ class PretrainRecipe(Recipe):
         return StepOutput(loss=loss, metrics=metrics)
 
 
-__all__ = ["PretrainModule", "PretrainRecipe", "info_nce", "sample_other"]
+__all__ = [
+    "PretrainModule",
+    "PretrainRecipe",
+    "info_nce",
+    "sample_by_similarity",
+    "sample_other",
+]
