@@ -303,6 +303,8 @@ def test_rules_from_the_blind_read(parser, planner):
     assert ("attribute", "two") not in units
     _, units = plan(parser, planner, "two dogs playing in the snow , one small and one large")
     assert ("attribute", "two") not in units
+    _, units = plan(parser, planner, "two dogs: a small dog and a large dog")
+    assert ("attribute", "two") not in units
     # length is not size: "a large stack" is not made "a long stack"
     assert attribute_class("long") == "length" != attribute_class("large")
     # gendered pronouns fix the person
@@ -424,3 +426,13 @@ def test_verbs_tagged_as_nouns_are_not_objects(parser):
     # the corpus uses "walks" as a verb: "a helmet walks" is a tagger slip, not an object
     assert scenes.verb_like("helmet walks") and scenes.verb_like("walks")
     assert not scenes.verb_like("shoes") and not scenes.verb_like("street")
+
+
+def test_preposition_flips_are_written_as_the_corpus_writes_them(parser):
+    """The counts key "below" as the parser's canonical "under": a flip of "above" must still
+    come out as "below" in a corpus that only ever writes "below"."""
+    corpus = ["a red circle above a blue square", "a red circle below a blue square"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    _, units = plan(parser, planner, "a red circle above a blue square")
+    assert units[("relation", "above")] == [("below",)]

@@ -339,7 +339,7 @@ EXCLUSIVE_VERBS = frozenset(
 PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "on": ("under", "beside", "next to"),
     "onto": ("off",),
-    "on top of": ("under", "underneath", "beside"),
+    "on top of": ("under", "below", "underneath", "beside"),
     "under": ("on", "above", "over"),
     "underneath": ("on top of", "above"),
     "beneath": ("above", "on"),

@@ -155,11 +155,13 @@ class EditPlanner:
         self.fluency = fluency
         self.wordnet = wordnet()
         self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
+        self._written: frozenset[tuple[str, str]] | None = None
 
     def prepare(self) -> None:
         """Build the lookup tables now (before worker processes fork, so they share them)."""
         _ = self.scenes.index
         self._usable_objects(None, False)
+        self._written_relations()
         self.wordnet.related("dog", "cat")
 
     # ------------------------------------------------------------------ units
@@ -437,21 +439,38 @@ class EditPlanner:
     def _preposition_choices(
         self, pieces: tuple[str, ...], subject: str, obj: str
     ) -> tuple[Choice, ...]:
+        """Opposite prepositions attested with the object, written as the corpus writes them
+        ("below" where the captions say "below": the counts key prepositions by the parser's
+        canonical name, "under")."""
+        from parsers.lexicon import PREP_NORMAL
+
+        written = self._written_relations()
         weights: Counter = Counter()
         operations: dict[tuple[str, ...], str] = {}
         for rank, other in enumerate(PREPOSITION_OPPOSITES[" ".join(pieces)]):
             shaped = _shape_like(other, pieces)
             if shaped is None:
                 continue
+            name = PREP_NORMAL.get(other, other)
+            if other != "without" and (name, other) not in written:
+                continue  # a spelling the corpus never uses for this relation
             attested = (
-                self.scenes.triples.get((subject, other, obj), 0)
-                + self.scenes.predicate_object.get((other, obj), 0)
+                self.scenes.triples.get((subject, name, obj), 0)
+                + self.scenes.predicate_object.get((name, obj), 0)
                 + (other == "without")  # "with X" -> "without X" holds for any X
             )
             if attested:
                 weights[shaped] = 2.0 / (1 + rank) * (1.0 + math.log1p(attested))
                 operations[shaped] = "flip"
         return _top(weights, operations)
+
+    def _written_relations(self) -> frozenset[tuple[str, str]]:
+        """``(predicate, surface)`` of every relation the corpus writes (computed once)."""
+        if self._written is None:
+            self._written = frozenset(
+                (predicate, " ".join(surface)) for predicate, surface, _ in self.scenes.relations
+            )
+        return self._written
 
 
 #: Phrases that pin a count elsewhere in the caption ("one ... the other": two).
@@ -461,6 +480,8 @@ _COUNT_ANCHORS = ("the other", "each other", "one another", "both", "head-to-hea
 def _counted(caption: str) -> bool:
     text = " ".join(caption.lower().replace(",", " , ").split())
     if text.count("one ") >= 2 or "one of them" in text:  # "two clowns, one young and one ..."
+        return True
+    if ":" in text:  # an enumeration fixes the count ("three shapes: a circle, a star and ...")
         return True
     text = f" {text} "
     return any(f" {anchor} " in text for anchor in _COUNT_ANCHORS)
