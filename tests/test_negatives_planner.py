@@ -402,6 +402,8 @@ def test_count_units_carry_a_lower_prior(parser, planner):
     graph = parser.parse("two dogs playing in the snow")
     priors = {graph.caption[slice(*u.spans[0])]: u.prior for u in planner.plan(graph)}
     assert priors["two"] == COUNT_PRIOR < 1.0 and priors["dogs"] == 1.0
+    # and few of them: the nearest counts only
+    assert [c.surface for c in planner.number_choices("six")] == [("five",), ("seven",)]
 
 
 def test_with_is_not_flipped_in_a_clause(parser, planner_2):

@@ -80,6 +80,9 @@ MAX_CHOICES = 24
 #: The prior of a count unit ("two" -> "three") next to other units: count edits are
 #: exact but few captions of a benchmark differ only by a number, so they stay a minority.
 COUNT_PRIOR = 0.15
+#: Substitutes of a count (the nearest): two teach the count; six ("six" -> three, four,
+#: five, seven, eight, nine) made count edits the bulk of a number caption's negatives.
+COUNT_CHOICES = 2
 
 #: How strongly a substitute object's co-occurrence with the caption's other objects
 #: reweights it (0: off); see :meth:`SceneCounts.context_delta`.
@@ -335,7 +338,7 @@ class EditPlanner:
                 for v in others
             }
         )
-        return _top(weights)
+        return _top(weights)[:COUNT_CHOICES]
 
     def attribute_choices(self, graph: SceneGraph, attribute) -> tuple[Choice, ...]:
         value = attribute.value
