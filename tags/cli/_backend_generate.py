@@ -17,8 +17,10 @@ from typing import Any
 
 
 def backend_components(
-    args: argparse.Namespace, parser: Any, out: Path, state: Any, vocabulary: Callable
+    args: argparse.Namespace, parser: Any, out: Path, state: Any, planning: Callable
 ) -> dict[str, Any]:
+    """Refiller, pair scorer, images, label tokenizer and edit planner for a pixel backend
+    (``planning``: the CLI's vocabulary-and-planner builder, shared with TagsModel runs)."""
     from tags.backends import BackendError, load_backend
     from tags.data.images import RawImageStore
     from tags.negatives.models import load_tokenizer
@@ -40,6 +42,9 @@ def backend_components(
     backend.model.eval()
     images = RawImageStore(args.images, backend.image_inputs)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else backend.tokenizer
+    vocabulary, planner = planning(
+        args, parser, out, state, needs_vocab=not backend.supports("mlm")
+    )
     if backend.supports("mlm"):
         mlm = backend.masked_lm_adapter(backend.tokenizer, backend.device)
         refiller = MLMRefiller(
@@ -47,10 +52,7 @@ def backend_components(
         )
         source = "its MLM head"
     else:
-        vocab_path = Path(args.vocab) if args.vocab else out.with_name(out.name + ".vocab.json")
-        refiller = VocabularyRefiller(
-            vocabulary(args, parser, vocab_path, state), num_samples=args.l
-        )
+        refiller = VocabularyRefiller(vocabulary, num_samples=args.l)
         source = "the corpus vocabulary (the model has no MLM head)"
     print(
         f"{backend.name} model: refills from {source}; top-{args.top_m} by its pair score "
@@ -62,4 +64,5 @@ def backend_components(
         "scorer": backend.pair_scorer(backend.tokenizer, backend.device),
         "regions": images,
         "label_tokenizer": tokenizer,
+        "planner": planner,
     }

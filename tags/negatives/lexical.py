@@ -174,8 +174,20 @@ GENERIC_NOUNS = frozenset(
         "object",
         "objects",
         "stuff",
+        "clothes",
+        "clothing",
+        "outfit",
+        "outfits",
+        "attire",
+        "garb",
+        "apparel",
+        "gear",
+        "equipment",
     ]
 )
+
+#: Attributes that make an age boundary fuzzy: a "young girl" may be a "young lady".
+YOUTH_WORDS = frozenset(["young", "little", "teenage", "teen", "youthful"])
 
 #: Person nouns that say only gender or age: the only person nouns exchanged, and only
 #: among themselves (a "player" may well be a woman; a "man" is not a woman).
@@ -490,6 +502,39 @@ NUMBER_VALUES = {
     "eleven": 11,
     "twelve": 12,
 }
+
+
+#: Colours that name a shade of another (a "tan" dog may be called brown): substitutes stay
+#: out of the original's family.
+COLOUR_FAMILIES = {
+    "tan": "brown",
+    "beige": "brown",
+    "khaki": "brown",
+    "bronze": "brown",
+    "grey": "gray",
+    "silver": "gray",
+    "maroon": "red",
+    "burgundy": "red",
+    "crimson": "red",
+    "navy": "blue",
+    "turquoise": "blue",
+    "teal": "blue",
+    "violet": "purple",
+    "lavender": "purple",
+    "magenta": "pink",
+    "gold": "yellow",
+    "golden": "yellow",
+    "blonde": "blond",
+    "cream": "white",
+    "ivory": "white",
+}
+
+
+def colour_family(value: str) -> str:
+    """The base colour of a colour value ("navy blue", "navy" -> blue; "tan" -> brown)."""
+    words = value.lower().split()
+    last = words[-1] if words else ""
+    return COLOUR_FAMILIES.get(last, last)
 
 
 def attribute_class(value: str) -> str | None:

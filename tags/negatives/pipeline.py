@@ -350,7 +350,10 @@ class NegativeGenerator:
                     from tags.negatives.planner import swap_candidates
 
                     swaps[-1] = swap_candidates(
-                        graph, self.planner.scenes, self.planner.wordnet.category
+                        graph,
+                        self.planner.scenes,
+                        self.planner.wordnet.category,
+                        self.planner.similar_attributes,
                     )
                 if not copies and not swaps[-1]:
                     self.stats.without_units += 1

@@ -50,7 +50,9 @@ from tags.negatives.lexical import (
     PLURALIA_TANTUM,
     PREPOSITION_OPPOSITES,
     STATE_OPPOSITES,
+    YOUTH_WORDS,
     attribute_class,
+    colour_family,
     wordnet,
 )
 from tags.negatives.scenes import (
@@ -90,6 +92,14 @@ CONTEXT_WEIGHT = 1.0
 #: Object substitutes that fit the caption's other objects this much worse (nats) than the
 #: original are dropped ("a horse in a volleyball" next to a cowboy).
 MIN_CONTEXT = -4.0
+#: An object substitute must follow the caption's predicate in at least this share of its
+#: uses, relative to the original's share ("sleeping on a couch" -> not "in a couch").
+FRAME_MIN_RATIO = 0.2
+#: ... when it was seen as an object at least this often (else too little evidence).
+FRAME_MIN_USES = 5
+#: A flipped preposition without an attested triple needs at least this share of the original
+#: preposition's count with the object ("in the sand": 'beside the sand' is too rare).
+FLIP_MIN_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -159,12 +169,14 @@ class EditPlanner:
         self.wordnet = wordnet()
         self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
         self._written: frozenset[tuple[str, str]] | None = None
+        self._frames: dict[str, Counter] = {}
 
     def prepare(self) -> None:
         """Build the lookup tables now (before worker processes fork, so they share them)."""
         _ = self.scenes.index
         self._usable_objects(None, False)
         self._written_relations()
+        self._object_frames()
         self.wordnet.related("dog", "cat")
 
     # ------------------------------------------------------------------ units
@@ -258,12 +270,14 @@ class EditPlanner:
             or self.wordnet.is_activity(written.split()[-1])  # "dancing and singing"
             or self.scenes.verb_like(written)  # "a helmet walks": a verb tagged as a noun
             or _mentioned_again(graph.caption, entity.head_span, written)  # "... the man"
+            or _modifies_noun(graph, entity.head_span)  # "the boy band": a compound's modifier
         ):
             return ()
         plural = is_plural(graph, entity.head_span)
         bare = not plural and is_bare(graph, entity)
         index_ = self.scenes.index
         pools: list[Counter] = []
+        frames: list[str] = []  # predicates the object follows ("on" in "on a field")
         for attribute in graph.attributes_of(index):
             pools.append(index_["objects_with_attribute"].get(attribute.value, Counter()))
         for relation in graph.relations:
@@ -271,6 +285,7 @@ class EditPlanner:
                 pools.append(index_["subjects_of"].get(relation.predicate, Counter()))
             elif relation.object == index and relation.subject != index:
                 pools.append(index_["objects_of"].get(relation.predicate, Counter()))
+                frames.append(relation.predicate)
         category = self.wordnet.category(name)
         if category is None and not pools:
             return ()
@@ -286,6 +301,10 @@ class EditPlanner:
         excluded = (MALE_NOUNS if words & FEMALE_MARKERS else frozenset()) | (
             FEMALE_NOUNS if words & MALE_MARKERS else frozenset()
         )  # "woman in a bikini" -> not "man"
+        if person and YOUTH_WORDS & {a.value.lower() for a in graph.attributes_of(index)}:
+            for gender in (MALE_NOUNS, FEMALE_NOUNS):  # "a young girl" -> not "a young lady"
+                if written in gender:
+                    excluded |= gender
         weights: Counter = Counter()
         for other, count in self._usable_objects(category, plural).items():
             if other in present or any(other not in pool for pool in pools):
@@ -303,6 +322,8 @@ class EditPlanner:
                 continue  # "suit" -> "bathing suit" may still be true
             if bare and self.scenes.bare.get(other, 0) < self.min_count:
                 continue  # "buying fish" -> "buying bat" needs an article
+            if frames and not self._frame_fits(other, name, frames):
+                continue  # "playing on a field" -> not "on a park"
             if self.wordnet.related(name, other):
                 continue
             surface = self.scenes.surface(other, plural)
@@ -354,6 +375,8 @@ class EditPlanner:
             return self.number_choices(written) if len(written.split()) == 1 else ()
         if kind == "age" and name in AGED_NOUNS:
             return ()  # "young children" -> "old children"
+        if kind == "colour" and self._is_person(name):
+            return ()  # "a white female" reads as skin colour, not as a colour to change
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
         others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
         antonyms = (
@@ -362,6 +385,8 @@ class EditPlanner:
         weights: Counter = Counter()
         operations: dict[tuple[str, ...], str] = {}
         for other, count in attested.items():
+            if count < self.min_count:
+                continue  # "a green dog": one odd parse is no evidence
             if other in others or not _words_ok(other) or set(other.split()) & set(value.split()):
                 continue  # "red" -> "bright red" may still be true
             is_antonym = other in antonyms
@@ -371,6 +396,8 @@ class EditPlanner:
                 continue  # "a wet street" may well be busy
             if not is_antonym and self.wordnet.related(value, other, "a"):
                 continue
+            if kind == "colour" and colour_family(other) == colour_family(value):
+                continue  # "brown" -> "tan" may still be true
             surface = (self.scenes.attribute_surface(other),)
             if surface[0] == written:
                 continue
@@ -379,6 +406,41 @@ class EditPlanner:
             if is_antonym:
                 operations[surface] = "antonym"
         return _top(weights, operations)
+
+    def _frame_fits(self, substitute: str, original: str, predicates: list[str]) -> bool:
+        """Whether ``substitute`` follows each of ``predicates``' prepositions about as
+        readily as the original does: that frame's share of the substitute's uses as an
+        object is at least :data:`FRAME_MIN_RATIO` of the original's share ("in a park" is
+        usual, "on a park" rare; "standing on" counts as "on"). Objects seen fewer than
+        :data:`FRAME_MIN_USES` times pass (too little evidence)."""
+        frames = self._object_frames()
+        new, old = frames.get(substitute), frames.get(original)
+        if not new or not old:
+            return True
+        new_total, old_total = sum(new.values()), sum(old.values())
+        if new_total < FRAME_MIN_USES:
+            return True
+        return all(
+            new[_frame(p)] / new_total >= FRAME_MIN_RATIO * old[_frame(p)] / old_total
+            for p in predicates
+        )
+
+    def _object_frames(self) -> dict[str, Counter]:
+        """Per object, how often it follows each frame (computed once)."""
+        if not self._frames:
+            for obj, predicates in self.scenes.index["predicates_of_object"].items():
+                frame = self._frames.setdefault(obj, Counter())
+                for predicate, count in predicates.items():
+                    frame[_frame(predicate)] += count
+        return self._frames
+
+    def similar_attributes(self, a: str, b: str) -> bool:
+        """Whether two attribute values mean about the same ("small", "little")."""
+        return " " not in a and " " not in b and self.wordnet.related(a, b, "a")
+
+    def _is_person(self, name: str) -> bool:
+        """People of any kind ("man", "skier", "person", "people", "female")."""
+        return name in _PEOPLE or self.wordnet.category(name) == self.wordnet.category("man")
 
     # -------------------------------------------------------------- relations
     def relation_choices(self, graph: SceneGraph, relation) -> tuple[Choice, ...]:
@@ -397,7 +459,7 @@ class EditPlanner:
         if joined in PREPOSITION_OPPOSITES:  # ("in" read as "wear" is a fixed predicate)
             if joined == "with" and _with_clause(graph, graph.entities[relation.object]):
                 return ()  # "with his arms outspread" -> "without his arms outspread"
-            return self._preposition_choices(surface, subject, obj)
+            return self._preposition_choices(surface, subject, obj, predicate)
         tags = tag_shape.split()
         if not tags or not tags[0].startswith("VB") or not _words_ok(joined):
             return ()
@@ -440,11 +502,14 @@ class EditPlanner:
         return _top(weights, operations)
 
     def _preposition_choices(
-        self, pieces: tuple[str, ...], subject: str, obj: str
+        self, pieces: tuple[str, ...], subject: str, obj: str, predicate: str = ""
     ) -> tuple[Choice, ...]:
         """Opposite prepositions attested with the object, written as the corpus writes them
         ("below" where the captions say "below": the counts key prepositions by the parser's
-        canonical name, "under")."""
+        canonical name, "under"). Unless the corpus attests the new triple itself, the new
+        preposition must be common with the object next to the original one: at least
+        :data:`FLIP_MIN_SHARE` of its count ("in the sand" -> not "beside the sand", "on a
+        stove" -> not "under a stove")."""
         from parsers.lexicon import PREP_NORMAL
 
         written = self._written_relations()
@@ -457,11 +522,15 @@ class EditPlanner:
             name = PREP_NORMAL.get(other, other)
             if other != "without" and (name, other) not in written:
                 continue  # a spelling the corpus never uses for this relation
-            attested = (
-                self.scenes.triples.get((subject, name, obj), 0)
-                + self.scenes.predicate_object.get((name, obj), 0)
-                + (other == "without")  # "with X" -> "without X" holds for any X
-            )
+            triple = self.scenes.triples.get((subject, name, obj), 0)
+            with_object = self.scenes.predicate_object.get((name, obj), 0)
+            usual = self.scenes.predicate_object.get((predicate, obj), 0)
+            if other == "without":
+                attested = 1 + triple + with_object  # "with X" -> "without X" holds for any X
+            elif triple or with_object >= max(1.0, FLIP_MIN_SHARE * usual):
+                attested = triple + with_object
+            else:
+                attested = 0
             if attested:
                 weights[shaped] = 2.0 / (1 + rank) * (1.0 + math.log1p(attested))
                 operations[shaped] = "flip"
@@ -490,6 +559,23 @@ def _counted(caption: str) -> bool:
     return any(f" {anchor} " in text for anchor in _COUNT_ANCHORS)
 
 
+#: Person words WordNet files elsewhere ("person" is a top category, "female" an animal).
+_PEOPLE = frozenset({"person", "persons", "people", "female", "male", "females", "males"})
+
+
+def _frame(predicate: str) -> str:
+    """The frame an object takes after ``predicate``: its last word ("stand on" -> "on",
+    "ride" -> "ride")."""
+    return predicate.rsplit(" ", 1)[-1]
+
+
+def _modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
+    """Whether a noun follows the object's head at once ("boy band", "tennis court"): the
+    word is a compound's modifier, and its edit would leave the real head in place."""
+    following = [tag for s, _, tag in graph.tokens if s >= span[1]]
+    return bool(following) and following[0] in ("NN", "NNS")
+
+
 def _mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
     """Whether the object's word comes up again outside its span ("a woman and man ..., the
     man is on the drums"): changing one mention would contradict the other."""
@@ -511,6 +597,9 @@ def _with_clause(graph: SceneGraph, entity) -> bool:
         return True
     if entity.quantity_span is not None:
         return True  # "a man with one leg" -> "without one leg" says something else
+    before = words_of(graph.caption[: entity.span[0]])[-2:] if entity.span else []
+    if before and before[-1] == "of":
+        return True  # "with lots of pipe" -> "without lots of pipe"
     after = [t for s, e, t in graph.tokens if s >= entity.head_span[1]]
     return bool(after) and after[0] in _CLAUSE_TAGS
 
@@ -553,11 +642,20 @@ def _replace(
 
 
 def swap_candidates(
-    graph: SceneGraph, scenes: SceneCounts, category: Callable[[str], str | None] | None = None
+    graph: SceneGraph,
+    scenes: SceneCounts,
+    category: Callable[[str], str | None] | None = None,
+    similar: Callable[[str, str], bool] | None = None,
 ) -> list[Candidate]:
     """Attribute swaps between two objects and subject/object swaps around a relation, when
     every combination they create is attested: a swapped relation must be attested as such,
-    between objects of one ``category`` (e.g. :meth:`WordNet.category`) when given."""
+    between objects of one ``category`` (e.g. :meth:`WordNet.category`) when given. Two
+    attributes that ``similar`` calls alike ("small", "little") or of one colour family are
+    not swapped, nor the colour of a person (with ``category``)."""
+    person = category("man") if category is not None else None
+    values: dict[int, set[str]] = {}
+    for attribute in graph.attributes:
+        values.setdefault(attribute.entity, set()).add(attribute.value)
     text = graph.caption
     out: list[Candidate] = []
     names = [e.name.lower() for e in graph.entities]
@@ -572,6 +670,15 @@ def swap_candidates(
                 or kind == "number"
                 or attribute_class(b.value) != kind
                 or names[a.entity] == names[b.entity]
+                or (kind == "colour" and colour_family(a.value) == colour_family(b.value))
+                or a.value in values[b.entity]  # "a green and white jacket, white pants"
+                or b.value in values[a.entity]
+                or (similar is not None and similar(a.value, b.value))
+                or (
+                    kind == "colour"
+                    and person is not None
+                    and person in (category(names[a.entity]), category(names[b.entity]))
+                )
             ):
                 continue
             if not (

@@ -135,6 +135,15 @@ class SceneCounts:
                 self.relations[(predicate, surface, relation_shape(graph, relation.spans))] += 1
         self._index = None
 
+    def merged(self, other: SceneCounts) -> SceneCounts:
+        """A new :class:`SceneCounts` holding both corpora's counts (``self`` + a background
+        corpus): substitutes and combinations attested in either count."""
+        out = SceneCounts()
+        for name in self._FIELDS:
+            getattr(out, name).update(getattr(self, name))
+            getattr(out, name).update(getattr(other, name))
+        return out
+
     # ---------------------------------------------------------------- queries
     @property
     def index(self) -> dict[str, Any]:

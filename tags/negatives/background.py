@@ -1,0 +1,58 @@
+"""Background scene counts: what a larger corpus attests, added to the input corpus's own.
+
+The edit planner only offers substitutes and combinations that its corpus attests
+(:mod:`tags.negatives.planner`). A small caption file attests little: few substitutes, weak
+co-occurrence evidence, so many captions get no negative and the rest lean on the few edits
+that need no evidence (counts, gender). A background corpus adds its counts to the input's:
+
+- ``factual`` (**default** of ``tags generate``): the scene graphs of the 37,861 Visual
+  Genome region captions of the FACTUAL train split (MIT licence), parsed by this project's
+  parser; shipped as ``tags/negatives/data/background_factual.json.gz`` and rebuilt by
+  ``scripts/build_background_scenes.py``;
+- a path: a :class:`~tags.negatives.scenes.SceneCounts` JSON (``.json`` or ``.json.gz``) or a
+  ``tags generate`` vocabulary file (its ``scenes``), e.g. of a large caption corpus;
+- ``none``: the input corpus alone (the behaviour before backgrounds existed).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from tags.negatives.scenes import SceneCounts
+
+DATA = Path(__file__).resolve().parent / "data"
+#: Built-in backgrounds by name.
+BUILTIN = {"factual": DATA / "background_factual.json.gz"}
+DEFAULT_BACKGROUND = "factual"
+
+
+def _read_json(path: Path) -> dict:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@lru_cache(maxsize=4)
+def load_background(spec: str | None) -> SceneCounts | None:
+    """The background counts named by ``spec`` (a built-in name, a file, or ``none``/``None``
+    for no background). Raises ``ValueError`` for an unknown name or a missing file."""
+    if spec is None or spec.lower() == "none":
+        return None
+    path = BUILTIN.get(spec, Path(spec))
+    if not path.is_file():
+        names = ", ".join([*BUILTIN, "none"])
+        raise ValueError(f"background {spec!r}: not a file nor one of {names}")
+    data = _read_json(path)
+    return SceneCounts.from_dict(data.get("scenes", data) if "counts" in data else data)
+
+
+def with_background(scenes: SceneCounts, spec: str | None) -> SceneCounts:
+    """``scenes`` plus the background named by ``spec`` (``scenes`` itself for none)."""
+    background = load_background(spec)
+    return scenes if background is None else scenes.merged(background)
+
+
+__all__ = ["BUILTIN", "DEFAULT_BACKGROUND", "load_background", "with_background"]
