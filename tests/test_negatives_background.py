@@ -160,3 +160,42 @@ def test_cli_background_option(tmp_path):
     assert len(rows) > len((tmp_path / "neg2.jsonl").read_text().splitlines())
     bad = run("--background", str(tmp_path / "missing.json"), "--vocab", str(tmp_path / "v"))
     assert bad.returncode != 0 and "--background" in bad.stderr
+
+
+def test_noun_classes_replace_wordnet_categories(parser):
+    """WordNet files "star" under celestial bodies and "diamond" under gems: on a benchmark of
+    drawn shapes they are never substitutes for a circle, unless grouped by ``noun_classes``."""
+    scenes = counts(
+        parser,
+        [
+            "a red star above a blue circle",
+            "a red circle above a blue star",
+            "a green diamond below a red star",
+            "a blue circle below a green diamond",
+            "a red square above a blue circle",
+        ]
+        * 2,
+    )
+    text = "a red star above a blue circle"
+    plain = choices(parser, EditPlanner(scenes, fluency=0.0), text).get(("object", "star"), [])
+    assert ("square",) not in plain
+    classes = {"shape": ["star", "circle", "diamond", "square"]}
+    shapes = EditPlanner(scenes, fluency=0.0, noun_classes=classes)
+    assert shapes.category("star") == shapes.category("diamond") != shapes.category("dog")
+    # "red square above" is attested; "diamond" is never red, "circle" is in the caption
+    assert choices(parser, shapes, text)[("object", "star")] == [("square",)]
+
+
+def test_type_mix_of_synthetic_negatives():
+    from tags.negatives.types import Edit
+    from tags.training.synthetic_truth import type_mix
+
+    def edit(kind: str) -> Edit:
+        return Edit(kind, "a", "b", 0, 1)
+
+    # two captions: [object], [attribute, relation+object] -> 3 negatives
+    mix = type_mix(
+        [[(edit("object"),)], [(edit("attribute"),), (edit("relation"), edit("object"))]]
+    )
+    assert mix == {"object": 2 / 3, "attribute": 1 / 3, "relation": 1 / 3}
+    assert type_mix([]) == {"object": 0.0, "attribute": 0.0, "relation": 0.0}

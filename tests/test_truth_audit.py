@@ -101,8 +101,21 @@ def test_recipe_logs_true_and_ungrammatical_shares_only_when_configured(tmp_path
             assert row["synthetic/true_share"] == pytest.approx(1 / 3)
             assert row["synthetic/ungrammatical_share"] == pytest.approx(1 / 3)
             assert row["synthetic/audited"] == 3 * cfg.batch_size
+            # the type mix of the negatives' edits: two relation edits, one attribute edit
+            assert row["synthetic/type_relation"] == pytest.approx(2 / 3)
+            assert row["synthetic/type_attribute"] == pytest.approx(1 / 3)
+            assert row["synthetic/type_object"] == 0.0
         summary = training_truth(rows)
-        assert summary == pytest.approx({"true": 1 / 3, "ungrammatical": 1 / 3, "per_step": 12})
+        assert summary == pytest.approx(
+            {
+                "true": 1 / 3,
+                "ungrammatical": 1 / 3,
+                "per_step": 12,
+                "type_object": 0.0,
+                "type_attribute": 1 / 3,
+                "type_relation": 2 / 3,
+            }
+        )
 
 
 def test_demo_turns_the_audit_on_for_synthetic_runs_only():

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tags.benchmark.scenes import SHAPES
 from tags.demo.budget import Budget
 
 
@@ -165,6 +166,9 @@ def _cross(
             "num_copies": budget.num_copies,
             "num_samples": budget.num_samples,
             "top_m": budget.top_m,
+            # the benchmark's shapes substitute for each other (WordNet files "star" under
+            # celestial bodies, "diamond" under gems, "pentagon" under buildings)
+            **({"noun_classes": {"shape": list(SHAPES)}} if synthetic is not None else {}),
             **(synthetic or {}),
         },
         **extra,

@@ -130,6 +130,7 @@ def sample_negatives(
 ) -> list[dict[str, Any]]:
     """TAGS-DC negatives (``tags.negatives``, the trained model's MLM + ITM heads) for the
     first captions of the first test images."""
+    from tags.benchmark.scenes import SHAPES
     from tags.negatives import (
         Caption,
         GenerationConfig,
@@ -170,7 +171,7 @@ def sample_negatives(
         parser=parser,
         scorer=TagsPairScorer(model, tokenizer, "cpu", max_length=budget.max_text_len),
         regions=open_regions(data.features),
-        planner=build_planner(parser, train),
+        planner=build_planner(parser, train, noun_classes={"shape": list(SHAPES)}),
     )
     samples: list[dict[str, Any]] = []
     for group in groups:

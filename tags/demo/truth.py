@@ -29,17 +29,24 @@ def enable_truth_audit(raw: dict[str, Any], scenes: Any) -> dict[str, Any]:
 
 def training_truth(rows: list[dict[str, Any]]) -> dict[str, float] | None:
     """Shares of true / ungrammatical synthetic negatives over a run's ``metrics.jsonl``
-    rows (each row: window means; weighted by the negatives audited per step), or
-    ``None`` when nothing was audited."""
+    rows (each row: window means; weighted by the negatives audited per step), and their
+    type mix (``type_object`` ...) where logged, or ``None`` when nothing was audited."""
     rows = [r for r in rows if r.get(AUDITED)]
     weight = sum(r[AUDITED] for r in rows)
     if not weight:
         return None
-    return {
+    out = {
         "true": sum(r[TRUE] * r[AUDITED] for r in rows) / weight,
         "ungrammatical": sum(r[UNGRAMMATICAL] * r[AUDITED] for r in rows) / weight,
         "per_step": weight / len(rows),
     }
+    for kind in ("object", "attribute", "relation"):  # the type mix, where it was logged
+        key = f"synthetic/type_{kind}"
+        typed = [r for r in rows if key in r]
+        if typed:
+            total = sum(r[AUDITED] for r in typed)
+            out[f"type_{kind}"] = sum(r[key] * r[AUDITED] for r in typed) / total
+    return out
 
 
 def judge_samples(samples: list[dict[str, Any]], scenes: Any) -> dict[str, float]:

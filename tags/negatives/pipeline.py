@@ -352,7 +352,7 @@ class NegativeGenerator:
                     swaps[-1] = swap_candidates(
                         graph,
                         self.planner.scenes,
-                        self.planner.wordnet.category,
+                        self.planner.category,
                         self.planner.similar_attributes,
                     )
                 if not copies and not swaps[-1]:

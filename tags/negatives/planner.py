@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from parsers import SceneGraph
@@ -150,6 +150,10 @@ class EditPlanner:
         fluency: strength of the corpus-bigram reweighting (0: off); see :meth:`_fluent`.
         min_fluency: object substitutes whose bigram log-probability change is below this
             are dropped.
+        noun_classes: ``{class: [noun, ...]}``: nouns substituted for each other as one
+            category, in place of their WordNet category (whose first sense may be another
+            thing: "star" a celestial body, "diamond" a gem), e.g. the drawn shapes of a
+            benchmark; they are never too general to be substitutes.
     """
 
     def __init__(
@@ -160,6 +164,7 @@ class EditPlanner:
         frequency_power: float = 0.5,
         fluency: float = 1.0,
         min_fluency: float = -6.0,
+        noun_classes: Mapping[str, Iterable[str]] | None = None,
     ):
         self.min_fluency = min_fluency
         self.scenes = scenes
@@ -167,9 +172,15 @@ class EditPlanner:
         self.frequency_power = frequency_power
         self.fluency = fluency
         self.wordnet = wordnet()
+        self.noun_classes = {
+            noun.lower(): f"class:{name}"
+            for name, nouns in (noun_classes or {}).items()
+            for noun in nouns
+        }
         self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
         self._written: frozenset[tuple[str, str]] | None = None
         self._frames: dict[str, Counter] = {}
+        self._surfaces: dict[tuple[str, bool], str | None] = {}
 
     def prepare(self) -> None:
         """Build the lookup tables now (before worker processes fork, so they share them)."""
@@ -243,14 +254,37 @@ class EditPlanner:
                     for other, count in self.scenes.index["objects_by_number"][number].items():
                         if count < self.min_count or not self._substitute_ok(other):
                             continue
-                        group = (self.wordnet.category(other), number)
+                        group = (self.category(other), number)
                         self._by_category.setdefault(group, {})[other] = count
             found = self._by_category.setdefault(key, {})
         return found
 
+    def _substitute_surface(self, name: str, plural: bool) -> str | None:
+        """The written form of a usable object in the given number, or ``None`` when it is
+        never a substitute whatever the caption (an act, a verb-like word, no clean surface);
+        cached per object and number."""
+        key = (name, plural)
+        if key not in self._surfaces:
+            surface = self.scenes.surface(name, plural)
+            ok = (
+                surface is not None
+                and surface.isascii()
+                and len(surface.split()) == len(name.split())
+                and not self.wordnet.is_activity(name.split()[-1])
+                and not self.scenes.verb_like(name)
+            )
+            self._surfaces[key] = surface if ok else None
+        return self._surfaces[key]
+
+    def category(self, noun: str) -> str | None:
+        """The substitution category of a noun: its ``noun_classes`` class, else WordNet's."""
+        return self.noun_classes.get(noun) or self.wordnet.category(noun)
+
     def _substitute_ok(self, name: str) -> bool:
         if not _words_ok(name) or name in GENERIC_NOUNS or not name.replace(" ", "").isalpha():
             return False
+        if name in self.noun_classes:
+            return True
         depth = self.wordnet.depth(name)
         return depth is None or depth > 7  # too general to be false ("instrument", "device")
 
@@ -286,10 +320,10 @@ class EditPlanner:
             elif relation.object == index and relation.subject != index:
                 pools.append(index_["objects_of"].get(relation.predicate, Counter()))
                 frames.append(relation.predicate)
-        category = self.wordnet.category(name)
+        category = self.category(name)
         if category is None and not pools:
             return ()
-        person = category == self.wordnet.category("man")
+        person = category == self.category("man")
         if person and (
             written not in PERSON_NOUNS or _GENDERED.intersection(graph.caption.lower().split())
         ):
@@ -306,17 +340,21 @@ class EditPlanner:
                 if written in gender:
                     excluded |= gender
         weights: Counter = Counter()
-        for other, count in self._usable_objects(category, plural).items():
+        usable = self._usable_objects(category, plural)
+        if pools:  # only objects every pool attests: walk the smallest pool
+            smallest = min(pools, key=len)
+            candidates = [(o, usable[o]) for o in smallest if o in usable]
+        else:
+            candidates = list(usable.items())
+        for other, count in candidates:
             if other in present or any(other not in pool for pool in pools):
                 continue
-            if person and (
-                self.scenes.surface(other, plural) not in PERSON_NOUNS
-                or self.scenes.surface(other, plural) in excluded
-            ):
+            surface = self._substitute_surface(other, plural)
+            if surface is None:
                 continue
-            if self.wordnet.is_activity(other.split()[-1]) or self.scenes.verb_like(other):
+            if person and (surface not in PERSON_NOUNS or surface in excluded):
                 continue
-            if plural and tantum != (self.scenes.surface(other, plural) in PLURALIA_TANTUM):
+            if plural and tantum != (surface in PLURALIA_TANTUM):
                 continue  # "pants" -> "jackets" would dress one person in several
             if set(other.split()) & set(name.split()):
                 continue  # "suit" -> "bathing suit" may still be true
@@ -324,15 +362,7 @@ class EditPlanner:
                 continue  # "buying fish" -> "buying bat" needs an article
             if frames and not self._frame_fits(other, name, frames):
                 continue  # "playing on a field" -> not "on a park"
-            if self.wordnet.related(name, other):
-                continue
-            surface = self.scenes.surface(other, plural)
-            if (
-                surface is None
-                or surface == written
-                or not surface.isascii()
-                or len(surface.split()) != len(other.split())
-            ):
+            if surface == written or self.wordnet.related(name, other):
                 continue
             support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
             weight = count**self.frequency_power * (1.0 + support)
@@ -440,7 +470,7 @@ class EditPlanner:
 
     def _is_person(self, name: str) -> bool:
         """People of any kind ("man", "skier", "person", "people", "female")."""
-        return name in _PEOPLE or self.wordnet.category(name) == self.wordnet.category("man")
+        return name in _PEOPLE or self.category(name) == self.category("man")
 
     # -------------------------------------------------------------- relations
     def relation_choices(self, graph: SceneGraph, relation) -> tuple[Choice, ...]:

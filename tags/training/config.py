@@ -129,7 +129,9 @@ class SyntheticConfig:
     the paper). ``truth_audit``: a shapes benchmark's ``scenes.jsonl`` (or its directory):
     every step's negatives are judged against the true scenes and
     ``synthetic/true_share`` / ``synthetic/ungrammatical_share`` are logged (``null``: off,
-    no cost)."""
+    no cost). ``noun_classes``: ``{class: [noun, ...]}`` nouns the planner substitutes for
+    each other as one category instead of WordNet's (the demo sets the benchmark's shapes,
+    whose first WordNet senses are other things)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -142,6 +144,7 @@ class SyntheticConfig:
     planner: bool = True
     max_edits: int | None = None
     truth_audit: str | None = None
+    noun_classes: dict[str, list[str]] | None = None
 
 
 @dataclass

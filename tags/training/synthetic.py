@@ -148,7 +148,8 @@ class EngineSource:
 
             self.parser = default_parser()
             if getattr(config, "planner", False) and corpus:
-                self.planner = build_planner(self.parser, corpus, planner_cache)
+                classes = getattr(config, "noun_classes", None)
+                self.planner = build_planner(self.parser, corpus, planner_cache, classes)
         self.stats = None
 
     @torch.no_grad()
@@ -226,12 +227,18 @@ class EngineSource:
             model.train(was_training)
 
 
-_PLANNERS: dict[tuple[int, str], Any] = {}
+_PLANNERS: dict[tuple[int, str, str], Any] = {}
 
 
-def build_planner(parser: Any, corpus: Sequence[str], cache: str | Path | None = None) -> Any:
+def build_planner(
+    parser: Any,
+    corpus: Sequence[str],
+    cache: str | Path | None = None,
+    noun_classes: dict[str, list[str]] | None = None,
+) -> Any:
     """An :class:`~tags.negatives.planner.EditPlanner` over the scene graphs of ``corpus``
-    (the training captions), so refills stay inside what those captions attest.
+    (the training captions), so refills stay inside what those captions attest
+    (``noun_classes``: see :class:`~tags.negatives.planner.EditPlanner`).
 
     The planner of the last corpus is kept for the process (the demo's training and its
     sample negatives share one). With ``cache``, the corpus's counts are read from that JSON
@@ -244,7 +251,7 @@ def build_planner(parser: Any, corpus: Sequence[str], cache: str | Path | None =
 
     texts = [" ".join(t.split()) for t in corpus]
     digest = hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
-    key = (id(parser), digest)
+    key = (id(parser), digest, json.dumps(noun_classes, sort_keys=True))
     if key in _PLANNERS:
         return _PLANNERS[key]
     path = Path(cache) if cache is not None else None
@@ -265,7 +272,7 @@ def build_planner(parser: Any, corpus: Sequence[str], cache: str | Path | None =
             tmp.write_text(json.dumps(payload), encoding="utf-8")
             os.replace(tmp, path)
     _PLANNERS.clear()
-    _PLANNERS[key] = EditPlanner(scenes)
+    _PLANNERS[key] = EditPlanner(scenes, noun_classes=noun_classes)
     return _PLANNERS[key]
 
 

@@ -251,7 +251,9 @@ class TagsDCRecipe(Recipe):
             )
             if self.truth is not None:
                 audited = self.truth(
-                    batch["image_ids"].tolist(), [[t for t, _ in p] for p in negatives]
+                    batch["image_ids"].tolist(),
+                    [[t for t, _ in p] for p in negatives],
+                    [[e for _, e in p] for p in negatives],
                 )
             self.timer.add("synthetic", time.perf_counter() - started)
             started = time.perf_counter()
