@@ -158,3 +158,20 @@ def test_unit_spans_are_trimmed_to_word_characters():
     units = [("attribute", ((11, 17),)), ("object", ((18, 21),)), ("relation", ((21, 23),))]
     assert text[11:17] == "-white"
     assert trim_units(units, text) == [("attribute", ((12, 17),)), ("object", ((18, 21),))]
+
+
+def test_balanced_types_mask_a_lone_relation_as_often_as_other_types(parser):
+    text = "a small red star to the left of a large blue circle"
+    graph = parser.parse(text)
+    view = TokenView.from_text(text)
+    kinds = [t for t, _ in graph.units()]
+    assert kinds.count("relation") == 1 and kinds.count("attribute") >= 3
+
+    def relation_share(balance: bool) -> float:
+        masker = UnitMasker(0.15, balance_types=balance)
+        copies = masker.mask(graph.units(), view, 600, random.Random(0))
+        return sum(any(u.type == "relation" for u in c.units) for c in copies) / len(copies)
+
+    uniform, balanced = relation_share(False), relation_share(True)
+    # one relation among 7 units: ~1/7 of the copies; balanced over 3 types: ~1/3
+    assert uniform < 0.2 and 0.28 < balanced < 0.4

@@ -158,11 +158,20 @@ def _choose(
     budget: int,
     rng: random.Random,
     max_units: int | None = None,
+    balance_types: bool = False,
 ) -> tuple[MaskedUnit, ...]:
     """Random non-overlapping units up to ``budget`` tokens (and at most ``max_units``
-    units); the first is always taken."""
+    units); the first is always taken. With ``balance_types`` the first unit's type is drawn
+    uniformly among the caption's unit types (then a unit of that type), so a caption's one
+    relation is masked as often as any of its several attributes."""
     order = list(range(len(candidates)))
     rng.shuffle(order)
+    if balance_types:
+        types = sorted({u.type for u in candidates})
+        kind = types[rng.randrange(len(types))]
+        first = next(i for i in order if candidates[i].type == kind)
+        order.remove(first)
+        order.insert(0, first)
     chosen: list[MaskedUnit] = []
     used: set[int] = set()
     for i in order:
@@ -181,16 +190,20 @@ class UnitMasker:
 
     ``max_units`` caps the units of a copy. With ``max_units=1`` (minimal edits) there is
     one copy per unit (at most ``num_copies``, in a random order): a copy's refills already
-    cover that unit's substitutes, so repeating it would only repeat them.
+    cover that unit's substitutes, so repeating it would only repeat them. ``balance_types``:
+    each copy's first unit is of a type drawn uniformly (see :func:`_choose`).
     """
 
-    def __init__(self, ratio: float = 0.15, max_units: int | None = None):
+    def __init__(
+        self, ratio: float = 0.15, max_units: int | None = None, balance_types: bool = False
+    ):
         if not 0.0 < ratio <= 1.0:
             raise ValueError(f"mask ratio must be in (0, 1], got {ratio}")
         if max_units is not None and max_units < 1:
             raise ValueError(f"max_units must be at least 1, got {max_units}")
         self.ratio = ratio
         self.max_units = max_units
+        self.balance_types = balance_types
 
     def units(
         self, units: Sequence[tuple[str, tuple[CharSpan, ...]]], view: TokenView
@@ -236,7 +249,8 @@ class UnitMasker:
             return [MaskedCopy((u,)) for u in order[:num_copies]]
         budget = token_budget(view, self.ratio)
         return [
-            MaskedCopy(_choose(candidates, budget, rng, self.max_units)) for _ in range(num_copies)
+            MaskedCopy(_choose(candidates, budget, rng, self.max_units, self.balance_types))
+            for _ in range(num_copies)
         ]
 
 

@@ -58,6 +58,9 @@ class GenerationConfig:
             default).
         swaps: with an edit planner, also exchange two attributes or a relation's subject
             and object (one operation, two edit spans).
+        balance_types: each masked copy starts from a unit of a type drawn uniformly among
+            the caption's types (object, attribute, relation) instead of a uniform unit, so
+            its one relation is edited as often as its several attributes (off: the paper).
         masking: ``"unit"`` (scene-graph units) or ``"word"`` (ablation baseline).
         max_tokens: longer captions are cut at a word boundary (counted).
         batch_size: captions per processing batch.
@@ -71,6 +74,7 @@ class GenerationConfig:
     mask_ratio: float = 0.15
     max_edits: int | None = None
     swaps: bool = True
+    balance_types: bool = False
     masking: str = "unit"
     max_tokens: int = 64
     batch_size: int = 64
@@ -248,7 +252,9 @@ class NegativeGenerator:
         if processes > 1 and (scorer is not None or getattr(refiller, "mlm", None) is not None):
             raise ValueError("worker processes serve the weight-free refill only")
         self.processes = max(1, processes)
-        self.unit_masker = UnitMasker(self.config.mask_ratio, self.config.max_edits)
+        self.unit_masker = UnitMasker(
+            self.config.mask_ratio, self.config.max_edits, self.config.balance_types
+        )
         self.word_masker = WordMasker(self.config.mask_ratio)
         self.stats = GenerationStats()
 

@@ -131,7 +131,9 @@ class SyntheticConfig:
     ``synthetic/true_share`` / ``synthetic/ungrammatical_share`` are logged (``null``: off,
     no cost). ``noun_classes``: ``{class: [noun, ...]}`` nouns the planner substitutes for
     each other as one category instead of WordNet's (the demo sets the benchmark's shapes,
-    whose first WordNet senses are other things)."""
+    whose first WordNet senses are other things). ``balance_types``: every masked copy starts
+    from a unit of a uniformly drawn type, so relations are edited as often as attributes
+    (``false``: a uniform unit, the paper)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -145,6 +147,7 @@ class SyntheticConfig:
     max_edits: int | None = None
     truth_audit: str | None = None
     noun_classes: dict[str, list[str]] | None = None
+    balance_types: bool = False
 
 
 @dataclass

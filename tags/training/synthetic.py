@@ -194,6 +194,7 @@ class EngineSource:
                 mask_ratio=cfg.mask_ratio,
                 masking=cfg.masking,
                 max_edits=getattr(cfg, "max_edits", None),
+                balance_types=getattr(cfg, "balance_types", False),
                 swaps=False,
                 max_tokens=max(self.max_length - 2, 1),
                 seed=request.seed,
