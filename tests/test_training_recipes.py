@@ -82,8 +82,8 @@ def test_planned_refills_in_the_dynamic_generator(tmp_path, monkeypatch):
         pools.append((list(positives), negatives))
         return label(positives, negatives, tokenizer, max_length)
 
-    def spy_build(parser, corpus, cache=None):
-        planners.append((parser, build(parser, corpus, cache)))
+    def spy_build(parser, corpus, cache=None, noun_classes=None):
+        planners.append((parser, build(parser, corpus, cache, noun_classes)))
         return planners[-1][1]
 
     monkeypatch.setattr(tags_dc, "label_negatives", spy)

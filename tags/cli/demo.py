@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", default="runs/demo", help="output directory (default runs/demo)")
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
-                   help="small: ~9 min on 2 CPU cores; tiny: ~10 s smoke run")  # fmt: skip
+                   help="small: ~6.5 min on 2 CPU cores; tiny: ~10 s smoke run")  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default=None, help="benchmark directory (default OUT/data)")
     p.set_defaults(func=run)
