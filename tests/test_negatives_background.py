@@ -199,3 +199,31 @@ def test_type_mix_of_synthetic_negatives():
     )
     assert mix == {"object": 2 / 3, "attribute": 1 / 3, "relation": 1 / 3}
     assert type_mix([]) == {"object": 0.0, "attribute": 0.0, "relation": 0.0}
+
+
+def test_cli_noun_classes(tmp_path):
+    captions = tmp_path / "caps.jsonl"  # one image per caption (no sibling filters them)
+    lines = ["a red star above a blue circle", "a red square above a blue circle"] * 3
+    rows = [json.dumps({"image_id": i, "caption": c}) for i, c in enumerate(lines)]
+    captions.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
+        cmd += ["--out", str(tmp_path / "neg.jsonl"), "--no-progress", "--overwrite"]
+        cmd += ["--workers", "1", "--background", "none", *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+    def replacements() -> set[tuple[str, str]]:
+        rows = [json.loads(line) for line in (tmp_path / "neg.jsonl").read_text().splitlines()]
+        return {(e["original"], e["replacement"]) for r in rows for e in r["edits"]}
+
+    assert run().returncode == 0
+    assert ("star", "square") not in replacements()  # WordNet: a celestial body, a polygon
+    classes = tmp_path / "classes.json"
+    classes.write_text(json.dumps({"shape": ["star", "square", "circle"]}), encoding="utf-8")
+    assert run("--noun-classes", str(classes)).returncode == 0
+    assert ("star", "square") in replacements()
+    classes.write_text(json.dumps(["star", "square"]), encoding="utf-8")
+    bad = run("--noun-classes", str(classes))
+    assert bad.returncode != 0 and "--noun-classes" in bad.stderr

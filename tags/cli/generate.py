@@ -107,6 +107,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(built in: 37,861 Visual Genome region captions), a SceneCounts or vocabulary JSON "
         "(.gz), or 'none' (default: factual)",
     )
+    src.add_argument(
+        "--noun-classes",
+        default=None,
+        metavar="JSON",
+        help="nouns the planner substitutes for each other as one category, instead of "
+        'WordNet\'s: {"shape": ["circle", "star", ...]} (a file)',
+    )
 
     gen = p.add_argument_group("generation")
     gen.add_argument("--k", "--num-copies", type=int, default=20, help="masked copies per caption")
@@ -349,8 +356,26 @@ def _planning(
             scenes = with_background(vocabulary.scenes, args.background)
         except ValueError as err:
             raise SystemExit(f"--background: {err}") from err
-        planner = EditPlanner(scenes)
+        planner = EditPlanner(scenes, noun_classes=_noun_classes(args.noun_classes))
     return vocabulary, planner
+
+
+def _noun_classes(path: str | None) -> dict[str, list[str]] | None:
+    """``--noun-classes``: a JSON object of class name -> list of nouns."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"--noun-classes {path}: {err}") from err
+    if not isinstance(data, dict) or not all(
+        isinstance(nouns, list) and all(isinstance(n, str) for n in nouns)
+        for nouns in data.values()
+    ):
+        raise SystemExit(
+            f'--noun-classes {path}: expected {{"class": ["noun", ...], ...}}, got {data!r:.80}'
+        )
+    return data
 
 
 def _workers(args: argparse.Namespace, state: Any) -> int:
