@@ -125,6 +125,13 @@ def test_rules_from_the_fifth_blind_read(parser):
     ]
     for text in ("a white woman on the grass", "a white person on the grass"):
         assert ("attribute", "white") not in choices(parser, planner, text)
+    # nor a colour another mention of the same noun has ("black coat, white coat, red coat")
+    dogs = choices(parser, planner, "a brown dog and a white dog on the grass")
+    assert ("white",) not in dogs.get(("attribute", "brown"), [])
+    assert ("brown",) not in dogs.get(("attribute", "white"), [])
+    assert ("brown",) in choices(parser, planner, "a white dog on the grass")[
+        ("attribute", "white")
+    ]
     # "with" before a quantity phrase is not flipped ("without lots of pipe")
     assert ("without",) in choices(parser, planner, "a man with a hat")[("relation", "with")]
     assert ("relation", "with") not in choices(parser, planner, "a man with lots of pipe")

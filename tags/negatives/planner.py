@@ -409,6 +409,13 @@ class EditPlanner:
             return ()  # "a white female" reads as skin colour, not as a colour to change
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
         others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
+        # ... nor a value another mention of the same noun has ("a white coat, red coat, ..."
+        # -> "a red coat, red coat": the list reads as a slip)
+        others |= {
+            a.value
+            for a in graph.attributes
+            if a.entity != attribute.entity and graph.entities[a.entity].name.lower() == name
+        }
         antonyms = (
             set(self.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
         )
