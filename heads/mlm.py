@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers.activations import ACT2FN
 
@@ -47,4 +48,5 @@ class MLMHead(nn.Module):
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         """Map ``[..., hidden_size]`` to ``[..., vocab_size]`` logits."""
-        return self.decoder(self.transform(hidden_states)) + self.bias
+        # the bias inside the GEMM: one [rows, vocab] tensor instead of two
+        return F.linear(self.transform(hidden_states), self.decoder.weight, self.bias)

@@ -213,3 +213,10 @@ def test_oracle_rung_trains_on_scene_checked_negatives(tiny_run, tmp_path):
     rows = [json.loads(x) for x in (tmp_path / "seed0" / "oracle" / "metrics.jsonl").open()]
     assert any(r.get("loss/istm", 0.0) > 0 for r in rows)  # the oracle pools reach L_ISTM
     assert 0.0 <= result["minimal_pairs"]["overall"] <= 1.0
+
+
+def test_demo_refuses_zero_jobs(capsys):
+    from tags.cli import main
+
+    assert main(["demo", "--budget", "tiny", "--jobs", "0"]) == 2
+    assert "--jobs must be >= 1" in capsys.readouterr().err

@@ -271,6 +271,27 @@ def test_masked_lm_logits_match_full_logits_at_mask_positions():
     torch.testing.assert_close(masked.logits, full[expected_positions])
 
 
+def test_each_vocabulary_head_reads_its_own_positions():
+    model = make_model()
+    batch = make_batch()
+    mlm_rows = torch.zeros_like(batch["attention_mask"], dtype=torch.bool)
+    woc_rows = torch.zeros_like(mlm_rows)
+    mlm_rows[0, 1:3] = True
+    woc_rows[1:, 2:4] = True
+    both = mlm_rows | woc_rows
+    heads = ("mlm", "woc")
+    with torch.no_grad():
+        shared = model(**batch, heads=heads, masked_positions=both)
+        split = model(**batch, heads=heads, masked_positions={"mlm": mlm_rows, "woc": woc_rows})
+    assert split.mlm_logits.shape == (2, VOCAB) and split.woc_logits.shape == (4, VOCAB)
+    torch.testing.assert_close(split.mlm_logits, shared.mlm_logits[mlm_rows[both]])
+    torch.testing.assert_close(split.woc_logits, shared.woc_logits[woc_rows[both]])
+    with pytest.raises(ValueError, match="vocabulary heads"):
+        model(**batch, heads=heads, masked_positions={"itm": both})
+    with pytest.raises(ValueError, match="does not match"):
+        model(**batch, heads=heads, masked_positions={"mlm": both[:, :3]})
+
+
 def test_mlm_depends_on_the_image_and_works_text_only():
     model = make_model()
     batch = make_batch()

@@ -193,16 +193,12 @@ def test_tiny_mlm_end_to_end_on_flickr(tiny, parser):
     assert all(len(r.records) <= 8 for r in results)
 
 
-def test_tags_adapters_pass_the_image(tiny):
-    import numpy as np
-
+def _tiny_tags_model(vocab_size: int):
     from tags.modeling import TagsConfig, TagsModel
-    from tags.negatives.features import Regions, whole_image_boxes
-    from tags.negatives.models import TagsMaskedLM, TagsPairScorer
 
-    _, tokenizer = tiny
     torch.manual_seed(0)
     config = TagsConfig(
+        vocab_size=vocab_size,
         num_hidden_layers=1,
         hidden_size=32,
         num_attention_heads=2,
@@ -211,7 +207,17 @@ def test_tags_adapters_pass_the_image(tiny):
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )
-    model = TagsModel(config)
+    return TagsModel(config).eval()
+
+
+def test_tags_adapters_pass_the_image(tiny):
+    import numpy as np
+
+    from tags.negatives.features import Regions, whole_image_boxes
+    from tags.negatives.models import TagsMaskedLM, TagsPairScorer
+
+    _, tokenizer = tiny
+    model = _tiny_tags_model(tokenizer.vocab_size)
     rng = np.random.default_rng(0)
     images = [
         Regions(rng.normal(size=(n, 6)).astype(np.float32), whole_image_boxes(n)) for n in (2, 4)
@@ -222,7 +228,7 @@ def test_tags_adapters_pass_the_image(tiny):
     masked[:, 2] = True
     ids = enc["input_ids"].masked_fill(masked, tokenizer.mask_token_id)
     logits = mlm.logits_at(ids, enc["attention_mask"], masked, images)
-    assert logits.shape == (2, config.vocab_size)
+    assert logits.shape == (2, model.config.vocab_size)
     assert not torch.allclose(logits[0], logits[1])  # same text, different images
     text_only = mlm.logits_at(ids, enc["attention_mask"], masked, None)
     assert torch.allclose(text_only[0], text_only[1])
@@ -230,3 +236,107 @@ def test_tags_adapters_pass_the_image(tiny):
         ["a dog runs .", "a cat sits ."], images[0]
     )
     assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+
+
+def test_batched_pair_scores_match_one_image_at_a_time(tiny):
+    import numpy as np
+
+    from tags.negatives.features import Regions, whole_image_boxes
+    from tags.negatives.models import TagsPairScorer
+    from tags.negatives.selection import score_groups
+
+    _, tokenizer = tiny
+    model = _tiny_tags_model(tokenizer.vocab_size)
+    with torch.no_grad():  # a spread of logits, so mixed-up rows would show
+        model.itm_head.classifier.weight.mul_(200.0)
+    scorer = TagsPairScorer(model, tokenizer, "cpu", use_logits=True)
+    rng = np.random.default_rng(0)
+    images = [
+        Regions(rng.normal(size=(n, 6)).astype(np.float32), whole_image_boxes(n)) for n in (2, 4, 4)
+    ]
+    texts = [
+        ["a dog runs .", "a cat sits on a very long red sofa next to the window ."],
+        [],
+        ["two men play chess .", "a dog runs ."],
+    ]
+    groups = list(zip(texts, images))
+    together = scorer.score_many(groups)
+    assert [len(s) for s in together] == [2, 0, 2]
+    for (group_texts, image), scores in zip(groups, together):
+        alone = [scorer.score([t], image)[0] for t in group_texts]
+        assert scores == pytest.approx(alone, abs=1e-6)
+    assert len({round(s, 4) for s in together[0] + together[2]}) == 4  # rows kept apart
+
+    class OneAtATime:  # a scorer without score_many: one call per group
+        calls = 0
+
+        def score(self, texts, image):
+            OneAtATime.calls += 1
+            return scorer.score(texts, image)
+
+    fallback = score_groups(OneAtATime(), groups)
+    assert OneAtATime.calls == 3
+    assert [len(s) for s in fallback] == [2, 0, 2]
+    flat = [s for scores in together for s in scores]
+    assert [s for scores in fallback for s in scores] == pytest.approx(flat, abs=1e-4)
+
+
+def test_generate_for_equals_one_caption_at_a_time(tiny, parser):
+    import numpy as np
+
+    from tags.negatives.features import Regions, whole_image_boxes
+    from tags.negatives.models import TagsPairScorer
+
+    mlm, tokenizer = tiny
+    lines = CAPTIONS.read_text().splitlines()[:10]
+    rng = np.random.default_rng(1)
+    regions = {
+        i: Regions(rng.normal(size=(3, 6)).astype(np.float32), whole_image_boxes(3))
+        for i in range(2)
+    }
+
+    class Store:
+        def get(self, image_id, filename=None):
+            return regions[image_id]
+
+    groups = [
+        ImageGroup(i, [Caption(i, 5 * i + j, t) for j, t in enumerate(lines[5 * i : 5 * i + 5])])
+        for i in range(2)
+    ]
+    scorer = TagsPairScorer(_tiny_tags_model(tokenizer.vocab_size), tokenizer, "cpu")
+
+    def engine():
+        return NegativeGenerator(
+            MLMRefiller(mlm, tokenizer, num_samples=3),
+            GenerationConfig(num_copies=3, num_samples=3, top_m=3, seed=4),
+            parser=parser,
+            scorer=scorer,
+            regions=Store(),
+        )
+
+    chosen = [(groups[0].captions[1], groups[0]), (groups[1].captions[4], groups[1])]
+    chosen.append((groups[0].captions[3], groups[0]))
+    batched = engine()
+    together = list(batched.generate_for(chosen))
+    assert [r.caption for r in together] == [c for c, _ in chosen]
+    assert batched.stats.captions == 3 and batched.stats.images == 2
+    for (caption, group), result in zip(chosen, together):
+        (alone,) = [r for r in engine().generate([group]) if r.caption == caption]
+        assert [(r.negative, r.edits) for r in result.records] == [
+            (r.negative, r.edits) for r in alone.records
+        ]
+        assert [r.score for r in result.records] == pytest.approx(
+            [r.score for r in alone.records], abs=1e-6
+        )
+    assert sum(len(r.records) for r in together) >= 3
+
+
+def test_refillers_share_one_piece_decoder_per_tokenizer(tiny):
+    from tags.negatives.refill import PieceDecoder, piece_decoder
+
+    mlm, tokenizer = tiny
+    first = MLMRefiller(mlm, tokenizer).decoder
+    assert isinstance(first, PieceDecoder) and first.tokenizer is tokenizer
+    assert MLMRefiller(mlm, tokenizer).decoder is first is piece_decoder(tokenizer)
+    other = type(tokenizer).from_pretrained(tiny_mlm_path())
+    assert piece_decoder(other) is not first and piece_decoder(other).tokenizer is other

@@ -14,6 +14,7 @@ so the directory still loads with ``BlipForImageTextRetrieval.from_pretrained``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import torch
 from torch import nn
 
 from heads import MLMHead, WordCorrectionHead, WordDiscriminationHead
+from tags.modeling.modeling_tags import vocab_head_states
 
 HEADS_CONFIG = "tags_heads.json"
 HEADS_WEIGHTS = "tags_heads.safetensors"
@@ -159,7 +161,7 @@ class TrainableBackend(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
         heads: tuple[str, ...] = ("itm",),
-        masked_positions: torch.Tensor | None = None,
+        masked_positions: torch.Tensor | Mapping[str, torch.Tensor] | None = None,
         **image: torch.Tensor,
     ) -> BackendOutput:
         text = {"input_ids": input_ids, "attention_mask": attention_mask}
@@ -171,11 +173,10 @@ class TrainableBackend(nn.Module):
             out["itm_scores"] = self.backend.pair_probability(logits)
         if "wod" in heads:
             out["wod_logits"] = self.heads.head("wod")(states)
-        vocab_states = states if masked_positions is None else states[masked_positions.bool()]
-        if "mlm" in heads:
-            out["mlm_logits"] = self.heads.head("mlm")(vocab_states)
-        if "woc" in heads:
-            out["woc_logits"] = self.heads.head("woc")(vocab_states)
+        for name in ("mlm", "woc"):
+            if name in heads:
+                rows = vocab_head_states(states, masked_positions, name)
+                out[f"{name}_logits"] = self.heads.head(name)(rows)
         return out
 
 

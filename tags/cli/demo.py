@@ -4,6 +4,7 @@ benchmark, with a report."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,14 +19,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", default="runs/demo", help="output directory (default runs/demo)")
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
-                   help="small: ~6.5 min on 2 CPU cores; tiny: ~10 s smoke run")  # fmt: skip
+                   help="small: ~5-6 min on 2 CPU cores; tiny: ~20 s smoke run")  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default=None, help="benchmark directory (default OUT/data)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes for the fine-tunings and the pre-trained model's "
+                   "evaluation, side by side (default 2 on 2+ cores; 1: all in this process)")  # fmt: skip
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tags.demo.pipeline import run_demo
 
-    run_demo(args.out, args.budget, args.seed, data_root=args.data)
+    if args.jobs is not None and args.jobs < 1:
+        print(f"error: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    run_demo(args.out, args.budget, args.seed, data_root=args.data, jobs=args.jobs)
     return 0

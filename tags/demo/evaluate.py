@@ -32,8 +32,11 @@ class CrossPairScoreFn:
         by_image: dict[Any, list[int]] = {}
         for i, image_id in enumerate(image_ids):
             by_image.setdefault(image_id, []).append(i)
-        for image_id, rows in by_image.items():
-            values = self.scorer.score([captions[i] for i in rows], self.regions.get(image_id))
+        groups = [
+            ([captions[i] for i in rows], self.regions.get(image_id))
+            for image_id, rows in by_image.items()
+        ]
+        for rows, values in zip(by_image.values(), self.scorer.score_many(groups)):
             for i, value in zip(rows, values):
                 scores[i] = value
         return scores

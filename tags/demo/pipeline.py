@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -63,46 +66,89 @@ def _write_json(path: Path, payload: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def train_and_evaluate(
-    raw: dict[str, Any], family: str, data: Any, budget: Budget
-) -> tuple[dict[str, Any], Any, Any]:
-    """Train ``raw`` (a TrainConfig mapping), evaluate it on the test split; returns
-    ``(result, model, tokenizer)``; ``OUT/result.json`` caches the result (a re-run with the
-    same config returns it and ``None`` for the model)."""
+TRAINED = "trained.json"
+
+
+def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
+    """Train ``raw`` (a TrainConfig mapping) unless its run directory already holds a model
+    made by exactly this config; returns ``{"config", "train_s", "model_dir"}``
+    (``OUT/trained.json``)."""
     from tags.training import training_function
     from tags.training.config import config_from_dict
-    from tags.training.factory import create_tokenizer
     from tags.training.rundir import clear_run
 
     raw = enable_truth_audit(raw, data.scenes)  # no-op without synthetic negatives
     out = Path(raw["output_dir"])
-    cached = _cached(out / "result.json", raw)
-    if cached is not None:
-        return cached, None, None
+    for name in ("result.json", TRAINED):
+        cached = _cached(out / name, raw)
+        if cached is not None:
+            return {k: cached[k] for k in ("config", "train_s", "model_dir")}
     config = config_from_dict(raw)
     clear_run(out)  # a stale or unfinished run of this demo step (tags train refuses to mix)
     t = time.perf_counter()
     trained = training_function(config)
-    train_s = time.perf_counter() - t
-    tokenizer = create_tokenizer(config.model)
+    record = {
+        "config": raw,
+        "train_s": time.perf_counter() - t,
+        "model_dir": str(Path(trained.output_dir) / "model"),
+    }
+    _write_json(out / TRAINED, record)
+    return record
+
+
+def evaluate_run(trained: dict[str, Any], family: str, data: Any, budget: Budget) -> dict[str, Any]:
+    """Evaluate a :func:`train_run` model on the test split (and val when the budget has
+    one); ``OUT/result.json`` caches the result."""
+    from tags.negatives import load_tags_model
+
+    raw = trained["config"]
+    out = Path(raw["output_dir"])
+    cached = _cached(out / "result.json", raw)
+    if cached is not None:
+        return cached
+    model, tokenizer = load_tags_model(trained["model_dir"], "cpu")
     t = time.perf_counter()
-    metrics = evaluate(trained.model, tokenizer, data, budget.max_text_len, family)
+    metrics = evaluate(model, tokenizer, data, budget.max_text_len, family)
     if budget.val_images:
-        metrics["val"] = evaluate(
-            trained.model, tokenizer, data, budget.max_text_len, family, "val"
-        )
+        metrics["val"] = evaluate(model, tokenizer, data, budget.max_text_len, family, "val")
     truth = training_truth(read_metrics(out / "metrics.jsonl"))
     result = {
         "config": raw,
         "family": family,
         **metrics,
         **({"truth_audit": truth} if truth else {}),
-        "train_s": train_s,
+        "train_s": trained["train_s"],
         "evaluate_s": time.perf_counter() - t,
-        "model_dir": str(Path(trained.output_dir) / "model"),
+        "model_dir": trained["model_dir"],
     }
     _write_json(out / "result.json", result)
-    return result, trained.model, tokenizer
+    return result
+
+
+def train_and_evaluate(
+    raw: dict[str, Any], family: str, data: Any, budget: Budget
+) -> dict[str, Any]:
+    """:func:`train_run` then :func:`evaluate_run`; both steps are cached in the run
+    directory, so a re-run with the same config redoes nothing."""
+    return evaluate_run(train_run(raw, data), family, data, budget)
+
+
+def worker_init(threads: int) -> None:
+    """Set up a worker process of the demo or the results benchmark."""
+    import os
+
+    import torch
+
+    torch.set_num_threads(threads)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _fine_tune_task(raw: dict[str, Any], data: Any, budget: Budget) -> dict[str, Any]:
+    return train_and_evaluate(raw, "cross", data, budget)
+
+
+def _evaluate_task(trained: dict[str, Any], data: Any, budget: Budget) -> dict[str, Any]:
+    return evaluate_run(trained, "cross", data, budget)
 
 
 def reference_scores(model_dir: Path, data: Any, budget: Budget, out: Path) -> Path:
@@ -126,10 +172,16 @@ def reference_scores(model_dir: Path, data: Any, budget: Budget, out: Path) -> P
 
 
 def sample_negatives(
-    model: Any, tokenizer: Any, data: Any, budget: Budget, seed: int
+    model: Any,
+    tokenizer: Any,
+    data: Any,
+    budget: Budget,
+    seed: int,
+    planner_cache: Path | None = None,
 ) -> list[dict[str, Any]]:
     """TAGS-DC negatives (``tags.negatives``, the trained model's MLM + ITM heads) for the
-    first captions of the first test images."""
+    first captions of the first test images (``planner_cache``: the TAGS-DC run's parsed
+    training scenes, read instead of parsing the training captions again)."""
     from tags.benchmark.scenes import SHAPES
     from tags.negatives import (
         Caption,
@@ -171,7 +223,7 @@ def sample_negatives(
         parser=parser,
         scorer=TagsPairScorer(model, tokenizer, "cpu", max_length=budget.max_text_len),
         regions=open_regions(data.features),
-        planner=build_planner(parser, train, noun_classes={"shape": list(SHAPES)}),
+        planner=build_planner(parser, train, planner_cache, {"shape": list(SHAPES)}),
     )
     samples: list[dict[str, Any]] = []
     for group in groups:
@@ -216,25 +268,40 @@ def build_data(root: Path, budget: Budget, seed: int, log: Callable[[str], None]
     return built, time.perf_counter() - t
 
 
+def default_jobs() -> int:
+    """Runs side by side: 2 on 2+ cores. Each TAGS-DC step is mostly small matrices and
+    Python work, so two single-threaded runs beat one run on two threads (docs/demo.md)."""
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
 def run_demo(
     out: str | Path = "runs/demo",
     budget: str | Budget = "small",
     seed: int = 0,
     data_root: str | Path | None = None,
     log: Callable[[str], None] = print,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
     """Run the whole demo; write ``out/report.md``, ``out/results.json`` and PNG plots.
     The benchmark lives in ``data_root`` (default ``out/data``) and is reused when cached;
-    finished runs under ``out/runs`` are reused when their config is unchanged."""
+    finished runs under ``out/runs`` are reused when their config is unchanged.
+
+    After pre-training, the fine-tunings and the pre-trained model's evaluation run in
+    ``jobs`` worker processes (default :func:`default_jobs`, ``cpu_count // jobs`` threads
+    each); ``jobs=1`` runs everything in this process."""
     from tags.demo.report import write_report
 
     budget = BUDGETS[budget] if isinstance(budget, str) else budget
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     root = Path(data_root) if data_root else out / "data"
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    stages = tqdm(total=3 + len(METHODS) + 1, desc="demo", unit="stage")
+    # benchmark, pretrain, the pre-trained evaluation, each method, negatives, report
+    stages = tqdm(total=5 + len(METHODS), desc="demo", unit="stage")
 
     stages.set_postfix_str("benchmark")
     built, timings["benchmark"] = build_data(root, budget, seed, log)
@@ -242,28 +309,65 @@ def run_demo(
     stages.update()
 
     stages.set_postfix_str("pretrain")
+    t = time.perf_counter()
     raw = methods.pretrain_config(budget, data, out / "runs" / "pretrained", seed)
-    pretrained, _, _ = train_and_evaluate(raw, "cross", data, budget)
-    timings["pretrain"] = pretrained["train_s"] + pretrained["evaluate_s"]
-    assets = {"pretrained": pretrained["model_dir"]}
+    trained = train_run(raw, data)
+    timings["pretrain"] = time.perf_counter() - t
+    assets = {"pretrained": trained["model_dir"]}
     stages.update()
 
-    results: dict[str, Any] = {"pretrained": pretrained}
-    metrics: dict[str, list[dict[str, Any]]] = {}
+    # the pre-trained model's evaluation and the fine-tunings, side by side
+    t = time.perf_counter()
+    stages.set_postfix_str(", ".join(METHODS))
+    raws = {
+        m: enable_truth_audit(
+            methods.method_config(m, budget, data, out / "runs" / m, seed, assets), data.scenes
+        )
+        for m in METHODS
+    }
+    tasks: dict[str, tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]] = {
+        m: (_fine_tune_task, (raw, data, budget)) for m, raw in raws.items()
+    }
+    tasks["pretrained"] = (_evaluate_task, (trained, data, budget))
+    results: dict[str, Any] = {}
+    for name, raw in [*raws.items(), ("pretrained", trained["config"])]:
+        cached = _cached(Path(raw["output_dir"]) / "result.json", raw)
+        if cached is not None:  # finished before: nothing to run
+            results[name] = cached
+            del tasks[name]
+            stages.update()
+    if len(tasks) > 1 and jobs > 1:
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(tasks)),
+            mp_context=get_context("spawn"),
+            initializer=worker_init,
+            initargs=(threads,),
+        ) as pool:
+            futures = {pool.submit(fn, *args): name for name, (fn, args) in tasks.items()}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                stages.update()
+    else:
+        for name, (fn, args) in tasks.items():
+            results[name] = fn(*args)
+            stages.update()
+    timings["side_by_side"] = time.perf_counter() - t
+    timings["pretrained_evaluate"] = results["pretrained"]["evaluate_s"]
     for method in METHODS:
-        stages.set_postfix_str(method)
-        raw = methods.method_config(method, budget, data, out / "runs" / method, seed, assets)
-        results[method], _, _ = train_and_evaluate(raw, "cross", data, budget)
         timings[method] = results[method]["train_s"] + results[method]["evaluate_s"]
-        metrics[method] = read_metrics(Path(raw["output_dir"]) / "metrics.jsonl")
-        stages.update()
+    metrics = {
+        m: read_metrics(Path(results[m]["config"]["output_dir"]) / "metrics.jsonl") for m in METHODS
+    }
 
     stages.set_postfix_str("negatives")
     t = time.perf_counter()
     from tags.negatives import load_tags_model
+    from tags.training.recipes.tags_dc import PLANNER_CACHE
 
     model, tokenizer = load_tags_model(results["tags-dc"]["model_dir"], "cpu")
-    samples = sample_negatives(model, tokenizer, data, budget, seed)
+    cache = Path(results["tags-dc"]["config"]["output_dir"]) / PLANNER_CACHE
+    samples = sample_negatives(model, tokenizer, data, budget, seed, cache)
     sample_truth = judge_samples(samples, data.scenes)
     timings["negatives"] = time.perf_counter() - t
     stages.update()
@@ -295,9 +399,13 @@ def run_demo(
 __all__ = [
     "METHODS",
     "build_data",
+    "default_jobs",
+    "evaluate_run",
     "reference_scores",
     "run_demo",
     "sample_negatives",
     "stage_seconds",
     "train_and_evaluate",
+    "train_run",
+    "worker_init",
 ]

@@ -38,19 +38,11 @@ METRIC_KEYS = (
 )
 
 
-def _worker_init(threads: int) -> None:
-    import torch
-
-    torch.set_num_threads(threads)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
 def _pretrain_task(out: str, budget: Budget, data: Any, seed: int) -> dict[str, Any]:
     from tags.demo.pipeline import train_and_evaluate
 
     raw = methods.pretrain_config(budget, data, Path(out) / f"seed{seed}" / "pretrained", seed)
-    result, _, _ = train_and_evaluate(raw, "cross", data, budget)
-    return result
+    return train_and_evaluate(raw, "cross", data, budget)
 
 
 def _pretrained_dual_task(out: str, budget: Budget, data: Any, seed: int, model_dir: str):
@@ -85,7 +77,7 @@ def _method_task(
             ),
         }
     raw = methods.method_config(name, budget, data, root / name, seed, assets)
-    result, _, _ = train_and_evaluate(raw, methods.get_method(name).family, data, budget)
+    result = train_and_evaluate(raw, methods.get_method(name).family, data, budget)
     return {**result, "truth": run_truth(Path(raw["output_dir"]))}
 
 
@@ -126,7 +118,7 @@ def run_results(
 ) -> dict[str, Any]:
     """Run (or resume) the benchmark; returns ``{seed: {method: result}}`` and writes
     ``OUT/results.json`` and ``OUT/results.md``."""
-    from tags.demo.pipeline import build_data
+    from tags.demo.pipeline import build_data, worker_init
 
     budget = BUDGETS[budget] if isinstance(budget, str) else budget
     names = tuple(names or methods.list_methods())
@@ -143,7 +135,7 @@ def run_results(
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=get_context("spawn"),
-        initializer=_worker_init,
+        initializer=worker_init,
         initargs=(threads,),
     ) as pool:
         pre = {pool.submit(_pretrain_task, str(out), budget, data, s): s for s in seeds}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,8 +23,36 @@ HEAD_NAMES = ("mlm", "itm", "wod", "woc")
 VOCAB_HEADS = ("mlm", "woc")
 
 
-def _align_positions(masked_positions: torch.Tensor, inputs: TagsInputs) -> torch.BoolTensor:
-    """Check ``masked_positions`` against the text and broadcast a batch of one."""
+def vocab_head_states(
+    text_states: torch.Tensor,
+    masked_positions: torch.Tensor | Mapping[str, torch.Tensor] | None,
+    head: str,
+) -> torch.Tensor:
+    """The token states vocabulary head ``head`` reads: every position (``None``), those of
+    one mask shared by the vocabulary heads, or those of the head's own mask in a
+    ``{head: mask}`` mapping (a head missing from it reads every position)."""
+    if isinstance(masked_positions, Mapping):
+        masked_positions = masked_positions.get(head)
+    if masked_positions is None:
+        return text_states
+    if masked_positions.shape[0] != text_states.shape[0]:
+        masked_positions = masked_positions.expand(text_states.shape[0], -1)
+    return text_states[masked_positions.bool()]
+
+
+def _align_positions(
+    masked_positions: torch.Tensor | Mapping[str, torch.Tensor], inputs: TagsInputs
+) -> torch.BoolTensor | dict[str, torch.BoolTensor]:
+    """Check ``masked_positions`` (one mask, or one per head) against the text and broadcast
+    a batch of one."""
+    if isinstance(masked_positions, Mapping):
+        unknown = set(masked_positions) - set(VOCAB_HEADS)
+        if unknown:
+            raise ValueError(
+                f"masked_positions for {sorted(unknown)}: only the vocabulary heads "
+                f"{VOCAB_HEADS} read positions"
+            )
+        return {k: _align_positions(v, inputs) for k, v in masked_positions.items()}
     if inputs.input_ids is None:
         raise ValueError("masked_positions refer to text tokens: give input_ids")
     masked_positions = masked_positions.to(torch.bool)
@@ -159,7 +187,7 @@ class TagsModel(TagsPreTrainedModel):
         region_boxes: torch.FloatTensor | None = None,
         region_mask: torch.Tensor | None = None,
         heads: Iterable[str] | str = (),
-        masked_positions: torch.BoolTensor | None = None,
+        masked_positions: torch.BoolTensor | Mapping[str, torch.BoolTensor] | None = None,
     ) -> TagsModelOutput:
         r"""Encode text and/or regions in one pass and apply the requested heads.
 
@@ -175,6 +203,8 @@ class TagsModel(TagsPreTrainedModel):
                 (need text); each adds its logits to the output.
             masked_positions: ``[batch, text_len]`` bool; when given, ``mlm_logits`` and
                 ``woc_logits`` are computed at these positions only, as ``[num_true, vocab]``.
+                A ``{"mlm": mask, "woc": mask}`` mapping gives each head its own positions
+                (a recipe training both on different rows computes each only where needed).
 
         Either side may have a batch of one, which is broadcast against the other.
 
@@ -216,13 +246,14 @@ class TagsModel(TagsPreTrainedModel):
             output.itm_scores = torch.sigmoid(output.itm_logits)
         if "wod" in heads:
             output.wod_logits = self.wod_head(text_states)
-        vocab_states = text_states
-        if masked_positions is not None and any(name in heads for name in VOCAB_HEADS):
-            vocab_states = text_states[masked_positions]
         if "mlm" in heads:
-            output.mlm_logits = self.mlm_head(vocab_states)
+            output.mlm_logits = self.mlm_head(
+                vocab_head_states(text_states, masked_positions, "mlm")
+            )
         if "woc" in heads:
-            output.woc_logits = self.woc_head(vocab_states)
+            output.woc_logits = self.woc_head(
+                vocab_head_states(text_states, masked_positions, "woc")
+            )
         return output
 
     # ------------------------------------------------------------------ task entry points
@@ -371,7 +402,7 @@ class TagsModel(TagsPreTrainedModel):
         return (model, report) if output_loading_info else model
 
 
-__all__ = ["TagsModel", "TagsPreTrainedModel"]
+__all__ = ["TagsModel", "TagsPreTrainedModel", "vocab_head_states"]
 
 
 def _register_auto_classes() -> None:

@@ -178,28 +178,55 @@ class TagsPairScorer:
         self.batch_size = batch_size
         self.max_length = max_length
 
-    @torch.no_grad()
     def score(self, texts: Sequence[str], image: Regions) -> list[float]:
-        features, boxes, mask = _pad_regions([image], self.device)
-        scores: list[float] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = self.tokenizer(
-                list(texts[start : start + self.batch_size]),
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            output = self.model.score_pairs(
-                batch["input_ids"],
-                batch["attention_mask"],
-                region_features=features,
-                region_boxes=boxes,
-                region_mask=mask,
-            )
-            values = output.logits if self.use_logits else output.scores
-            scores.extend(values.float().cpu().reshape(-1).tolist())
-        return scores
+        return self.score_many([(texts, image)])[0]
+
+    @torch.no_grad()
+    def score_many(self, groups: Sequence[tuple[Sequence[str], Regions]]) -> list[list[float]]:
+        """Scores of several ``(texts, image)`` groups in shared forwards.
+
+        Rows are bucketed by padded text length (a multiple of 16 tokens) and region count,
+        so a row's score does not depend on which other rows share its forward.
+        """
+        pad_id = self.tokenizer.pad_token_id or 0
+        buckets: dict[tuple[int, int], list[tuple[int, int, list[int]]]] = {}
+        for g, (texts, image) in enumerate(groups):
+            if not texts:
+                continue
+            encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)
+            for t, ids in enumerate(encoded["input_ids"]):
+                key = (-(-len(ids) // 16) * 16, image.features.shape[0])
+                buckets.setdefault(key, []).append((g, t, ids))
+        tensors: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        out = [[0.0] * len(texts) for texts, _ in groups]
+        for (length, _), rows in buckets.items():
+            for start in range(0, len(rows), self.batch_size):
+                chunk = rows[start : start + self.batch_size]
+                input_ids = torch.full((len(chunk), length), pad_id, dtype=torch.long)
+                attention = torch.zeros((len(chunk), length), dtype=torch.long)
+                for r, (_, _, ids) in enumerate(chunk):
+                    input_ids[r, : len(ids)] = torch.tensor(ids)
+                    attention[r, : len(ids)] = 1
+                for g, _, _ in chunk:
+                    if g not in tensors:
+                        image = groups[g][1]
+                        tensors[g] = (
+                            torch.from_numpy(image.features).float(),
+                            torch.from_numpy(image.boxes).float(),
+                        )
+                features = torch.stack([tensors[g][0] for g, _, _ in chunk]).to(self.device)
+                boxes = torch.stack([tensors[g][1] for g, _, _ in chunk]).to(self.device)
+                output = self.model.score_pairs(
+                    input_ids.to(self.device),
+                    attention.to(self.device),
+                    region_features=features,
+                    region_boxes=boxes,
+                    region_mask=torch.ones(features.shape[:2], dtype=torch.long).to(self.device),
+                )
+                values = output.logits if self.use_logits else output.scores
+                for (g, t, _), value in zip(chunk, values.float().cpu().reshape(-1).tolist()):
+                    out[g][t] = value
+        return out
 
 
 def load_tags_model(

@@ -25,7 +25,7 @@ from tags.negatives.filters import FILTER_NAMES, filter_candidates
 from tags.negatives.labels import IGNORE_INDEX, token_labels
 from tags.negatives.masking import TokenView, UnitMasker, WordMasker, trim_units
 from tags.negatives.refill import Refiller, RefillJob
-from tags.negatives.selection import PairScorer, select
+from tags.negatives.selection import PairScorer, score_groups, select
 from tags.negatives.types import Caption, Edit, ImageGroup
 
 
@@ -291,6 +291,24 @@ class NegativeGenerator:
             while pending:
                 yield from self._collect(pending.popleft())
 
+    def generate_for(self, items: Iterable[tuple[Caption, ImageGroup]]) -> Iterator[CaptionResult]:
+        """Yield one result per ``(caption, group)`` item, in order: negatives of chosen
+        captions only, each with its image's group (whose other captions serve the
+        false-negative rule). Items run in batches of ``config.batch_size``: one parse, one
+        MLM pass and one scoring pass per batch (the training recipe's per-step batch)."""
+        batch: list[tuple[Caption, ImageGroup]] = []
+        seen: set[int] = set()
+        for caption, group in items:
+            if id(group) not in seen:
+                seen.add(id(group))
+                self.stats.images += 1
+            batch.append((caption, group))
+            if len(batch) >= self.config.batch_size:
+                yield from self._run(batch)
+                batch = []
+        if batch:
+            yield from self._run(batch)
+
     def _batches(
         self, groups: Iterable[ImageGroup], resume_after: Any
     ) -> Iterator[list[tuple[Caption, ImageGroup]]]:
@@ -379,18 +397,30 @@ class NegativeGenerator:
             jobs.append(RefillJob(w.text, w.view, copies, rng.getrandbits(63), image))
         candidates = self.refiller.refill(jobs) if jobs else []
         candidates = [found + extra for found, extra in zip(candidates, swaps)]
-        finished = iter([self._finish(*args) for args in zip(work, jobs, candidates)])
+        kept = [self._keep(w, found) for w, found in zip(work, candidates)]
+        scores: list[list[float] | None] = [None] * len(work)
+        scored = [i for i, job in enumerate(jobs) if kept[i] and job.image is not None]
+        if self.scorer is not None and scored:  # one batched scoring pass per batch
+            groups = [([c.text for c in kept[i]], jobs[i].image) for i in scored]
+            for i, values in zip(scored, score_groups(self.scorer, groups)):
+                scores[i] = values
+        finished = iter([self._finish(*args) for args in zip(work, jobs, kept, scores)])
         self.stats.seconds += time.perf_counter() - start
         for (caption, _), w in zip(batch, prepared):
             yield CaptionResult(caption, next(finished) if w is not None else [])
 
-    def _finish(self, w: _Work, job: RefillJob, candidates: list) -> list[NegativeRecord]:
+    def _keep(self, w: _Work, candidates: list) -> list:
+        """The candidates that pass the filters (false negatives, duplicates, debris)."""
         self.stats.captions += 1
         self.stats.candidates += len(candidates)
         others = [c.text for c in w.group.captions if c.caption_id != w.caption.caption_id]
-        kept = filter_candidates(w.text, candidates, others, self.stats.removed)
+        return filter_candidates(w.text, candidates, others, self.stats.removed)
+
+    def _finish(
+        self, w: _Work, job: RefillJob, kept: list, scores: list[float] | None
+    ) -> list[NegativeRecord]:
         rng = random.Random(job.seed ^ 0x5E1EC7)
-        chosen = select(kept, self.config.top_m, rng, self.scorer, job.image)
+        chosen = select(kept, self.config.top_m, rng, self.scorer, job.image, scores)
         if not chosen:
             self.stats.without_negatives += 1
         records = []

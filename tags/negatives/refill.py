@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -144,6 +145,22 @@ class PieceDecoder:
         return " ".join(text.split()), ok
 
 
+_DECODERS: OrderedDict[int, PieceDecoder] = OrderedDict()
+
+
+def piece_decoder(tokenizer: Any) -> PieceDecoder:
+    """The :class:`PieceDecoder` of ``tokenizer``, built once per tokenizer object (a scan
+    of the whole vocabulary; the training recipe makes a refiller every step). The last
+    four are kept."""
+    decoder = _DECODERS.get(id(tokenizer))
+    if decoder is None or decoder.tokenizer is not tokenizer:
+        decoder = _DECODERS[id(tokenizer)] = PieceDecoder(tokenizer)
+        while len(_DECODERS) > 4:
+            _DECODERS.popitem(last=False)
+    _DECODERS.move_to_end(id(tokenizer))
+    return decoder
+
+
 def _bucket(length: int, multiple: int) -> int:
     return int(math.ceil(length / multiple) * multiple)
 
@@ -178,7 +195,7 @@ class MLMRefiller:
         self.batch_size = batch_size
         self.pad_to = pad_to
         self.max_length = max_length
-        self.decoder = PieceDecoder(tokenizer)
+        self.decoder = piece_decoder(tokenizer)
         self._pieces: dict[str, tuple[int, ...]] = {}
 
     @property

@@ -17,6 +17,18 @@ class PairScorer(Protocol):
     def score(self, texts: Sequence[str], image: Regions) -> list[float]: ...
 
 
+def score_groups(
+    scorer: PairScorer, groups: Sequence[tuple[Sequence[str], Regions]]
+) -> list[list[float]]:
+    """Scores of several ``(texts, image)`` groups: one batched call when the scorer has
+    ``score_many`` (e.g. :class:`~tags.negatives.models.TagsPairScorer`), else one
+    :meth:`PairScorer.score` call per group."""
+    many = getattr(scorer, "score_many", None)
+    if many is not None:
+        return [list(scores) for scores in many(groups)]
+    return [list(scorer.score(texts, image)) for texts, image in groups]
+
+
 def select_top_m(
     candidates: Sequence[Candidate], scores: Sequence[float], m: int
 ) -> list[tuple[Candidate, float]]:
@@ -48,18 +60,22 @@ def select(
     rng: random.Random,
     scorer: PairScorer | None = None,
     image: Regions | None = None,
+    scores: Sequence[float] | None = None,
 ) -> list[tuple[Candidate, float | None]]:
-    """Top-m by ``scorer`` with ``image`` when both are given, else a seeded sample.
+    """Top-m by ``scores`` when given (e.g. from :func:`score_groups`), or by ``scorer``
+    with ``image`` when both are given, else a seeded sample.
 
     Candidates must be unique already (the duplicate filter runs first), so every text is
     scored once.
     """
     if not candidates:
         return []
+    if scores is not None:
+        return select_top_m(candidates, scores, m)
     if scorer is not None and image is not None:
         scores = scorer.score([c.text for c in candidates], image)
         return select_top_m(candidates, scores, m)
     return [(c, None) for c in select_random(candidates, m, rng)]
 
 
-__all__ = ["PairScorer", "select", "select_random", "select_top_m"]
+__all__ = ["PairScorer", "score_groups", "select", "select_random", "select_top_m"]

@@ -209,19 +209,20 @@ class EngineSource:
                 else PixelImageStore(request.pixel_values),
                 planner=self.planner,
             )
-            out: Negatives = []
+            items = []
             for i, (text, caption_id) in enumerate(zip(request.texts, request.caption_ids)):
                 others = [
                     Caption(i, f"__other_{j}__", t) for j, t in enumerate(request.other_captions[i])
                 ]
-                group = ImageGroup(i, [*others, Caption(i, caption_id, text)])
-                resume = others[-1].caption_id if others else None
-                results = list(engine.generate([group], resume_after=resume))
-                records = results[-1].records if results else []
-                out.append([(r.negative, tuple(r.edits)) for r in records])
+                caption = Caption(i, caption_id, text)
+                items.append((caption, ImageGroup(i, [*others, caption])))
+            out: Negatives = []
+            # the whole batch at once: one parse, one MLM pass and one ITM pass per step
+            for i, result in enumerate(engine.generate_for(items)):
+                out.append([(r.negative, tuple(r.edits)) for r in result.records])
                 # the engine may cut long captions: labels must use the text it edited
-                if records:
-                    request.texts[i] = records[0].positive
+                if result.records:
+                    request.texts[i] = result.records[0].positive
             self.stats = engine.stats
             return out
         finally:

@@ -335,15 +335,23 @@ class TagsDCRecipe(Recipe):
             heads.append("wod")
         if use_woc:
             heads.append("woc")
-        vocab_positions = labels != IGNORE_INDEX
-        if not use_woc:
-            vocab_positions[syn_start:mlm_start] = False
+        # each vocabulary head reads only its own rows' labelled positions: L_MLM the masked
+        # positives, L_WoC the synthetic negatives (30k-way logits are most of NSGDC's cost)
+        labelled_positions = labels != IGNORE_INDEX
+        positions: dict[str, torch.Tensor] = {}
+        if use_mlm:
+            positions["mlm"] = labelled_positions.clone()
+            positions["mlm"][:mlm_start] = False
+        if use_woc:
+            positions["woc"] = labelled_positions.clone()
+            positions["woc"][:syn_start] = False
+            positions["woc"][mlm_start:] = False
         out = module(
             input_ids=input_ids,
             attention_mask=attention,
             **row_images,
             heads=tuple(heads),
-            masked_positions=vocab_positions if (use_mlm or use_woc) else None,
+            masked_positions=positions or None,
         )
 
         # 5. losses
@@ -397,15 +405,10 @@ class TagsDCRecipe(Recipe):
             )
         metrics["synthetic/per_caption"] = torch.tensor(n_syn / max(b, 1), device=device)
 
-        if use_mlm or use_woc:
-            pos_rows = vocab_positions.nonzero()[:, 0]
-            flat_labels = labels[vocab_positions]
-            if use_mlm:
-                sel = pos_rows >= mlm_start
-                losses["mlm"] = self.token_loss(out.mlm_logits[sel], flat_labels[sel])
-            if use_woc:
-                sel = (pos_rows >= syn_start) & (pos_rows < mlm_start)
-                losses["woc"] = self.token_loss(out.woc_logits[sel], flat_labels[sel])
+        if use_mlm:
+            losses["mlm"] = self.token_loss(out.mlm_logits, labels[positions["mlm"]])
+        if use_woc:
+            losses["woc"] = self.token_loss(out.woc_logits, labels[positions["woc"]])
         if use_wod:
             losses["wod"] = self.wod_loss(
                 out.wod_logits[syn_start:mlm_start], wod_labels[syn_start:mlm_start]
