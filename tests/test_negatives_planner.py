@@ -438,3 +438,42 @@ def test_preposition_flips_are_written_as_the_corpus_writes_them(parser):
     planner = EditPlanner(vocab.scenes, min_count=2)
     _, units = plan(parser, planner, "a red circle above a blue square")
     assert units[("relation", "above")] == [("below",)]
+
+
+CORPUS_WORN = [
+    "a woman in a white sweater",
+    "a woman in a white jacket",
+    "a woman in a white baseball cap",
+    "a girl in a white dress",
+    "a man in a hat",
+    "a man in a cap",
+    "a man in a helmet",
+    "a man in a beanie",
+    "a man in swimming trunks",
+    "a man in safety vests",
+    "a man in shorts",
+    "a boy in jeans",
+]
+
+
+def test_rules_from_the_fifth_blind_read(parser):
+    from tags.negatives.lexical import garment_slot, near_synonyms
+
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(CORPUS_WORN * 3))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    # a garment is replaced only by one worn in the same place: she may wear a cap too
+    _, units = plan(parser, planner, "a woman in a white sweater")
+    choices = units[("object", "sweater")]
+    assert ("jacket",) in choices and ("baseball cap",) not in choices
+    assert ("dress",) not in choices
+    # a cap is a hat to a caption writer; a beanie is not
+    _, units = plan(parser, planner, "a man in a hat")
+    assert units[("object", "hat")] == [("beanie",)]
+    # a plural-only garment stays plural-only: one man is not in "safety vests"
+    _, units = plan(parser, planner, "a man in swimming trunks")
+    choices = units.get(("object", "swimming trunks"), [])
+    assert ("safety vests",) not in choices and ("shorts",) not in choices
+    assert garment_slot("tank tops") == garment_slot("sweater") == "upper"
+    assert garment_slot("scarves") == "neck" and garment_slot("dresser") is None
+    assert near_synonyms("hats", "caps") and near_synonyms("baseball cap", "hat")
+    assert not near_synonyms("hat", "helmet")

@@ -58,7 +58,9 @@ seconds = dict.fromkeys(["planner", "retrieval", "synthetic", "step", "backward"
 clock = time.process_time if sys.argv[9] == "cpu" else time.perf_counter
 
 def timed(owner, name, stage):
-    inner = getattr(owner, name)
+    inner = getattr(owner, name, None)
+    if inner is None:  # a name of another code version
+        return
     def wrapper(*args, **kwargs):
         start = clock()
         try:
@@ -69,6 +71,8 @@ def timed(owner, name, stage):
 
 timed(synthetic, "build_planner", "planner")
 timed(tags_dc, "retrieve_negatives", "retrieval")
+timed(tags_dc, "score_pools", "retrieval")
+timed(tags_dc, "select_from_pools", "retrieval")
 timed(synthetic.EngineSource, "__call__", "synthetic")
 timed(tags_dc, "label_negatives", "synthetic")
 timed(tags_dc.TagsDCRecipe, "training_step", "step")

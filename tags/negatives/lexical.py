@@ -320,8 +320,106 @@ PLURALIA_TANTUM = frozenset(
         "earphones",
         "scissors",
         "binoculars",
+        "trunks",
+        "briefs",
+        "boxers",
+        "capris",
     ]
 )
+
+#: Where a garment is worn. A worn object is replaced only by one worn in the same place:
+#: "a woman in a sweater" -> "in a baseball cap" may still be true (she may wear both),
+#: "in a shirt" is not. WordNet files most garments under "garment" alone, so the slots
+#: are listed here (singular forms; a plural is matched through its singular).
+GARMENT_SLOTS: dict[str, str] = {
+    word.strip(): slot
+    for slot, words in {
+        "head": "hat, cap, helmet, beanie, bandanna, bandana, headband, hood, visor, sombrero, "
+        "turban, headscarf, beret, fedora, bonnet, tiara, headdress, wig, hard hat, cowboy hat, "
+        "baseball cap, top hat, ski cap, knit cap, stocking cap, sun hat, straw hat",
+        "upper": "shirt, t-shirt, tee, top, blouse, sweater, sweatshirt, hoodie, jacket, coat, "
+        "vest, jersey, cardigan, parka, windbreaker, blazer, tunic, polo, poncho, raincoat, "
+        "tank top, muscle shirt, polo shirt, dress shirt, safety vest, life jacket, life vest",
+        "lower": "pants, jeans, shorts, trousers, slacks, khakis, skirt, leggings, tights, "
+        "sweatpants, capris",
+        "body": "dress, gown, suit, uniform, costume, overalls, robe, jumpsuit, tuxedo, kimono, "
+        "sari, wetsuit, wedding dress, sundress",
+        "swim": "swimsuit, bikini, trunks, speedo, bathing suit, swimming suit, "
+        "swimming trunks, swim trunks",
+        "feet": "shoe, boot, sandal, sneaker, heel, flip-flop, cleat, slipper, loafer, skate",
+        "eyes": "glasses, sunglasses, goggles, eyeglasses, spectacles",
+        "hands": "glove, mitten",
+        "neck": "scarf, tie, necklace, lei, bow tie",
+    }.items()
+    for word in words.split(",")
+}
+
+
+def garment_slot(name: str) -> str | None:
+    """Where ``name`` is worn (:data:`GARMENT_SLOTS`): the whole name, else its head word,
+    singular or plural; ``None`` for anything that is not a listed garment."""
+    name = " ".join(name.lower().split())
+    head = name.split()[-1] if name else name
+    for word in (name, head):
+        for form in _singulars(word):
+            if form in GARMENT_SLOTS:
+                return GARMENT_SLOTS[form]
+    return None
+
+
+def _singulars(word: str) -> list[str]:
+    """``word`` and its candidate singulars (hats, dresses, scarves)."""
+    out = [word]
+    if word.endswith("s"):
+        out.append(word[:-1])
+    if word.endswith("es"):
+        out.append(word[:-2])
+    if word.endswith("ves"):
+        out.append(word[:-3] + "f")
+    return out
+
+
+#: Words a caption writer uses for the same thing, which WordNet keeps apart (a cap is
+#: not a hat there): never substitutes of each other.
+NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split(","))
+    for group in (
+        "hat,cap",
+        "town,city",
+        "shirt,top,tee,t-shirt",
+        "sweater,sweatshirt,jumper,pullover",
+        "jacket,coat",
+        "pants,trousers,slacks",
+        "sneaker,shoe,tennis shoe",
+        "glasses,eyeglasses,spectacles",
+        "rock,stone,boulder",
+        "road,street",
+        "sofa,couch",
+        "ocean,sea",
+        "path,trail",
+        "store,shop",
+        "photo,picture,photograph",
+        "bike,bicycle",
+        "motorbike,motorcycle",
+        "phone,cellphone,cell phone",
+        "kid,child",
+        "stroller,pram",
+    )
+)
+
+
+def near_synonyms(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` name the same thing in :data:`NEAR_SYNONYMS` (head words,
+    singular or plural)."""
+
+    def forms(name: str) -> set[str]:
+        name = " ".join(name.lower().split())
+        words = [name, name.split()[-1]] if name else []
+        return {form for word in words for form in _singulars(word)}
+
+    fa, fb = forms(a), forms(b)
+    return any(fa & group and fb & group for group in NEAR_SYNONYMS)
+
 
 #: Verbs of posture and locomotion: mutually exclusive at one moment ("sitting" vs
 #: "standing"), so one may replace another on the corpus's pair counts alone.
@@ -735,9 +833,11 @@ __all__ = [
     "EXCLUSIVE_VERBS",
     "FEMALE_MARKERS",
     "FEMALE_NOUNS",
+    "GARMENT_SLOTS",
     "GENERIC_NOUNS",
     "MALE_MARKERS",
     "MALE_NOUNS",
+    "NEAR_SYNONYMS",
     "NEVER_EDIT",
     "NUMBER_VALUES",
     "PERSON_NOUNS",
@@ -746,5 +846,7 @@ __all__ = [
     "STATE_OPPOSITES",
     "WordNet",
     "attribute_class",
+    "garment_slot",
+    "near_synonyms",
     "wordnet",
 ]

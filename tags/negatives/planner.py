@@ -53,6 +53,8 @@ from tags.negatives.lexical import (
     YOUTH_WORDS,
     attribute_class,
     colour_family,
+    garment_slot,
+    near_synonyms,
     wordnet,
 )
 from tags.negatives.scenes import (
@@ -328,7 +330,8 @@ class EditPlanner:
             written not in PERSON_NOUNS or _GENDERED.intersection(graph.caption.lower().split())
         ):
             return ()  # a role may be any gender or age; "her mouth" fixes the gender
-        tantum = written in PLURALIA_TANTUM
+        tantum = written.split()[-1] in PLURALIA_TANTUM  # "swimming trunks"
+        slot = garment_slot(written) or garment_slot(name)
         present = {e.name.lower() for e in graph.entities}  # "a boy and a girl": not "a girl"
         context = sorted(present - {name})
         words = set(graph.caption.lower().split())
@@ -354,7 +357,7 @@ class EditPlanner:
                 continue
             if person and (surface not in PERSON_NOUNS or surface in excluded):
                 continue
-            if plural and tantum != (surface in PLURALIA_TANTUM):
+            if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):
                 continue  # "pants" -> "jackets" would dress one person in several
             if set(other.split()) & set(name.split()):
                 continue  # "suit" -> "bathing suit" may still be true
@@ -364,6 +367,10 @@ class EditPlanner:
                 continue  # "playing on a field" -> not "on a park"
             if surface == written or self.wordnet.related(name, other):
                 continue
+            if near_synonyms(written, surface):
+                continue  # "hat" -> "cap": the same thing to a caption writer
+            if slot is not None and garment_slot(surface) != slot:
+                continue  # "in a sweater" -> not "in a cap": she may wear both
             support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
             weight = count**self.frequency_power * (1.0 + support)
             if CONTEXT_WEIGHT and context:  # "throwing a parachute down a bowling lane"
