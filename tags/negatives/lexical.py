@@ -327,9 +327,9 @@ PLURALIA_TANTUM = frozenset(
     ]
 )
 
-#: Where a garment is worn. A worn object is replaced only by one worn in the same place:
-#: "a woman in a sweater" -> "in a baseball cap" may still be true (she may wear both),
-#: "in a shirt" is not. WordNet files most garments under "garment" alone, so the slots
+#: Where a garment is worn. A worn object is replaced only by one worn in the same place
+#: and layer: "a woman in a sweater" -> "in a baseball cap" may still be true (she may wear
+#: both), "in a shirt" is not. WordNet files most garments under "garment" alone, so the slots
 #: are listed here (singular forms; a plural is matched through its singular).
 GARMENT_SLOTS: dict[str, str] = {
     word.strip(): slot
@@ -337,9 +337,11 @@ GARMENT_SLOTS: dict[str, str] = {
         "head": "hat, cap, helmet, beanie, bandanna, bandana, headband, hood, visor, sombrero, "
         "turban, headscarf, beret, fedora, bonnet, tiara, headdress, wig, hard hat, cowboy hat, "
         "baseball cap, top hat, ski cap, knit cap, stocking cap, sun hat, straw hat",
-        "upper": "shirt, t-shirt, tee, top, blouse, sweater, sweatshirt, hoodie, jacket, coat, "
-        "vest, jersey, cardigan, parka, windbreaker, blazer, tunic, polo, poncho, raincoat, "
-        "tank top, muscle shirt, polo shirt, dress shirt, safety vest, life jacket, life vest",
+        "upper": "shirt, t-shirt, tee, top, blouse, sweater, sweatshirt, hoodie, jersey, tunic, "
+        "polo, tank top, muscle shirt, polo shirt, dress shirt",
+        # worn over the upper layer: "a green shirt" -> "a green safety vest" may be both
+        "outer": "jacket, coat, vest, cardigan, parka, windbreaker, blazer, poncho, raincoat, "
+        "safety vest, life jacket, life vest, ski jacket, jean jacket, leather jacket",
         "lower": "pants, jeans, shorts, trousers, slacks, khakis, skirt, leggings, tights, "
         "sweatpants, capris",
         "body": "dress, gown, suit, uniform, costume, overalls, robe, jumpsuit, tuxedo, kimono, "

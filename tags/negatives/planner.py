@@ -501,7 +501,10 @@ class EditPlanner:
         subject = graph.entities[relation.subject].name.lower()
         obj = graph.entities[relation.object].name.lower()
         if joined in PREPOSITION_OPPOSITES:  # ("in" read as "wear" is a fixed predicate)
-            if joined == "with" and _with_clause(graph, graph.entities[relation.object]):
+            if joined == "with" and (
+                _with_clause(graph, graph.entities[relation.object])
+                or graph.attributes_of(relation.object)  # "without long curly hair"
+            ):
                 return ()  # "with his arms outspread" -> "without his arms outspread"
             return self._preposition_choices(surface, subject, obj, predicate)
         tags = tag_shape.split()
