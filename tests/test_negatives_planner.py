@@ -457,10 +457,17 @@ CORPUS_WORN = [
     "a woman with long hair",
     "a woman with a dog",
     "a woman without a dog",
+    "a boy on a swing",
+    "a girl on a swing",
+    "a toddler on a swing",
+    "a man on a swing",
+    "a man wearing a red shirt",
+    "a man wearing a red sweatshirt",
+    "a man wearing a red sweater",
 ]
 
 
-def test_rules_from_the_fifth_blind_read(parser):
+def test_rules_from_the_independent_blind_reads(parser):
     from tags.negatives.lexical import garment_slot, near_synonyms
 
     vocab = SceneGraphVocabulary().update(parser.parse_batch(CORPUS_WORN * 3))
@@ -482,6 +489,16 @@ def test_rules_from_the_fifth_blind_read(parser):
     assert ("relation", "with") not in units
     _, units = plan(parser, planner, "a woman with a dog")
     assert units[("relation", "with")] == [("without",)]
+    # a person noun without a gender changes only across ages that cannot overlap
+    _, units = plan(parser, planner, "a boy on a swing")
+    choices = units[("object", "boy")]
+    assert {("girl",), ("man",)} <= set(choices) and ("toddler",) not in choices
+    _, units = plan(parser, planner, "a toddler on a swing")
+    assert units[("object", "toddler")] == [("man",)]
+    # a name inside the other ("sweatshirt" is a kind of shirt to a reader)
+    _, units = plan(parser, planner, "a man wearing a red shirt")
+    choices = units[("object", "shirt")]
+    assert ("sweater",) in choices and ("sweatshirt",) not in choices
     assert garment_slot("tank tops") == garment_slot("sweater") == "upper"
     assert garment_slot("safety vest") == garment_slot("jackets") == "outer"
     assert garment_slot("scarves") == "neck" and garment_slot("dresser") is None

@@ -218,6 +218,30 @@ PERSON_NOUNS = frozenset(
 #: grows (a bikini, a beard) keeps its person nouns of that gender.
 MALE_NOUNS = frozenset(["man", "men", "boy", "boys", "gentleman", "gentlemen"])
 FEMALE_NOUNS = frozenset(["woman", "women", "girl", "girls", "lady", "ladies"])
+
+#: Age classes of :data:`PERSON_NOUNS` (0 infant, 1 child, 2 teen, 3 adult). Neighbouring
+#: classes overlap ("a boy" may be a toddler or a teenager), so a person noun without a
+#: gender changes only to one two classes away ("toddler" -> "man", not -> "girl").
+PERSON_AGES = {
+    **dict.fromkeys(["baby", "babies", "toddler", "toddlers"], 0),
+    **dict.fromkeys(["boy", "boys", "girl", "girls"], 1),
+    **dict.fromkeys(["teenager", "teenagers"], 2),
+    **dict.fromkeys(["man", "men", "woman", "women", "lady", "ladies"], 3),
+    **dict.fromkeys(["gentleman", "gentlemen"], 3),
+}
+
+
+def persons_exclusive(a: str, b: str) -> bool:
+    """Whether person nouns ``a`` and ``b`` cannot name the same person: different
+    genders, or (when either has no gender) ages two classes apart."""
+    gendered = MALE_NOUNS | FEMALE_NOUNS
+    if a in gendered and b in gendered:
+        return True  # another gender, or the same gender at another age ("boy" -> "man")
+    if a not in PERSON_AGES or b not in PERSON_AGES:
+        return False
+    return abs(PERSON_AGES[a] - PERSON_AGES[b]) >= 2
+
+
 FEMALE_MARKERS = frozenset(
     [
         "bikini",
@@ -341,7 +365,8 @@ GARMENT_SLOTS: dict[str, str] = {
         "polo, tank top, muscle shirt, polo shirt, dress shirt",
         # worn over the upper layer: "a green shirt" -> "a green safety vest" may be both
         "outer": "jacket, coat, vest, cardigan, parka, windbreaker, blazer, poncho, raincoat, "
-        "safety vest, life jacket, life vest, ski jacket, jean jacket, leather jacket",
+        "apron, smock, safety vest, life jacket, life vest, ski jacket, jean jacket, "
+        "leather jacket",
         "lower": "pants, jeans, shorts, trousers, slacks, khakis, skirt, leggings, tights, "
         "sweatpants, capris",
         "body": "dress, gown, suit, uniform, costume, overalls, robe, jumpsuit, tuxedo, kimono, "
@@ -842,6 +867,7 @@ __all__ = [
     "NEAR_SYNONYMS",
     "NEVER_EDIT",
     "NUMBER_VALUES",
+    "PERSON_AGES",
     "PERSON_NOUNS",
     "PLURALIA_TANTUM",
     "PREPOSITION_OPPOSITES",
@@ -850,5 +876,6 @@ __all__ = [
     "attribute_class",
     "garment_slot",
     "near_synonyms",
+    "persons_exclusive",
     "wordnet",
 ]

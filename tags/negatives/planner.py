@@ -55,6 +55,7 @@ from tags.negatives.lexical import (
     colour_family,
     garment_slot,
     near_synonyms,
+    persons_exclusive,
     wordnet,
 )
 from tags.negatives.scenes import (
@@ -355,12 +356,16 @@ class EditPlanner:
             surface = self._substitute_surface(other, plural)
             if surface is None:
                 continue
-            if person and (surface not in PERSON_NOUNS or surface in excluded):
+            if person and (
+                surface not in PERSON_NOUNS
+                or surface in excluded
+                or not persons_exclusive(written, surface)  # "boy" -> not "toddler"
+            ):
                 continue
             if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):
                 continue  # "pants" -> "jackets" would dress one person in several
-            if set(other.split()) & set(name.split()):
-                continue  # "suit" -> "bathing suit" may still be true
+            if set(other.split()) & set(name.split()) or _contains_word(other, name):
+                continue  # "suit" -> "bathing suit", "shirt" -> "sweatshirt" may still be true
             if bare and self.scenes.bare.get(other, 0) < self.min_count:
                 continue  # "buying fish" -> "buying bat" needs an article
             if frames and not self._frame_fits(other, name, frames):
@@ -649,6 +654,12 @@ def _with_clause(graph: SceneGraph, entity) -> bool:
         return True  # "with lots of pipe" -> "without lots of pipe"
     after = [t for s, e, t in graph.tokens if s >= entity.head_span[1]]
     return bool(after) and after[0] in _CLAUSE_TAGS
+
+
+def _contains_word(a: str, b: str) -> bool:
+    """Whether one name ends with the other's head word ("sweatshirt", "shirt")."""
+    a_head, b_head = a.split()[-1], b.split()[-1]
+    return len(a_head) > 3 < len(b_head) and (a_head.endswith(b_head) or b_head.endswith(a_head))
 
 
 def _contiguous(graph: SceneGraph, spans) -> bool:
