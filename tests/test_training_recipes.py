@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from _training_utils import state_dict_close, tiny_config
+from _training_utils import SwapNouns, state_dict_close, tiny_config
 
 from tags.cli import main as cli_main
 from tags.mining import OfflineNegatives, build_offline_negatives
@@ -167,7 +167,6 @@ def test_dual_retrieval_and_selhn_itm_miner(tmp_path):
 def test_woc_targets_at_every_position_or_only_inside_the_edits(tmp_path, monkeypatch, positions):
     """SwapNouns replaces one one-piece noun per negative: ``edited`` keeps one WoC target
     per negative (the positive's noun), ``all`` every caption token."""
-    from _training_utils import SwapNouns
 
     from tags.training.losses import TokenCrossEntropy
 
@@ -362,3 +361,26 @@ def test_retrieval_evaluation_at_phase_ends(tmp_path, mode):
     assert [r["step"] for r in evals] == [2, 3]  # the two phase ends
     assert 0 <= evals[-1]["eval/i2t_r1"] <= 100 and evals[-1]["eval/rsum"] > 0
     assert result.last_metrics["eval/rsum"] == evals[-1]["eval/rsum"]
+
+
+@pytest.mark.parametrize("init", ["random", "mlm"])
+def test_woc_head_starts_from_the_mlm_head(tmp_path, init):
+    """``tags_dc.woc_init: mlm``: the first phase with a WoC weight copies the MLM head's
+    transform and bias into the WoC head (lr 0 in that phase keeps what it started from)."""
+    run = tmp_path / init
+    cfg = tiny_config(
+        "tags-dc",
+        run,
+        "phases=[{name: nsg, steps: 1, lr: 1.0e-2, weights: {woc: 0.0, wod: 0.0}},"
+        " {name: nsgdc, steps: 1, lr: 0.0, init: previous, weights: {woc: 1.0}}]",
+        f"tags_dc.woc_init={init}",
+    )
+    training_function(cfg, source=SwapNouns())
+    model = TagsModel.from_pretrained(run / "model")
+    mlm, woc = model.mlm_head, model.woc_head
+    same = all(
+        torch.equal(a, b)
+        for a, b in zip(mlm.transform.state_dict().values(), woc.transform.state_dict().values())
+    ) and torch.equal(mlm.bias, woc.bias)
+    assert same == (init == "mlm")
+    assert rows(run)[-1]["loss/woc"] > 0

@@ -88,7 +88,9 @@ def test_phase_switch_loads_phase_one_checkpoint(tmp_path):
     )
     run = tmp_path / "run"
     source = SwapNouns()
-    training_function(tiny_config("tags-dc", run, phases, "max_steps=2"), source=source)
+    # the loaded weights as they are: no WoC start from the MLM head (tested on its own)
+    phases = (phases, "tags_dc.woc_init=random")
+    training_function(tiny_config("tags-dc", run, *phases, "max_steps=2"), source=source)
     assert source.calls == 2
     saved = run / "phases" / "0_nsg"
     # edit phase 1's saved weights on disk: phase 2 must start from exactly these
@@ -97,7 +99,7 @@ def test_phase_switch_loads_phase_one_checkpoint(tmp_path):
         model.itm_head.classifier.bias.add_(0.5)
     model.save_pretrained(saved)
     result = training_function(
-        tiny_config("tags-dc", run, phases, "resume_from=latest"), source=source
+        tiny_config("tags-dc", run, *phases, "resume_from=latest"), source=source
     )
     state_dict_close(result.model, model, atol=0.0)  # lr 0 in phase 2: weights unchanged
     rows = metrics(run)

@@ -7,7 +7,10 @@ It fine-tunes the pre-trained models of a finished results benchmark (``--result
 seed) with:
 
 - ``tags``: TAGS, as in the benchmark;
-- ``tags-dc``: TAGS-DC, as in the benchmark;
+- ``tags-dc``: TAGS-DC, as in the benchmark (``tags_dc.woc_init: mlm``, the default: the
+  WoC head starts as a copy of the trained MLM head);
+- ``tags-dc-woc-random``: TAGS-DC with the pre-trained checkpoint's untrained WoC head
+  (``woc_init: random``, the default before);
 - ``tags-dc-schedule``: TAGS-DC's two phases with the WoD and WoC weights set to 0
   (the schedule alone).
 
@@ -28,18 +31,20 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-VARIANTS = ("tags", "tags-dc", "tags-dc-schedule")
+VARIANTS = ("tags", "tags-dc", "tags-dc-woc-random", "tags-dc-schedule")
 
 
 def variant_config(variant: str, budget: Any, data: Any, out: Path, seed: int, assets: dict):
     """The TrainConfig mapping of one variant (see the module docstring)."""
     from tags.demo import methods
 
-    base = "tags" if variant == "tags" else "tags-dc"
+    base = "tags" if variant == "tags" else "tags-dc"  # TAGS-DC's phases and heads
     raw = methods.method_config(base, budget, data, out, seed, assets)
     if variant == "tags-dc-schedule":
         for phase in raw["phases"]:
             phase["weights"] = {**phase["weights"], "wod": 0.0, "woc": 0.0}
+    if variant == "tags-dc-woc-random":
+        raw["tags_dc"]["woc_init"] = "random"
     return raw
 
 

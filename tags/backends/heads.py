@@ -156,6 +156,13 @@ class TrainableBackend(nn.Module):
     def hf_model(self) -> nn.Module:
         return self.model
 
+    @torch.no_grad()
+    def init_woc_from_mlm(self) -> None:
+        """Start the WoC head from the MLM head (TagsModel's method of the same name)."""
+        mlm, woc = self.heads.head("mlm"), self.heads.head("woc")
+        woc.transform.load_state_dict(mlm.transform.state_dict())
+        woc.bias.copy_(mlm.bias)
+
     def forward(
         self,
         input_ids: torch.Tensor,

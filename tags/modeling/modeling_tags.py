@@ -256,6 +256,15 @@ class TagsModel(TagsPreTrainedModel):
             )
         return output
 
+    @torch.no_grad()
+    def init_woc_from_mlm(self) -> None:
+        """Start the WoC head from the MLM head: copy its transform and output bias (the
+        decoders are both tied to the word embeddings)."""
+        if self.mlm_head is None or self.woc_head is None:
+            raise ValueError("init_woc_from_mlm needs both the mlm and the woc head")
+        self.woc_head.transform.load_state_dict(self.mlm_head.transform.state_dict())
+        self.woc_head.bias.copy_(self.mlm_head.bias)
+
     # ------------------------------------------------------------------ task entry points
 
     def score_pairs(

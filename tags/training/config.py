@@ -163,6 +163,11 @@ class TagsDCConfig:
     # WoC targets at every position of a negative (the paper) or only inside its edits, the
     # refilled (masked) positions (`edited`, the official forward_gd)
     woc_positions: str = "all"
+    # the WoC head at the start of the first phase that trains it: `mlm` (a copy of the MLM
+    # head's transform and bias: correction starts from refilling, as the official code's
+    # second BERT MLM head starts from BERT's) or `random` (as loaded; a checkpoint that
+    # never trained WoC holds a fresh head, loss ~ln(vocab), docs/training.md)
+    woc_init: str = "mlm"
     # L_MLM masking: `bert` (random 15% tokens, 80/10/10) or `unit` (whole scene-graph units
     # at synthetic.mask_ratio, as the copies that are refilled: Algorithm 1, line 5)
     mlm_masking: str = "bert"
@@ -420,6 +425,7 @@ VALID = {
     "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
     "tags_dc.synthetic.masking": ("unit", "word"),
     "tags_dc.woc_positions": ("all", "edited"),
+    "tags_dc.woc_init": ("mlm", "random"),
     "tags_dc.mlm_masking": ("bert", "unit"),
     "pretrain.itm_negatives": ("caption", "image", "both"),
     "pretrain.itm_sampling": ("random", "itc"),

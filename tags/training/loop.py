@@ -309,6 +309,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
             _load_weights(recipe.tags_model(module), source)
             recipe.load_extras(source)  # a BLIP's TAGS heads, saved beside it
             optimizer.optimizer.state.clear()
+        recipe.phase_weights_ready(index, phase, module)
         state.phase = index
 
     def save_checkpoint() -> Path:

@@ -144,6 +144,10 @@ class Recipe:
         """Called once when a phase begins, before the phase's ``init`` weights are loaded:
         ``module`` still holds the model the previous phase ended with."""
 
+    def phase_weights_ready(self, index: int, phase: Any, module: nn.Module) -> None:
+        """Called once when a phase begins, after its ``init`` weights are loaded (not when
+        resuming inside it: the checkpoint holds what this hook changed)."""
+
     def resume_phase(self, index: int, phase: Any, module: nn.Module) -> None:
         """Called instead of :meth:`start_phase` after resuming inside phase ``index``:
         restore per-phase choices (e.g. a miner override) without recomputing anything

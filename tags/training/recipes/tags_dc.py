@@ -199,6 +199,14 @@ class TagsDCRecipe(Recipe):
         unwrapped = self.accelerator.unwrap_model(module)
         return getattr(unwrapped, "hf_model", unwrapped)
 
+    def phase_weights_ready(self, index: int, phase: Any, module: nn.Module) -> None:
+        """``tags_dc.woc_init: mlm``: the first phase that trains WoC starts it from MLM."""
+        if self.config.tags_dc.woc_init != "mlm" or self.weights(phase).get("woc", 0) <= 0:
+            return
+        if any(self.weights(p).get("woc", 0) > 0 for p in self.config.phases[:index]):
+            return  # WoC was trained already: keep it
+        self.accelerator.unwrap_model(module).init_woc_from_mlm()
+
     # ------------------------------------------------------------------ step
     def training_step(
         self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
