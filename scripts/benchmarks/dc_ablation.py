@@ -12,7 +12,9 @@ seed) with:
 - ``tags-dc-woc-random``: TAGS-DC with the pre-trained checkpoint's untrained WoC head
   (``woc_init: random``, the default before);
 - ``tags-dc-schedule``: TAGS-DC's two phases with the WoD and WoC weights set to 0
-  (the schedule alone).
+  (the schedule alone);
+- ``tags-dc-continue``: TAGS-DC whose NSGDC phase keeps the optimizer state (phase
+  ``init: continue`` instead of ``previous``; the lr is still halved, with a new warm-up).
 
 Every run is evaluated on the test split (RSum, minimal pairs). Runs are cached in
 ``OUT/seed{s}/{variant}`` like the benchmark's. ``jobs`` single-threaded runs go side by
@@ -31,7 +33,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-VARIANTS = ("tags", "tags-dc", "tags-dc-woc-random", "tags-dc-schedule")
+VARIANTS = ("tags", "tags-dc", "tags-dc-woc-random", "tags-dc-schedule", "tags-dc-continue")
 
 
 def variant_config(variant: str, budget: Any, data: Any, out: Path, seed: int, assets: dict):
@@ -43,6 +45,8 @@ def variant_config(variant: str, budget: Any, data: Any, out: Path, seed: int, a
     if variant == "tags-dc-schedule":
         for phase in raw["phases"]:
             phase["weights"] = {**phase["weights"], "wod": 0.0, "woc": 0.0}
+    if variant == "tags-dc-continue":
+        raw["phases"][-1]["init"] = "continue"
     if variant == "tags-dc-woc-random":
         raw["tags_dc"]["woc_init"] = "random"
     return raw
