@@ -220,3 +220,23 @@ def test_demo_refuses_zero_jobs(capsys):
 
     assert main(["demo", "--budget", "tiny", "--jobs", "0"]) == 2
     assert "--jobs must be >= 1" in capsys.readouterr().err
+
+
+def test_a_cached_run_made_under_other_defaults_is_not_reused(tiny_run):
+    """``result.json`` records the config with every default filled in: a run made before a
+    default changed (e.g. ``tags_dc.woc_init``) is not taken for one of today's."""
+    from tags.demo.pipeline import _cached, resolved_config
+
+    path = tiny_run / "runs" / "tags-dc" / "result.json"
+    result = json.loads(path.read_text())
+    assert result["resolved_config"] == resolved_config(result["config"])
+    assert result["resolved_config"]["tags_dc"]["woc_init"] == "mlm"
+    assert _cached(path, result["config"]) == result
+    stale = tiny_run / "stale.json"
+    old = json.loads(json.dumps(result))
+    old["resolved_config"]["tags_dc"]["woc_init"] = "random"  # the default of before
+    stale.write_text(json.dumps(old))
+    assert _cached(stale, result["config"]) is None
+    del old["resolved_config"]  # a run cached before defaults were recorded
+    stale.write_text(json.dumps(old))
+    assert _cached(stale, result["config"]) is None

@@ -52,12 +52,23 @@ def stage_seconds(rows: list[dict[str, Any]]) -> dict[str, float]:
     return totals
 
 
+def resolved_config(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` with every default filled in (as JSON), so a cached run made before a default
+    changed (e.g. ``tags_dc.woc_init``) no longer matches."""
+    from tags.training.config import config_from_dict, to_dict
+
+    return json.loads(json.dumps(to_dict(config_from_dict(raw))))
+
+
 def _cached(path: Path, config: dict[str, Any]) -> dict[str, Any] | None:
-    """A finished run's ``result.json`` when it was made by exactly ``config``."""
+    """A finished run's ``result.json`` (or ``trained.json``) when it was made by exactly
+    ``config`` under today's defaults."""
     if not path.is_file():
         return None
     result = json.loads(path.read_text())
-    return result if result.get("config") == config else None
+    if result.get("config") != config:
+        return None
+    return result if result.get("resolved_config") == resolved_config(config) else None
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
@@ -71,8 +82,8 @@ TRAINED = "trained.json"
 
 def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
     """Train ``raw`` (a TrainConfig mapping) unless its run directory already holds a model
-    made by exactly this config; returns ``{"config", "train_s", "model_dir"}``
-    (``OUT/trained.json``)."""
+    made by exactly this config under today's defaults; returns ``{"config",
+    "resolved_config", "train_s", "model_dir"}`` (``OUT/trained.json``)."""
     from tags.training import training_function
     from tags.training.config import config_from_dict
     from tags.training.rundir import clear_run
@@ -82,13 +93,14 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
     for name in ("result.json", TRAINED):
         cached = _cached(out / name, raw)
         if cached is not None:
-            return {k: cached[k] for k in ("config", "train_s", "model_dir")}
+            return {k: cached[k] for k in ("config", "resolved_config", "train_s", "model_dir")}
     config = config_from_dict(raw)
     clear_run(out)  # a stale or unfinished run of this demo step (tags train refuses to mix)
     t = time.perf_counter()
     trained = training_function(config)
     record = {
         "config": raw,
+        "resolved_config": resolved_config(raw),
         "train_s": time.perf_counter() - t,
         "model_dir": str(Path(trained.output_dir) / "model"),
     }
@@ -114,6 +126,7 @@ def evaluate_run(trained: dict[str, Any], family: str, data: Any, budget: Budget
     truth = training_truth(read_metrics(out / "metrics.jsonl"))
     result = {
         "config": raw,
+        "resolved_config": trained["resolved_config"],
         "family": family,
         **metrics,
         **({"truth_audit": truth} if truth else {}),
@@ -381,7 +394,10 @@ def run_demo(
         "featurizer": built.featurizer,
         "benchmark": str(root),
         "methods": {
-            m: {"label": labels[m], **{k: v for k, v in results[m].items() if k != "config"}}
+            m: {
+                "label": labels[m],
+                **{k: v for k, v in results[m].items() if k not in ("config", "resolved_config")},
+            }
             for m in ("pretrained", *METHODS)
         },
         "timings_s": timings,
@@ -402,6 +418,7 @@ __all__ = [
     "default_jobs",
     "evaluate_run",
     "reference_scores",
+    "resolved_config",
     "run_demo",
     "sample_negatives",
     "stage_seconds",
