@@ -148,20 +148,10 @@ def train_and_evaluate(
 
 def worker_init(threads: int) -> None:
     """Set up a worker process of the demo or the results benchmark."""
-    import os
-
     import torch
 
     torch.set_num_threads(threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def _fine_tune_task(raw: dict[str, Any], data: Any, budget: Budget) -> dict[str, Any]:
-    return train_and_evaluate(raw, "cross", data, budget)
-
-
-def _evaluate_task(trained: dict[str, Any], data: Any, budget: Budget) -> dict[str, Any]:
-    return evaluate_run(trained, "cross", data, budget)
 
 
 def reference_scores(model_dir: Path, data: Any, budget: Budget, out: Path) -> Path:
@@ -339,9 +329,9 @@ def run_demo(
         for m in METHODS
     }
     tasks: dict[str, tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]] = {
-        m: (_fine_tune_task, (raw, data, budget)) for m, raw in raws.items()
+        m: (train_and_evaluate, (raw, "cross", data, budget)) for m, raw in raws.items()
     }
-    tasks["pretrained"] = (_evaluate_task, (trained, data, budget))
+    tasks["pretrained"] = (evaluate_run, (trained, "cross", data, budget))
     results: dict[str, Any] = {}
     for name, raw in [*raws.items(), ("pretrained", trained["config"])]:
         cached = _cached(Path(raw["output_dir"]) / "result.json", raw)

@@ -231,11 +231,13 @@ PERSON_AGES = {
 }
 
 
+_GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
+
+
 def persons_exclusive(a: str, b: str) -> bool:
     """Whether person nouns ``a`` and ``b`` cannot name the same person: different
     genders, or (when either has no gender) ages two classes apart."""
-    gendered = MALE_NOUNS | FEMALE_NOUNS
-    if a in gendered and b in gendered:
+    if a in _GENDERED_NOUNS and b in _GENDERED_NOUNS:
         return True  # another gender, or the same gender at another age ("boy" -> "man")
     if a not in PERSON_AGES or b not in PERSON_AGES:
         return False
@@ -382,28 +384,27 @@ GARMENT_SLOTS: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=1 << 14)
+def _name_forms(name: str) -> tuple[str, ...]:
+    """The whole name, then its head word, each followed by its candidate singulars
+    ("swimming trunks", "trunks", "trunk"; "scarves" -> "scarf")."""
+    name = " ".join(name.lower().split())
+    out: list[str] = []
+    for word in dict.fromkeys([name, name.split()[-1]] if name else []):
+        out.append(word)
+        if word.endswith("s"):
+            out.append(word[:-1])
+        if word.endswith("es"):
+            out.append(word[:-2])
+        if word.endswith("ves"):
+            out.append(word[:-3] + "f")
+    return tuple(out)
+
+
 def garment_slot(name: str) -> str | None:
     """Where ``name`` is worn (:data:`GARMENT_SLOTS`): the whole name, else its head word,
     singular or plural; ``None`` for anything that is not a listed garment."""
-    name = " ".join(name.lower().split())
-    head = name.split()[-1] if name else name
-    for word in (name, head):
-        for form in _singulars(word):
-            if form in GARMENT_SLOTS:
-                return GARMENT_SLOTS[form]
-    return None
-
-
-def _singulars(word: str) -> list[str]:
-    """``word`` and its candidate singulars (hats, dresses, scarves)."""
-    out = [word]
-    if word.endswith("s"):
-        out.append(word[:-1])
-    if word.endswith("es"):
-        out.append(word[:-2])
-    if word.endswith("ves"):
-        out.append(word[:-3] + "f")
-    return out
+    return next((GARMENT_SLOTS[f] for f in _name_forms(name) if f in GARMENT_SLOTS), None)
 
 
 #: Words a caption writer uses for the same thing, which WordNet keeps apart (a cap is
@@ -439,12 +440,7 @@ def near_synonyms(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name the same thing in :data:`NEAR_SYNONYMS` (head words,
     singular or plural)."""
 
-    def forms(name: str) -> set[str]:
-        name = " ".join(name.lower().split())
-        words = [name, name.split()[-1]] if name else []
-        return {form for word in words for form in _singulars(word)}
-
-    fa, fb = forms(a), forms(b)
+    fa, fb = set(_name_forms(a)), set(_name_forms(b))
     return any(fa & group and fb & group for group in NEAR_SYNONYMS)
 
 

@@ -188,6 +188,8 @@ class TagsPairScorer:
         Rows are bucketed by padded text length (a multiple of 16 tokens) and region count,
         so a row's score does not depend on which other rows share its forward.
         """
+        from tags.negatives.refill import bucket_length
+
         pad_id = self.tokenizer.pad_token_id or 0
         buckets: dict[tuple[int, int], list[tuple[int, int, list[int]]]] = {}
         for g, (texts, image) in enumerate(groups):
@@ -195,7 +197,7 @@ class TagsPairScorer:
                 continue
             encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)
             for t, ids in enumerate(encoded["input_ids"]):
-                key = (-(-len(ids) // 16) * 16, image.features.shape[0])
+                key = (bucket_length(len(ids), 16), image.features.shape[0])
                 buckets.setdefault(key, []).append((g, t, ids))
         tensors: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         out = [[0.0] * len(texts) for texts, _ in groups]

@@ -420,7 +420,7 @@ class NegativeGenerator:
         self, w: _Work, job: RefillJob, kept: list, scores: list[float] | None
     ) -> list[NegativeRecord]:
         rng = random.Random(job.seed ^ 0x5E1EC7)
-        chosen = select(kept, self.config.top_m, rng, self.scorer, job.image, scores)
+        chosen = select(kept, self.config.top_m, rng, scores=scores)  # scored in _run
         if not chosen:
             self.stats.without_negatives += 1
         records = []

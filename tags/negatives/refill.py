@@ -161,7 +161,8 @@ def piece_decoder(tokenizer: Any) -> PieceDecoder:
     return decoder
 
 
-def _bucket(length: int, multiple: int) -> int:
+def bucket_length(length: int, multiple: int) -> int:
+    """``length`` rounded up to a multiple of ``multiple`` (rows of one padded length)."""
     return int(math.ceil(length / multiple) * multiple)
 
 
@@ -232,7 +233,7 @@ class MLMRefiller:
         for j, job in enumerate(jobs):
             if job.view.ids is None:
                 raise ValueError("MLMRefiller needs token views made by its own tokenize()")
-            length = _bucket(len(job.view.ids), self.pad_to)
+            length = bucket_length(len(job.view.ids), self.pad_to)
             buckets.setdefault(length, []).extend((j, k) for k in range(len(job.copies)))
         pending: dict[int, list[tuple[torch.Tensor, list[int]]]] = {}
         samples: dict[int, list[list[list[int]]]] = {}
