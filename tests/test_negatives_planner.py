@@ -377,6 +377,8 @@ def test_rules_from_the_fourth_blind_read(parser, planner_2):
 def test_substitutes_must_fit_the_other_objects(parser, planner_2, monkeypatch):
     import tags.negatives.planner as planner_module
 
+    monkeypatch.setattr(planner_module, "MIN_CHOICE_SHARE", 0.0)  # the weights themselves
+
     scenes = planner_2.scenes
     # "frisbee" is seen next to a bowling lane, "parachute" (as common) never is
     fits = scenes.context_delta("ball", "frisbee", ["bowling lane", "boy"])
@@ -394,6 +396,124 @@ def test_substitutes_must_fit_the_other_objects(parser, planner_2, monkeypatch):
     with_context = parachute_weight(text)
     monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
     assert with_context < 0.2 * parachute_weight(text)
+
+
+def test_rules_from_the_blind_reads_16_and_17(parser):
+    from tags.negatives.lexical import colour_family, near_synonyms
+    from tags.negatives.scenes import SceneCounts
+
+    # white hair is grey hair to a caption writer; a white shirt is not a grey one
+    assert colour_family("white", "hair") == colour_family("gray", "hair")
+    assert colour_family("silver", "beard") == colour_family("white", "beard")
+    assert colour_family("white", "shirt") != colour_family("gray", "shirt")
+    assert near_synonyms("uniform", "suit") and near_synonyms("chef's uniform", "suits")
+    counts = SceneCounts()
+    corpus = ["a man with white hair", "a man with gray hair", "a man with brown hair"]
+    corpus += ["a man in a white shirt", "a man in a gray shirt", "a man in a red shirt"]
+    for graph in parser.parse_batch(corpus * 3):
+        counts.add_graph(graph)
+    planner = EditPlanner(counts, min_count=2, fluency=0.0)
+
+    def choices(text: str, word: str) -> set[str]:
+        graph = parser.parse(text)
+        unit = next(u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word)
+        return {c.surface[0] for c in unit.choices}
+
+    assert choices("a man with gray hair", "gray") == {"brown"}
+    assert choices("a man in a gray shirt", "gray") == {"white", "red"}
+
+
+def test_substitutes_must_fit_the_caption_verbs(parser):
+    from tags.negatives.scenes import SceneCounts, verb_lemma, verbs_of
+
+    assert {verb_lemma(w) for w in ("throws", "threw", "throwing", "thrown")} == {"throw"}
+    assert verbs_of(parser.parse("A pitcher is throwing the ball and has a glove .")) == ("throw",)
+    corpus = [
+        "a man throwing a ball in the park",
+        "a boy throws a frisbee in the park",
+        "a girl throwing a frisbee",
+        "a woman throwing a ball on the beach",
+        "a man typing on a keyboard at a desk",
+        "a woman types on a keyboard in an office",
+        "a keyboard on a desk",
+        "a keyboard next to a monitor",
+    ] * 3
+    scenes = SceneCounts()
+    for graph in parser.parse_batch(corpus):
+        scenes.add_graph(graph)
+    assert scenes.verb_object[("throw", "ball")] == 6 and scenes.verbs["type"] == 6
+    # both as common in the corpus: only the frisbee is ever thrown
+    assert scenes.verb_lift("ball", "throw") > 0.5 and scenes.verb_lift("keyboard", "throw") < 0
+    thrown = scenes.verb_delta("ball", "frisbee", ["throw"])
+    typed = scenes.verb_delta("ball", "keyboard", ["throw"])
+    assert typed < thrown and typed < -1.0
+    assert scenes.verb_delta("ball", "keyboard", []) == 0.0  # no verbs: no say
+    # old counts without verb co-occurrences add nothing (a vocabulary from before)
+    old = SceneCounts.from_dict({k: v for k, v in scenes.to_dict().items() if k != "verb_object"})
+    assert old.verb_delta("ball", "keyboard", ["throw"]) == 0.0
+
+    # and the planner reads them: of two equally common substitutes of "ball" (in a caption
+    # whose parse gives the ball no relation), the one the corpus throws fits best
+    def weights(thrown: str, other: str) -> dict[str, float]:
+        counts = SceneCounts()
+        corpus = [f"a man throwing a {thrown}", f"a boy next to a {other}"] * 3
+        corpus += ["a man throwing a ball"] * 8 + ["a cat on a sofa"] * 40
+        for graph in parser.parse_batch(corpus):
+            counts.add_graph(graph)
+        graph = parser.parse("a pitcher is halfway through his motion of throwing the ball .")
+        ball = next(i for i, e in enumerate(graph.entities) if e.name == "ball")
+        assert not [r for r in graph.relations if ball in (r.subject, r.object)]
+        planner = EditPlanner(counts, min_count=2, fluency=0.0)
+        unit = next(u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "ball")
+        return {c.surface[0]: c.weight for c in unit.choices}
+
+    # a substitute never thrown is vetoed when the original is thrown (no tail to reweight)
+    assert set(weights("computer keyboard", "trampoline")) == {"computer keyboard"}
+    assert set(weights("trampoline", "computer keyboard")) == {"trampoline"}
+
+
+def test_substitutes_far_below_the_best_are_dropped(parser, monkeypatch):
+    import tags.negatives.planner as planner_module
+    from tags.negatives.scenes import SceneCounts
+
+    counts = SceneCounts()
+    corpus = ["a cat sleeping on a bed", "a woman sleeping on a couch"] * 60 + ["a brown cat"] * 250
+    corpus += ["a cat sleeping on a chair", "a boy sleeping on a couch", "a pink cat"] * 2
+    corpus += ["a cat sleeping on a couch", "a man sleeping on a couch", "a grey cat"] * 2
+    for graph in parser.parse_batch(corpus):
+        counts.add_graph(graph)
+    planner = EditPlanner(counts, min_count=2, fluency=0.0)
+
+    def choices(text: str, word: str) -> dict[str, float]:
+        graph = parser.parse(text)
+        unit = next(u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word)
+        return {c.surface[0]: c.weight for c in unit.choices}
+
+    monkeypatch.setattr(planner_module, "MIN_CHOICE_SHARE", 0.0)
+    assert set(choices("a cat sleeping on a couch", "couch")) == {"bed", "chair"}
+    assert set(choices("a grey cat", "grey")) == {"brown", "pink"}
+    people = choices("a man sleeping on a couch", "man")
+    assert set(people) == {"woman", "boy"}
+    monkeypatch.setattr(planner_module, "MIN_CHOICE_SHARE", 0.1)
+    assert set(choices("a cat sleeping on a couch", "couch")) == {"bed"}  # seen twice only
+    assert set(choices("a grey cat", "grey")) == {"brown"}  # "a pink cat": two odd parses
+    assert choices("a man sleeping on a couch", "man") == people  # any person fits
+
+
+def test_a_gender_adjective_keeps_the_gender_a_pronoun_gives(parser):
+    from tags.negatives.scenes import SceneCounts
+
+    counts = SceneCounts()
+    for graph in parser.parse_batch(["a male player", "a female player"] * 3):
+        counts.add_graph(graph)
+    planner = EditPlanner(counts, min_count=2, fluency=0.0)
+
+    def units(text: str) -> dict[str, list]:
+        graph = parser.parse(text)
+        return {graph.caption[slice(*u.spans[0])]: u.choices for u in planner.plan(graph)}
+
+    assert [c.surface for c in units("a male player holding a racket")["male"]] == [("female",)]
+    assert "male" not in units("a male player holding his racket")
 
 
 def test_count_units_carry_a_lower_prior(parser, planner):

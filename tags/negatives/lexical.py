@@ -432,6 +432,7 @@ NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "phone,cellphone,cell phone",
         "kid,child",
         "stroller,pram",
+        "uniform,suit,outfit,costume",
     )
 )
 
@@ -651,11 +652,21 @@ COLOUR_FAMILIES = {
 }
 
 
-def colour_family(value: str) -> str:
-    """The base colour of a colour value ("navy blue", "navy" -> blue; "tan" -> brown)."""
+#: Objects whose colours name a shade range, not a hue: white hair is grey hair to a caption
+#: writer (one family, "grey").
+HAIR_NOUNS = frozenset({"hair", "beard", "mustache", "moustache", "fur", "eyebrow", "eyebrows"})
+_HAIR_GREYS = frozenset({"white", "grey", "gray", "silver"})
+
+
+def colour_family(value: str, noun: str | None = None) -> str:
+    """The base colour of a colour value ("navy blue", "navy" -> blue; "tan" -> brown); of
+    ``noun`` when given (white, grey and silver hair are one family)."""
     words = value.lower().split()
     last = words[-1] if words else ""
-    return COLOUR_FAMILIES.get(last, last)
+    family = COLOUR_FAMILIES.get(last, last)
+    if noun is not None and noun.lower() in HAIR_NOUNS and family in _HAIR_GREYS:
+        return "grey"
+    return family
 
 
 def attribute_class(value: str) -> str | None:
@@ -858,6 +869,7 @@ __all__ = [
     "FEMALE_NOUNS",
     "GARMENT_SLOTS",
     "GENERIC_NOUNS",
+    "HAIR_NOUNS",
     "MALE_MARKERS",
     "MALE_NOUNS",
     "NEAR_SYNONYMS",

@@ -64,6 +64,7 @@ from tags.negatives.scenes import (
     is_plural,
     normal,
     relation_shape,
+    verbs_of,
     words_of,
 )
 from tags.negatives.types import Candidate, apply_edits
@@ -75,6 +76,9 @@ FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", 
 
 #: Pronouns that fix a person's gender elsewhere in the caption.
 _GENDERED = frozenset(["he", "him", "his", "himself", "she", "her", "hers", "herself"])
+
+#: Adjectives that say a gender (WordNet antonyms of each other), fixed like person nouns.
+GENDER_ADJECTIVES = frozenset({"male", "female", "masculine", "feminine"})
 
 #: The prior of a swap candidate, next to a substitute's share of its unit's weight.
 SWAP_WEIGHT = 0.25
@@ -95,6 +99,15 @@ CONTEXT_WEIGHT = 1.0
 #: Object substitutes that fit the caption's other objects this much worse (nats) than the
 #: original are dropped ("a horse in a volleyball" next to a cowboy).
 MIN_CONTEXT = -4.0
+#: ... or that go with one of the caption's verbs this much worse (log lift, see
+#: :meth:`SceneCounts.verb_delta`): the original is attested with the verb far above chance,
+#: the substitute is not ("throwing the ball" -> not "the computer keyboard").
+MIN_VERB_FIT = -1.5
+#: Substitutes weighted below this share of their unit's best substitute are dropped: the
+#: tail of a broad category that nothing in the caption supports ("hit a ball on a tee" ->
+#: "a computer keyboard", "the reins of a brown horse" -> "of a brown sheep"; "a pink dog").
+#: Person nouns are exempt: every one fits where one does (their weights follow frequency).
+MIN_CHOICE_SHARE = 0.1
 #: An object substitute must follow the caption's predicate in at least this share of its
 #: uses, relative to the original's share ("sleeping on a couch" -> not "in a couch").
 FRAME_MIN_RATIO = 0.2
@@ -204,6 +217,9 @@ class EditPlanner:
                 seen.add(spans)
                 floor = self.min_fluency if kind == "object" else -math.inf
                 choices = self._fluent(graph.caption, spans, choices, floor)
+                if choices and not (kind == "object" and self._is_person(choices[0].surface[-1])):
+                    least = MIN_CHOICE_SHARE * max(c.weight for c in choices)
+                    choices = tuple(c for c in choices if c.weight >= least)
                 if choices:
                     units.append(PlannedUnit(kind, spans, choices, prior))
         return units
@@ -335,6 +351,7 @@ class EditPlanner:
         slot = garment_slot(written) or garment_slot(name)
         present = {e.name.lower() for e in graph.entities}  # "a boy and a girl": not "a girl"
         context = sorted(present - {name})
+        verbs = verbs_of(graph)
         words = set(graph.caption.lower().split())
         excluded = (MALE_NOUNS if words & FEMALE_MARKERS else frozenset()) | (
             FEMALE_NOUNS if words & MALE_MARKERS else frozenset()
@@ -378,11 +395,14 @@ class EditPlanner:
                 continue  # "in a sweater" -> not "in a cap": she may wear both
             support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
             weight = count**self.frequency_power * (1.0 + support)
-            if CONTEXT_WEIGHT and context:  # "throwing a parachute down a bowling lane"
-                delta = self.scenes.context_delta(name, other, context)
-                if delta < MIN_CONTEXT:
+            if CONTEXT_WEIGHT and (context or verbs):  # "throwing a parachute down a lane"
+                # the scene's objects and its actions each have a veto: "the mound" fits a
+                # pitcher's scene, not "throwing the mound"
+                scene = self.scenes.context_delta(name, other, context)
+                acts = self.scenes.verb_delta(name, other, verbs)
+                if scene < MIN_CONTEXT or acts < MIN_VERB_FIT:
                     continue
-                weight *= math.exp(CONTEXT_WEIGHT * min(delta, 2.0))
+                weight *= math.exp(CONTEXT_WEIGHT * min(scene + acts, 2.0))
             weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
         return _top(weights)
 
@@ -417,6 +437,8 @@ class EditPlanner:
             return self.number_choices(written) if len(written.split()) == 1 else ()
         if kind == "age" and name in AGED_NOUNS:
             return ()  # "young children" -> "old children"
+        if value in GENDER_ADJECTIVES and _GENDERED.intersection(words_of(graph.caption)):
+            return ()  # "a male player holding his racket" -> not "a female player ... his"
         if kind == "colour" and self._is_person(name):
             return ()  # "a white female" reads as skin colour, not as a colour to change
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
@@ -445,7 +467,7 @@ class EditPlanner:
                 continue  # "a wet street" may well be busy
             if not is_antonym and self.wordnet.related(value, other, "a"):
                 continue
-            if kind == "colour" and colour_family(other) == colour_family(value):
+            if kind == "colour" and colour_family(other, name) == colour_family(value, name):
                 continue  # "brown" -> "tan" may still be true
             surface = (self.scenes.attribute_surface(other),)
             if surface[0] == written:

@@ -18,6 +18,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from parsers import SceneGraph
@@ -32,6 +33,38 @@ def words_of(text: str) -> list[str]:
 
 #: Tags of a plural noun head.
 PLURAL_TAGS = frozenset({"NNS", "NNPS"})
+
+#: Verb lemmas that say nothing about the objects around them (auxiliaries, copulas).
+AUXILIARY_VERBS = frozenset({"be", "have", "do", "'s", "’s"})
+
+
+@lru_cache(maxsize=1 << 14)
+def verb_lemma(word: str) -> str:
+    """The base form of a verb ("throwing" -> "throw"; WordNet's morphology when installed,
+    else the lower-cased word)."""
+    from tags.negatives.lexical import wordnet
+
+    word = word.lower()
+    reader = getattr(wordnet(), "reader", None)
+    if reader is None:
+        return word
+    try:
+        forms = reader._morphy(word, "v")
+    except Exception:
+        return word
+    return min(forms, key=lambda f: (f != word, len(f), f)) if forms else word
+
+
+def verbs_of(graph: SceneGraph) -> tuple[str, ...]:
+    """The distinct verb lemmas of a caption (auxiliaries left out), sorted: what its objects
+    are doing or having done to them ("throwing" in "a pitcher throwing the ball")."""
+    out = set()
+    for start, end, tag in graph.tokens:
+        if tag.startswith("VB"):
+            lemma = verb_lemma(graph.caption[start:end])
+            if lemma.isalpha() and lemma not in AUXILIARY_VERBS:
+                out.add(lemma)
+    return tuple(sorted(out))
 
 
 def normal(text: str) -> str:
@@ -101,6 +134,10 @@ class SceneCounts:
     #: (name, name) of two different objects in one caption (sorted): which things the
     #: corpus shows together, for whether a substitute fits the rest of the scene.
     cooccurrence: Counter = field(default_factory=Counter)
+    #: Captions per verb lemma, and (verb lemma, object name) of one caption: which things
+    #: the corpus's actions involve ("throw" with "ball", never with "computer keyboard").
+    verbs: Counter = field(default_factory=Counter)
+    verb_object: Counter = field(default_factory=Counter)
     _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
@@ -111,6 +148,9 @@ class SceneCounts:
         self.bigrams.update(f"{a} {b}" for a, b in itertools.pairwise(tokens))
         names = [e.name.lower() for e in graph.entities]
         self.cooccurrence.update(itertools.combinations(sorted(set(names)), 2))
+        verbs = verbs_of(graph)
+        self.verbs.update(verbs)
+        self.verb_object.update((v, n) for v in verbs for n in sorted(set(names)))
         for entity, name in zip(graph.entities, names):
             if entity.head_span is not None and graph.tokens:
                 surface = normal(graph.caption[slice(*entity.head_span)])
@@ -285,6 +325,28 @@ class SceneCounts:
             return 0.0
         return self.context_logp(substitute, context) - self.context_logp(original, context, 1)
 
+    def verb_lift(self, name: str, verb: str, own: int = 0) -> float:
+        """log of how much more often than chance captions naming ``name`` use ``verb``:
+        (observed + 1) / (expected + 1), so no evidence either way is 0 (a rare object, a
+        rare verb) and only co-occurrence the corpus shows counts."""
+        captions = max(self.unigrams.get("<s>", 0) - own, 1)
+        mentions = max(self.object_count(name) - own, 0)
+        observed = max(self.verb_object.get((verb, name), 0) - own, 0)
+        expected = mentions * max(self.verbs.get(verb, 0) - own, 0) / captions
+        return math.log((observed + 1.0) / (expected + 1.0))
+
+    def verb_delta(self, original: str, substitute: str, verbs: Iterable[str]) -> float:
+        """The least, over the caption's ``verbs``, of how much better ``substitute`` goes
+        with the verb than ``original`` does (:meth:`verb_lift`; the caption itself assumed
+        counted): "throwing the ball" -> "the computer keyboard" is far below 0, "the frisbee"
+        about 0. 0 for counts without verb co-occurrences (an old vocabulary)."""
+        if not self.verb_object:
+            return 0.0
+        return min(
+            (self.verb_lift(substitute, v) - self.verb_lift(original, v, 1) for v in verbs),
+            default=0.0,
+        )
+
     def attribute_surface(self, value: str) -> str:
         forms = self.index["attribute_surface"].get(value)
         return _most_common(forms) if forms else value
@@ -302,6 +364,8 @@ class SceneCounts:
         "subject_predicate",
         "predicate_object",
         "cooccurrence",
+        "verbs",
+        "verb_object",
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -325,6 +389,7 @@ class SceneCounts:
 
 
 __all__ = [
+    "AUXILIARY_VERBS",
     "PLURAL_TAGS",
     "SceneCounts",
     "is_bare",
@@ -332,4 +397,6 @@ __all__ = [
     "normal",
     "relation_shape",
     "shape",
+    "verb_lemma",
+    "verbs_of",
 ]
