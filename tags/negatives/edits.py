@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from tags.negatives.types import Edit
 
 _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\s))(an?|An?|AN?)(\s+)$")
-_CONSONANT_SOUND = ("one", "once", "uni", "use", "usu", "uti", "eu", "ur", "ewe")
+_CONSONANT_SOUND = ("one", "once", "uni", "use", "usu", "uti", "eu", "ura", "uri", "uro", "ewe")
 _VOWEL_SOUND = ("hour", "honest", "honor", "honour", "heir")
 
 

@@ -186,6 +186,9 @@ GENERIC_NOUNS = frozenset(
     ]
 )
 
+#: Nouns that say a group is children: the children it names stay children.
+CHILD_GROUP_NOUNS = frozenset(["children", "kids", "child", "kid", "youngsters"])
+
 #: Attributes that make an age boundary fuzzy: a "young girl" may be a "young lady".
 YOUTH_WORDS = frozenset(["young", "little", "teenage", "teen", "youthful"])
 
@@ -378,7 +381,7 @@ GARMENT_SLOTS: dict[str, str] = {
         "feet": "shoe, boot, sandal, sneaker, heel, flip-flop, cleat, slipper, loafer, skate",
         "eyes": "glasses, sunglasses, goggles, eyeglasses, spectacles",
         "hands": "glove, mitten",
-        "neck": "scarf, tie, necklace, lei, bow tie",
+        "neck": "scarf, tie, necklace, lei, bow tie, boa, feather boa, shawl, collar",
     }.items()
     for word in words.split(",")
 }
@@ -417,18 +420,23 @@ NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "shirt,top,tee,t-shirt",
         "sweater,sweatshirt,jumper,pullover",
         "jacket,coat",
+        "jacket,vest",
+        "coat,vest",
         "pants,trousers,slacks",
         "sneaker,shoe,tennis shoe",
         "glasses,eyeglasses,spectacles",
         "rock,stone,boulder",
         "road,street",
+        "park,plaza",
+        "plaza,square",
         "sofa,couch",
         "ocean,sea",
         "path,trail",
         "store,shop",
         "photo,picture,photograph",
         "bike,bicycle",
-        "motorbike,motorcycle",
+        "motorbike,motorcycle,scooter,moped",
+        "shirt,sweater",
         "phone,cellphone,cell phone",
         "kid,child",
         "stroller,pram",
@@ -701,7 +709,10 @@ class WordNet:
         self.reader._data_file_map = {}
 
     def _synsets(self, word: str, pos: str, limit: int) -> list[Any]:
-        word = word.lower().replace(" ", "_")
+        word = word.lower()
+        if " " in word:  # "handle bar" is WordNet's "handlebar", not a kind of bar
+            found = self._synsets(word.replace(" ", "_"), pos, limit)
+            return found or self._synsets(word.replace(" ", ""), pos, limit)
         reader = self.reader
         try:  # the reader's own synsets() orders the morphological forms by a set's order
             forms = sorted(set(reader._morphy(word, pos)), key=lambda f: (f != word, f))
@@ -713,6 +724,11 @@ class WordNet:
             ][:limit]
         except Exception:
             return []
+
+    def is_body_part(self, noun: str) -> bool:
+        """Whether a noun's first sense is a part of the body ("fingers", "hair")."""
+        senses = self._synsets(noun, "n", 1)
+        return bool(senses) and senses[0].lexname() == "noun.body"
 
     def _is_activity(self, noun: str) -> bool:
         """Whether a noun ending in "-ing" names an act ("singing", "fishing"): a verb read
@@ -797,6 +813,9 @@ class _NoWordNet:
     def after_fork(self) -> None:
         pass
 
+    def is_body_part(self, noun: str) -> bool:
+        return False
+
     def depth(self, noun: str) -> int | None:
         return None
 
@@ -864,6 +883,7 @@ def wordnet() -> WordNet | _NoWordNet:
 __all__ = [
     "AGED_NOUNS",
     "ATTRIBUTE_CLASSES",
+    "CHILD_GROUP_NOUNS",
     "EXCLUSIVE_VERBS",
     "FEMALE_MARKERS",
     "FEMALE_NOUNS",

@@ -38,6 +38,7 @@ from parsers import SceneGraph
 from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.lexical import (
     AGED_NOUNS,
+    CHILD_GROUP_NOUNS,
     EXCLUSIVE_VERBS,
     FEMALE_MARKERS,
     FEMALE_NOUNS,
@@ -46,6 +47,7 @@ from tags.negatives.lexical import (
     MALE_NOUNS,
     NEVER_EDIT,
     NUMBER_VALUES,
+    PERSON_AGES,
     PERSON_NOUNS,
     PLURALIA_TANTUM,
     PREPOSITION_OPPOSITES,
@@ -114,8 +116,13 @@ FRAME_MIN_RATIO = 0.2
 #: ... when it was seen as an object at least this often (else too little evidence).
 FRAME_MIN_USES = 5
 #: A flipped preposition without an attested triple needs at least this share of the original
-#: preposition's count with the object ("in the sand": 'beside the sand' is too rare).
-FLIP_MIN_SHARE = 0.05
+#: preposition's count with the object ("in the sand": 'beside the sand' is too rare; "on a
+#: plate": 'under a plate' is 7 %), and at least ``min_count`` uses ("under the carpet").
+FLIP_MIN_SHARE = 0.1
+#: ... and the subject must not shun it: log (seen + 1) / (expected + 1) of the new triple,
+#: expected from the original triple's count times the new preposition's share with the
+#: object, at least this ("food on a plate" 66 times -> not "food under a plate").
+FLIP_MIN_LIFT = -0.5
 
 
 @dataclass(frozen=True)
@@ -247,7 +254,11 @@ class EditPlanner:
         for index, entity in enumerate(graph.entities):
             if entity.head_span is not None:
                 yield "object", (entity.head_span,), self.object_choices(graph, index), 1.0
-            if entity.quantity_span is not None and not _counted(graph.caption):
+            if (
+                entity.quantity_span is not None
+                and not _counted(graph.caption)
+                and not self.wordnet.is_body_part(entity.name)  # "his two thumbs up"
+            ):
                 text = graph.caption[slice(*entity.quantity_span)]
                 choices = self.number_choices(text)
                 yield "attribute", (entity.quantity_span,), choices, COUNT_PRIOR
@@ -360,6 +371,11 @@ class EditPlanner:
             for gender in (MALE_NOUNS, FEMALE_NOUNS):  # "a young girl" -> not "a young lady"
                 if written in gender:
                     excluded |= gender
+        if person and words & CHILD_GROUP_NOUNS:  # a child named in a group stays one, and
+            # no one becomes a child who may be one of the group ("two children, a boy and a
+            # girl" -> not "a boy and a man"; "a woman and children" -> not "a toddler and")
+            child = PERSON_AGES.get(written, 3) <= 1
+            excluded |= {noun for noun, age in PERSON_AGES.items() if (age <= 1) != child}
         weights: Counter = Counter()
         usable = self._usable_objects(category, plural)
         if pools:  # only objects every pool attests: walk the smallest pool
@@ -402,6 +418,8 @@ class EditPlanner:
                 acts = self.scenes.verb_delta(name, other, verbs)
                 if scene < MIN_CONTEXT or acts < MIN_VERB_FIT:
                     continue
+                if not person and not self.scenes.shares_scene(name, other, context, verbs):
+                    continue  # "reading an article on the computer at a desk" -> not "bow"
                 weight *= math.exp(CONTEXT_WEIGHT * min(scene + acts, 2.0))
             weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
         return _top(weights)
@@ -434,7 +452,9 @@ class EditPlanner:
         kind = attribute_class(value)
         name = graph.entities[attribute.entity].name.lower()
         if kind == "number":
-            return self.number_choices(written) if len(written.split()) == 1 else ()
+            if len(written.split()) != 1 or self.wordnet.is_body_part(name):
+                return ()  # "jogging with his two thumbs up" -> not "four thumbs"
+            return self.number_choices(written)
         if kind == "age" and name in AGED_NOUNS:
             return ()  # "young children" -> "old children"
         if value in GENDER_ADJECTIVES and _GENDERED.intersection(words_of(graph.caption)):
@@ -531,6 +551,7 @@ class EditPlanner:
             if joined == "with" and (
                 _with_clause(graph, graph.entities[relation.object])
                 or graph.attributes_of(relation.object)  # "without long curly hair"
+                or self.wordnet.is_body_part(obj)  # "a peace sign with her fingers"
             ):
                 return ()  # "with his arms outspread" -> "without his arms outspread"
             return self._preposition_choices(surface, subject, obj, predicate)
@@ -599,9 +620,15 @@ class EditPlanner:
             triple = self.scenes.triples.get((subject, name, obj), 0)
             with_object = self.scenes.predicate_object.get((name, obj), 0)
             usual = self.scenes.predicate_object.get((predicate, obj), 0)
+            # how often the subject would take the new preposition with the object if the
+            # preposition did not depend on the subject ("food on a plate": 66 times; "under"
+            # a plate 23 of 316 -> ~5 expected "food under a plate", none seen)
+            own = max(self.scenes.triples.get((subject, predicate, obj), 0) - 1, 0)
+            expected = own * with_object / max(usual, 1)
+            fits = math.log((triple + 1.0) / (expected + 1.0)) >= FLIP_MIN_LIFT
             if other == "without":
                 attested = 1 + triple + with_object  # "with X" -> "without X" holds for any X
-            elif triple or with_object >= max(1.0, FLIP_MIN_SHARE * usual):
+            elif fits and (triple or with_object >= max(self.min_count, FLIP_MIN_SHARE * usual)):
                 attested = triple + with_object
             else:
                 attested = 0

@@ -34,6 +34,10 @@ def words_of(text: str) -> list[str]:
 #: Tags of a plural noun head.
 PLURAL_TAGS = frozenset({"NNS", "NNPS"})
 
+#: The lift (log) above which a context object or verb counts as a cue of the original's
+#: scene (:meth:`SceneCounts.shares_scene`): half again as often as chance.
+_LIFT = math.log(1.5)
+
 #: Verb lemmas that say nothing about the objects around them (auxiliaries, copulas).
 AUXILIARY_VERBS = frozenset({"be", "have", "do", "'s", "’s"})
 
@@ -324,6 +328,40 @@ class SceneCounts:
         if not context or not self.cooccurrence:
             return 0.0
         return self.context_logp(substitute, context) - self.context_logp(original, context, 1)
+
+    def object_lift(self, name: str, other: str, own: int = 0) -> float:
+        """log of how much more often than chance captions naming ``name`` also name
+        ``other``: (observed + 1) / (expected + 1), 0 without evidence either way (see
+        :meth:`verb_lift`)."""
+        captions = max(self.unigrams.get("<s>", 0) - own, 1)
+        mentions = max(self.object_count(name) - own, 0)
+        pair = (name, other) if name < other else (other, name)
+        observed = max(self.cooccurrence.get(pair, 0) - own, 0)
+        expected = mentions * max(self.object_count(other) - own, 0) / captions
+        return math.log((observed + 1.0) / (expected + 1.0))
+
+    def shares_scene(
+        self, original: str, substitute: str, context: Iterable[str], verbs: Iterable[str] = ()
+    ) -> bool:
+        """Whether ``substitute`` is attested in the kind of scene the caption shows: the
+        caption's object or verb that goes with ``original`` most above chance (its cue; lift
+        >= log 1.5, the caption itself left out) goes with ``substitute`` above chance too.
+        True when nothing in the caption is such a cue: "a man reading on the computer at a
+        desk" -> "on the typewriter" (seen at desks), not "on the bow"; "an elderly person in
+        a wheelchair" -> not "in a highchair"."""
+        if not self.cooccurrence:
+            return True
+        cues = [
+            (self.object_lift(original, c, 1), self.object_lift, c)
+            for c in context
+            if c not in (original, substitute)
+        ]
+        if self.verb_object:
+            cues += [(self.verb_lift(original, v, 1), self.verb_lift, v) for v in verbs]
+        if not cues:
+            return True
+        strength, lift, cue = max(cues, key=lambda item: item[0])
+        return strength < _LIFT or lift(substitute, cue) > 0.0
 
     def verb_lift(self, name: str, verb: str, own: int = 0) -> float:
         """log of how much more often than chance captions naming ``name`` use ``verb``:

@@ -1,0 +1,141 @@
+"""Independent blind read of generated negatives: build the reader's file, then score it.
+
+    python scripts/benchmarks/blind_read.py make neg.jsonl --out read/ --seed 22
+    # give an annotator read/items.md only; they write read/reader_labels.json
+    python scripts/benchmarks/blind_read.py score read/
+
+``make`` draws 50 random negatives (any ``negative_index``, one per caption) of a
+``tags generate`` JSONL file and adds 10 hidden controls made from other captions of the same
+file: 5 broken (a person noun -> "brick", a dropped word, a doubled word, two words swapped, a
+last noun -> "sleeping") and 5 still true ("A" <-> "The", "Here, ..."). The 60 pairs are
+shuffled into ``items.md``; the key (kinds and edits) goes to ``key.json``, which the annotator
+must not see. ``--exclude`` lists earlier keys whose captions are left out, so reads do not
+share captions.
+
+``score`` reads ``reader_labels.json`` (a list of ``{"id", "grammatical", "plausible",
+"false", "note"}`` with "yes"/"no"/"unsure") and prints how many negatives are good (three
+yeses), how many controls were caught, and every failure with its edit. See docs/generate.md
+("Independent blind reads").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+QUESTIONS = ("grammatical", "plausible", "false")
+_PERSONS = {"man", "woman", "boy", "girl", "dog", "child", "people", "men", "women", "person"}
+
+
+def _broken(caption: str, kind: int) -> str:
+    words = caption.split()
+    middle = len(words) // 2
+    if kind == 0:
+        index = next((i for i, w in enumerate(words) if w.lower() in _PERSONS), 1)
+        words[index] = "brick"
+    elif kind == 1:
+        del words[middle]
+    elif kind == 2:
+        words.insert(middle, words[middle])
+    elif kind == 3:
+        words[middle], words[middle + 1] = words[middle + 1], words[middle]
+    else:
+        words[-2 if words[-1] == "." else -1] = "sleeping"
+    return " ".join(words)
+
+
+def _still_true(caption: str, kind: int) -> str:
+    words = caption.split()
+    if words[0] in ("A", "An") and kind % 2 == 0:
+        return " ".join(["The", *words[1:]])
+    if words[0] == "The" and len(words) > 1:
+        return " ".join(["An" if words[1][0].lower() in "aeiou" else "A", *words[1:]])
+    return "Here, " + caption[0].lower() + caption[1:]
+
+
+def make(negatives: Path, out: Path, seed: int, exclude: list[Path]) -> None:
+    rng = random.Random(seed)
+    used = {item["reference"] for path in exclude for item in json.loads(path.read_text("utf-8"))}
+    records = [json.loads(line) for line in negatives.open(encoding="utf-8") if line.strip()]
+    records = [r for r in records if r["positive"] not in used]
+    rng.shuffle(records)
+    sample, seen = [], set()
+    for record in records:
+        if record["positive"] not in seen:
+            seen.add(record["positive"])
+            sample.append(record)
+        if len(sample) == 50:
+            break
+    if len(sample) < 50:
+        raise SystemExit(f"{negatives}: only {len(sample)} captions left to sample")
+    others = sorted({r["positive"] for r in records} - seen)
+    controls = [c for c in rng.sample(others, min(len(others), 40)) if len(c.split()) >= 5][:10]
+    items = [
+        {"kind": "neg", "reference": r["positive"], "candidate": r["negative"], "edits": r["edits"]}
+        for r in sample
+    ]
+    items += [
+        {"kind": "ctrl_broken", "reference": c, "candidate": _broken(c, i)}
+        for i, c in enumerate(controls[:5])
+    ]
+    items += [
+        {"kind": "ctrl_true", "reference": c, "candidate": _still_true(c, i)}
+        for i, c in enumerate(controls[5:])
+    ]
+    rng.shuffle(items)
+    for number, item in enumerate(items, 1):
+        item["id"] = number
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "key.json").write_text(json.dumps(items, indent=1), encoding="utf-8")
+    lines = [
+        f"{i['id']}. REFERENCE: {i['reference']}\n    CANDIDATE: {i['candidate']}\n" for i in items
+    ]
+    (out / "items.md").write_text("\n".join(lines), encoding="utf-8")
+    print(f"{len(items)} items -> {out / 'items.md'} (key: {out / 'key.json'})")
+
+
+def score(folder: Path) -> dict:
+    key = json.loads((folder / "key.json").read_text("utf-8"))
+    labels = {x["id"]: x for x in json.loads((folder / "reader_labels.json").read_text("utf-8"))}
+    good = caught = negatives = 0
+    for item in key:
+        label = labels[item["id"]]
+        ok = all(label[q] == "yes" for q in QUESTIONS)
+        if item["kind"] != "neg":
+            caught += not ok
+            continue
+        negatives += 1
+        good += ok
+        if not ok:
+            edit = item["edits"][0]
+            answers = " ".join(label[q][0] for q in QUESTIONS)
+            print(
+                f"  {edit['type']}: {edit['original']} -> {edit['replacement']} | "
+                f"{item['candidate']} | {answers} | {label.get('note', '')}"
+            )
+    controls = len(key) - negatives
+    print(f"good {good} / {negatives}; controls caught {caught} / {controls}")
+    return {"good": good, "negatives": negatives, "controls_caught": caught}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    made = commands.add_parser("make", help="items.md and key.json from a negatives file")
+    made.add_argument("negatives", type=Path)
+    made.add_argument("--out", type=Path, required=True)
+    made.add_argument("--seed", type=int, default=0)
+    made.add_argument("--exclude", type=Path, nargs="*", default=[], help="earlier key.json")
+    scored = commands.add_parser("score", help="count a read's reader_labels.json")
+    scored.add_argument("folder", type=Path)
+    args = parser.parse_args()
+    if args.command == "make":
+        make(args.negatives, args.out, args.seed, args.exclude)
+    else:
+        score(args.folder)
+
+
+if __name__ == "__main__":
+    main()
