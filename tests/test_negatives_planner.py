@@ -482,6 +482,17 @@ def test_the_article_agrees_with_the_sound_of_the_replacement():
     assert apply_edits(caption, edits) == "A mother and five children in an urban area ."
 
 
+def test_fluency_reads_the_article_the_edit_will_write(parser):
+    corpus = ["a red circle", "a blue circle", "an orange circle", "a green circle"] * 5
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2)  # corpus-bigram fluency on
+    graph = parser.parse("a red circle")
+    unit = next(u for u in planner.plan(graph) if u.type == "attribute")
+    weights = {c.surface: c.weight for c in unit.choices}
+    # "an orange circle" reads as well as "a blue circle" ("a orange" is never written)
+    assert weights[("orange",)] == pytest.approx(weights[("blue",)], rel=0.25)
+
+
 def test_substitutes_must_fit_the_caption_verbs(parser):
     from tags.negatives.scenes import SceneCounts, verb_lemma, verbs_of
 

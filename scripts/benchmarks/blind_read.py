@@ -1,15 +1,15 @@
 """Independent blind read of generated negatives: build the reader's file, then score it.
 
-    python scripts/benchmarks/blind_read.py make neg.jsonl --out read/ --seed 22
+    python scripts/benchmarks/blind_read.py make neg.jsonl --out read/ --key key.json --seed 22
     # give an annotator read/items.md only; they write read/reader_labels.json
-    python scripts/benchmarks/blind_read.py score read/
+    python scripts/benchmarks/blind_read.py score read/ --key key.json
 
 ``make`` draws 50 random negatives (any ``negative_index``, one per caption) of a
 ``tags generate`` JSONL file and adds 10 hidden controls made from other captions of the same
 file: 5 broken (a person noun -> "brick", a dropped word, a doubled word, two words swapped, a
 last noun -> "sleeping") and 5 still true ("A" <-> "The", "Here, ..."). The 60 pairs are
-shuffled into ``items.md``; the key (kinds and edits) goes to ``key.json``, which the annotator
-must not see. ``--exclude`` lists earlier keys whose captions are left out, so reads do not
+shuffled into ``items.md``; the key (kinds and edits) goes to ``--key``, outside the folder the
+annotator sees. ``--exclude`` lists earlier keys whose captions are left out, so reads do not
 share captions.
 
 ``score`` reads ``reader_labels.json`` (a list of ``{"id", "grammatical", "plausible",
@@ -55,7 +55,7 @@ def _still_true(caption: str, kind: int) -> str:
     return "Here, " + caption[0].lower() + caption[1:]
 
 
-def make(negatives: Path, out: Path, seed: int, exclude: list[Path]) -> None:
+def make(negatives: Path, out: Path, key: Path, seed: int, exclude: list[Path]) -> None:
     rng = random.Random(seed)
     used = {item["reference"] for path in exclude for item in json.loads(path.read_text("utf-8"))}
     records = [json.loads(line) for line in negatives.open(encoding="utf-8") if line.strip()]
@@ -88,16 +88,17 @@ def make(negatives: Path, out: Path, seed: int, exclude: list[Path]) -> None:
     for number, item in enumerate(items, 1):
         item["id"] = number
     out.mkdir(parents=True, exist_ok=True)
-    (out / "key.json").write_text(json.dumps(items, indent=1), encoding="utf-8")
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text(json.dumps(items, indent=1), encoding="utf-8")
     lines = [
         f"{i['id']}. REFERENCE: {i['reference']}\n    CANDIDATE: {i['candidate']}\n" for i in items
     ]
     (out / "items.md").write_text("\n".join(lines), encoding="utf-8")
-    print(f"{len(items)} items -> {out / 'items.md'} (key: {out / 'key.json'})")
+    print(f"{len(items)} items -> {out / 'items.md'} (key: {key})")
 
 
-def score(folder: Path) -> dict:
-    key = json.loads((folder / "key.json").read_text("utf-8"))
+def score(folder: Path, key_path: Path) -> dict:
+    key = json.loads(key_path.read_text("utf-8"))
     labels = {x["id"]: x for x in json.loads((folder / "reader_labels.json").read_text("utf-8"))}
     good = caught = negatives = 0
     for item in key:
@@ -125,16 +126,18 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     made = commands.add_parser("make", help="items.md and key.json from a negatives file")
     made.add_argument("negatives", type=Path)
-    made.add_argument("--out", type=Path, required=True)
+    made.add_argument("--out", type=Path, required=True, help="folder of items.md")
+    made.add_argument("--key", type=Path, required=True, help="the key (kept from the reader)")
     made.add_argument("--seed", type=int, default=0)
     made.add_argument("--exclude", type=Path, nargs="*", default=[], help="earlier key.json")
     scored = commands.add_parser("score", help="count a read's reader_labels.json")
-    scored.add_argument("folder", type=Path)
+    scored.add_argument("folder", type=Path, help="folder of reader_labels.json")
+    scored.add_argument("--key", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "make":
-        make(args.negatives, args.out, args.seed, args.exclude)
+        make(args.negatives, args.out, args.key, args.seed, args.exclude)
     else:
-        score(args.folder)
+        score(args.folder, args.key)
 
 
 if __name__ == "__main__":

@@ -241,7 +241,16 @@ class EditPlanner:
             return choices
         out = []
         for choice in choices:
-            delta = self.scenes.fluency_delta(text, spans, choice.surface)
+            # score the text as it will read: "a orange" is written "an orange"
+            edits = [
+                e
+                for (start, end), surface in zip(spans, choice.surface)
+                if (e := make_edit("unit", text, start, end, surface)) is not None
+            ]
+            edits = fix_articles(text, edits)
+            delta = self.scenes.fluency_delta(
+                text, tuple((e.start, e.end) for e in edits), tuple(e.replacement for e in edits)
+            )
             if delta < floor:
                 continue  # far less natural than the original ("into the lime")
             factor = math.exp(self.fluency * min(max(delta, -10.0), 2.0))
