@@ -459,6 +459,9 @@ def test_rules_from_the_blind_reads_18_and_19(parser):
     assert units[("relation", "with")] == [("without",)]
     _, units = plan(parser, planner, "a woman with fingers")
     assert ("relation", "with") not in units
+    assert planner.wordnet.is_body_part("blond-hair".replace("-", " ").split()[-1])
+    _, units = plan(parser, planner, "a lady with blond-hair and glasses")
+    assert ("relation", "with") not in units  # "a lady without blond-hair and glasses"
     # a child named in a group of children stays a child ...
     _, units = plan(parser, planner, "a boy and a girl")
     assert ("man",) in units[("object", "girl")]

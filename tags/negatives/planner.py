@@ -560,7 +560,13 @@ class EditPlanner:
             if joined == "with" and (
                 _with_clause(graph, graph.entities[relation.object])
                 or graph.attributes_of(relation.object)  # "without long curly hair"
-                or self.wordnet.is_body_part(obj)  # "a peace sign with her fingers"
+                or any(  # "with her fingers"; "with blond-hair and glasses" (one "with")
+                    self.wordnet.is_body_part(
+                        graph.entities[r.object].name.replace("-", " ").split()[-1]
+                    )
+                    for r in graph.relations
+                    if r.spans == relation.spans
+                )
             ):
                 return ()  # "with his arms outspread" -> "without his arms outspread"
             return self._preposition_choices(surface, subject, obj, predicate)
