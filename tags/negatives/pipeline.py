@@ -124,7 +124,8 @@ class GenerationStats:
         """A few human-readable lines."""
         done = max(self.captions, 1)
         rate = self.captions / self.seconds if self.seconds else 0.0
-        removed = ", ".join(f"{n} {self.removed.get(n, 0)}" for n in FILTER_NAMES)
+        names = (*FILTER_NAMES, *sorted(set(self.removed) - set(FILTER_NAMES)))
+        removed = ", ".join(f"{n} {self.removed.get(n, 0)}" for n in names)
         edits = ", ".join(f"{k} {v}" for k, v in sorted(self.edits.items())) or "none"
         operations = ", ".join(f"{k} {v}" for k, v in sorted(self.operations.items()))
         return "\n".join(
@@ -226,6 +227,9 @@ class NegativeGenerator:
         processes: worker processes (forked) that run whole batches through the pipeline;
             results come back in input order and are the same as with one process. For the
             weight-free refill only (no model, no scorer).
+        plausibility: an optional :class:`~.plausibility.PlausibilityFilter`: candidates a
+            causal LM finds far less likely than their caption are dropped (counted as
+            ``removed["implausible"]``), one LM pass per batch.
     """
 
     def __init__(
@@ -239,6 +243,7 @@ class NegativeGenerator:
         label_tokenizer: Any = None,
         planner: Any = None,
         processes: int = 1,
+        plausibility: Any = None,
     ):
         self.refiller = refiller
         self.config = config or GenerationConfig()
@@ -249,7 +254,9 @@ class NegativeGenerator:
         self.regions = regions
         self.label_tokenizer = label_tokenizer
         self.planner = planner
-        if processes > 1 and (scorer is not None or getattr(refiller, "mlm", None) is not None):
+        self.plausibility = plausibility
+        weights = scorer is not None or plausibility is not None
+        if processes > 1 and (weights or getattr(refiller, "mlm", None) is not None):
             raise ValueError("worker processes serve the weight-free refill only")
         self.processes = max(1, processes)
         self.unit_masker = UnitMasker(
@@ -398,6 +405,10 @@ class NegativeGenerator:
         candidates = self.refiller.refill(jobs) if jobs else []
         candidates = [found + extra for found, extra in zip(candidates, swaps)]
         kept = [self._keep(w, found) for w, found in zip(work, candidates)]
+        if self.plausibility is not None and any(kept):  # one LM pass per batch
+            plausible = self.plausibility.keep_many([(w.text, f) for w, f in zip(work, kept)])
+            self.stats.removed["implausible"] += sum(map(len, kept)) - sum(map(len, plausible))
+            kept = plausible
         scores: list[list[float] | None] = [None] * len(work)
         scored = [i for i, job in enumerate(jobs) if kept[i] and job.image is not None]
         if self.scorer is not None and scored:  # one batched scoring pass per batch

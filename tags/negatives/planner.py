@@ -105,6 +105,12 @@ MIN_CONTEXT = -4.0
 #: :meth:`SceneCounts.verb_delta`): the original is attested with the verb far above chance,
 #: the substitute is not ("throwing the ball" -> not "the computer keyboard").
 MIN_VERB_FIT = -1.5
+#: Object substitutes that the corpus's other captions of the same image use for what the
+#: original names this much more often than chance (log lift, see
+#: :meth:`SceneCounts.codescription_lift`; only corpora with several captions per image)
+#: are dropped: they may still be true ("a street" -> "an alley", "the water" -> "the
+#: ocean"). log 2.5: one sibling mention of a rare word is not enough.
+MAX_CODESCRIPTION = math.log(2.5)
 #: Substitutes weighted below this share of their unit's best substitute are dropped: the
 #: tail of a broad category that nothing in the caption supports ("hit a ball on a tee" ->
 #: "a computer keyboard", "the reins of a brown horse" -> "of a brown sheep"; "a pink dog").
@@ -416,6 +422,11 @@ class EditPlanner:
                 continue
             if near_synonyms(written, surface):
                 continue  # "hat" -> "cap": the same thing to a caption writer
+            if (
+                self.scenes.codescription_lift(name, other) >= MAX_CODESCRIPTION
+                and attribute_class(name) != "colour"  # "in blue": others wear red
+            ):
+                continue  # "street" -> "alley": other writers call the same place so
             if slot is not None and garment_slot(surface) != slot:
                 continue  # "in a sweater" -> not "in a cap": she may wear both
             support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0

@@ -14,7 +14,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -159,6 +159,14 @@ class SceneGraphVocabulary:
     def update(self, graphs: Iterable[SceneGraph]) -> SceneGraphVocabulary:
         for graph in graphs:
             self.add_graph(graph)
+        return self
+
+    def update_groups(self, groups: Iterable[Sequence[SceneGraph]]) -> SceneGraphVocabulary:
+        """Count image groups: every caption as :meth:`update` does, and which objects the
+        captions of one image name across captions (:meth:`SceneCounts.add_group`)."""
+        for graphs in groups:
+            self.update(graphs)
+            self.scenes.add_group(graphs)
         return self
 
     def __len__(self) -> int:

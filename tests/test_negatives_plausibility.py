@@ -1,0 +1,187 @@
+"""The optional causal-LM plausibility filter: loading, surprise arithmetic, pipeline, CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
+from tags.negatives.pipeline import default_parser
+from tags.negatives.plausibility import CausalLM, PlausibilityFilter
+from tags.negatives.refill import VocabularyRefiller
+from tags.negatives.types import Candidate, Edit
+from tags.negatives.vocabulary import SceneGraphVocabulary
+from tests._hf_tiny import make_causal_lm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def tiny_lm_dir(tmp_path_factory) -> Path:
+    return make_causal_lm(tmp_path_factory.mktemp("lm"))
+
+
+def test_causal_lm_scores_a_local_folder_the_same_in_any_batch(tiny_lm_dir):
+    lm = CausalLM(tiny_lm_dir, batch_size=2)
+    texts = ["a dog", "a red ball on the grass near a man", "the cat sits"]
+    together = lm.nll(texts)
+    alone = [lm.nll([t])[0] for t in texts]
+    for (a, n), (b, m) in zip(together, alone):  # padding and length sorting change nothing
+        assert n == m and a == pytest.approx(b, abs=1e-4)
+    assert together[0][1] == 2 and together[1][1] > together[0][1]  # tokens after the start
+    assert all(total > 0 for total, _ in together)
+    means = lm.mean_nll(texts)
+    assert means[1] == pytest.approx(together[1][0] / together[1][1])
+
+
+def test_causal_lm_explains_a_bad_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no causal LM"):
+        CausalLM(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"neither config\.json nor a \.gguf"):
+        CausalLM(tmp_path / "empty")
+
+
+class WordLM:
+    """A fake LM: each word costs its own nats, and some word pairs in one text cost more
+    (a context the word does not fit)."""
+
+    costs: ClassVar = {
+        "a": 1.0,
+        "on": 1.0,
+        "court": 3.0,
+        "dog": 2.0,
+        "bulldozer": 8.0,
+        "unicyclist": 9.0,
+    }
+    clashes: ClassVar = {("bulldozer", "court"): 5.0}
+
+    def nll(self, texts):
+        out = []
+        for text in texts:
+            words = text.split()
+            total = sum(self.costs.get(w, 4.0) for w in words)
+            total += sum(c for (a, b), c in self.clashes.items() if a in words and b in words)
+            out.append((total, len(words)))
+        return out
+
+
+def _candidate(positive: str, original: str, replacement: str) -> Candidate:
+    start = positive.index(original)
+    edit = Edit("object", original, replacement, start, start + len(original))
+    return Candidate(positive.replace(original, replacement, 1), (edit,))
+
+
+def test_surprise_counts_the_context_not_the_rarity_of_a_word():
+    positive = "a dog on a court"
+    bulldozer = _candidate(positive, "dog", "bulldozer")
+    unicyclist = _candidate(positive, "dog", "unicyclist")
+    context = PlausibilityFilter(WordLM(), max_surprise=4.0)
+    raw = PlausibilityFilter(WordLM(), max_surprise=4.0, context_only=False)
+    # raw: the rare word costs its rarity (7) and the clash (5); in context: the clash only
+    assert raw.surprises([(positive, bulldozer), (positive, unicyclist)]) == [11.0, 7.0]
+    assert context.surprises([(positive, bulldozer), (positive, unicyclist)]) == [5.0, 0.0]
+    assert context.keep(positive, [bulldozer, unicyclist]) == [unicyclist]
+    assert raw.keep(positive, [bulldozer, unicyclist]) == []
+    many = context.keep_many([(positive, [bulldozer, unicyclist]), ("a dog", []), (positive, [])])
+    assert many == [[unicyclist], [], []]
+
+
+CORPUS = [
+    "a dog sitting on a bench",
+    "a cat sitting on a bench",
+    "a dog standing on the grass",
+    "a cat standing on the grass",
+    "a horse standing on the grass",
+    "a red car parked on the street",
+    "a blue car parked on the street",
+] * 3
+
+
+class Refuses:
+    """A fake LM under which ``word`` in a sentence is very unlikely (alone it is not: the
+    filter measures the surprise of the context)."""
+
+    def __init__(self, word: str):
+        self.word = word
+
+    def nll(self, texts):
+        out = []
+        for text in texts:
+            words = text.split()
+            out.append((100.0 if self.word in words and len(words) > 1 else 10.0, len(words)))
+        return out
+
+
+def test_the_generator_drops_what_the_filter_refuses():
+    from tags.negatives.planner import EditPlanner
+
+    parser = default_parser()
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(CORPUS))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    groups = [
+        ImageGroup(0, [Caption(0, 0, "a dog sitting on a bench")]),
+        ImageGroup(1, [Caption(1, 1, "a red car parked on the street")]),
+    ]
+
+    def run(plausibility):
+        generator = NegativeGenerator(
+            VocabularyRefiller(vocab, num_samples=5),
+            GenerationConfig(top_m=30),
+            parser=parser,
+            planner=planner,
+            plausibility=plausibility,
+        )
+        negatives = [r.negative for result in generator.generate(groups) for r in result.records]
+        return negatives, generator.stats
+
+    everything, _ = run(None)
+    assert any("cat" in n.split() for n in everything)
+    kept, stats = run(PlausibilityFilter(Refuses("cat"), max_surprise=4.0))
+    assert kept == [n for n in everything if "cat" not in n.split()]
+    assert stats.removed["implausible"] == len(everything) - len(kept) > 0
+    assert "implausible" in stats.summary()
+    with pytest.raises(ValueError, match="weight-free refill only"):
+        NegativeGenerator(
+            VocabularyRefiller(vocab),
+            parser=parser,
+            planner=planner,
+            processes=2,
+            plausibility=PlausibilityFilter(Refuses("cat")),
+        )
+
+
+def _generate(tmp_path, *extra):
+    captions = tmp_path / "caps.txt"
+    captions.write_text("\n".join(CORPUS[:10]) + "\n", encoding="utf-8")
+    out = tmp_path / "neg.jsonl"
+    cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
+    cmd += ["--format", "precomp", "--out", str(out), "--overwrite", "--no-progress", *extra]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path), out
+
+
+def test_cli_plausibility_lm(tmp_path, tiny_lm_dir):
+    done, out = _generate(tmp_path, "--max-surprise", "2")
+    assert done.returncode != 0 and "--max-surprise needs --plausibility-lm" in done.stderr
+    done, out = _generate(tmp_path, "--plausibility-lm", str(tmp_path / "nowhere"))
+    assert done.returncode != 0 and "--plausibility-lm: no causal LM" in done.stderr
+    done, out = _generate(tmp_path)
+    assert done.returncode == 0, done.stderr
+    every = [json.loads(line) for line in out.read_text().splitlines()]
+    assert every
+    lm = ["--plausibility-lm", str(tiny_lm_dir), "--max-surprise=-1e9"]
+    done, out = _generate(tmp_path, *lm)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == ""  # every candidate refused
+    assert int(re.search(r"implausible (\d+)", done.stderr).group(1)) >= len(every)
+    done, out = _generate(tmp_path, *lm[:2], "--max-surprise=1e9")
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in out.read_text().splitlines()] == every  # none
