@@ -2,6 +2,7 @@
 
     python scripts/benchmarks/demo_results.py --out runs/results --jobs 2
     python scripts/benchmarks/demo_results.py --methods hardest tags-dc --seeds 0 1 2
+    python scripts/benchmarks/demo_results.py --methods hardest oracle --set steps=450 dc_steps=150
 
 Each seed pre-trains one model (ITM + MLM + ITC), every method fine-tunes it with the same
 budget (``tags.demo.budget``), and each run is evaluated on the test split. Finished runs
@@ -11,6 +12,7 @@ are cached under ``--out`` (re-running resumes). Prints the markdown table with 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -29,10 +31,18 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=None, choices=list_methods())
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel")
     parser.add_argument("--data", default=None, help="benchmark directory (cached)")
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override fields of the budget (steps=450 dc_steps=150 lr=1e-4 ...; use a new "
+        "--out: finished runs are cached by folder)",
+    )
     args = parser.parse_args()
     payload = run_results(
         args.out,
-        args.budget,
+        override(BUDGETS[args.budget], args.set, parser),
         tuple(args.seeds),
         tuple(args.methods) if args.methods else None,
         jobs=args.jobs,
@@ -40,6 +50,21 @@ def main() -> None:
     )
     print((Path(args.out) / "results.md").read_text())
     print(f"wall clock: {payload['wall_clock_s'] / 60:.1f} min")
+
+
+def override(budget, settings: list[str], parser: argparse.ArgumentParser):
+    """``budget`` with ``FIELD=VALUE`` settings applied (values cast to the field's type)."""
+    fields = {f.name: type(getattr(budget, f.name)) for f in dataclasses.fields(budget)}
+    changes = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields or not value:
+            parser.error(f"--set {setting}: expected FIELD=VALUE, FIELD one of {sorted(fields)}")
+        try:
+            changes[name] = fields[name](value)
+        except ValueError:
+            parser.error(f"--set {setting}: {value!r} is not a {fields[name].__name__}")
+    return dataclasses.replace(budget, **changes) if changes else budget
 
 
 if __name__ == "__main__":
