@@ -749,9 +749,9 @@ def test_names_other_captions_of_the_image_use_are_not_substitutes(parser, tmp_p
     """ "in a field" -> not "in a park" when the corpus's other captions of the same images
     call such places parks: the negative may still be true. Exclusive places stay."""
     groups = [
-        ["a dog running in a field", "a dog running in a park", "a brown dog outside"],
-        ["a boy playing in a park", "a boy playing in a field", "a child outdoors"],
-        ["a man standing in a field", "a man standing in a park", "a man outside"],
+        ["a dog running in a field", "a dog running in a pasture", "a brown dog outside"],
+        ["a boy playing in a pasture", "a boy playing in a field", "a child outdoors"],
+        ["a man standing in a field", "a man standing in a pasture", "a man outside"],
         ["a dog running on a beach", "a dog running on the sand", "a dog near water"],
         ["a woman sitting on a beach", "a woman on the sand", "a woman near the ocean"],
         ["a horse running in a desert", "a horse on the sand", "a brown horse outside"],
@@ -763,10 +763,10 @@ def test_names_other_captions_of_the_image_use_are_not_substitutes(parser, tmp_p
     grouped = SceneGraphVocabulary().update_groups(parser.parse_batch(g) for g in groups)
     flat = SceneGraphVocabulary().update(parser.parse_batch([c for g in groups for c in g]))
     scenes = grouped.scenes
-    assert scenes.grouped["<s>"] == 60 and scenes.codescription[("field", "park")] == 6
-    assert scenes.codescription_lift("field", "park") > math.log(2.5)
+    assert scenes.grouped["<s>"] == 60 and scenes.codescription[("field", "pasture")] == 6
+    assert scenes.codescription_lift("field", "pasture") > math.log(2.5)
     assert scenes.codescription_lift("field", "beach") < 0  # never the same image
-    assert flat.scenes.codescription_lift("field", "park") == 0.0  # no groups, no evidence
+    assert flat.scenes.codescription_lift("field", "pasture") == 0.0  # no groups, no evidence
     # the counts of the captions themselves are the same either way
     assert grouped.scenes.objects == flat.scenes.objects
 
@@ -776,9 +776,48 @@ def test_names_other_captions_of_the_image_use_are_not_substitutes(parser, tmp_p
         units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "field"]
         return {c.surface[0] for u in units for c in u.choices}
 
-    assert {"park", "desert"} <= field_choices(flat)
-    assert "park" not in field_choices(grouped) and "desert" in field_choices(grouped)
+    assert {"pasture", "desert"} <= field_choices(flat)
+    assert "pasture" not in field_choices(grouped) and "desert" in field_choices(grouped)
     # the grouped counts survive a save and load
     grouped.save(tmp_path / "vocab.json")
     loaded = SceneGraphVocabulary.load(tmp_path / "vocab.json").scenes
-    assert loaded.codescription_lift("field", "park") == scenes.codescription_lift("field", "park")
+    assert loaded.codescription_lift("field", "pasture") == scenes.codescription_lift(
+        "field", "pasture"
+    )
+
+
+def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
+    """From blind read 101: "one orange one blue" -> "one tree trunk one blue" (WordNet's
+    first sense of "orange" is the fruit) and "in a rice paddy" -> "in a short"."""
+    import tags.negatives.planner as planner_module
+
+    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)  # a tiny corpus: no scene cues
+    corpus = ["a man dressed in blue", "a woman dressed in red", "a boy dressed in green"] * 3
+    corpus += ["a girl in orange with a kite", "two guys , one orange one blue , in kayaks"] * 3
+    corpus += ["a girl in green with a kite", "two guys , one green one blue , in kayaks"] * 3
+    corpus += ["a woman eating an orange", "a boy eating an apple", "a man eating a pear"] * 3
+    corpus += ["a man in shorts on a field", "a boy in shorts on a field"] * 6
+    corpus += ["a man in a short", "a dog on a field", "a dog on a meadow"] * 2
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+
+    def choices(text, word):
+        graph = parser.parse(text)
+        units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word]
+        return {c.surface[0] for u in units for c in u.choices}
+
+    colours = {"red", "green", "blue", "orange"}
+    assert choices("two guys , one orange one blue , in kayaks", "orange") <= colours - {
+        "orange",
+        "blue",  # written in the caption already
+    }
+    assert choices("two guys , one orange one blue , in kayaks", "orange")
+    assert choices("a girl in orange with a kite", "orange") <= colours
+    fruit = choices("a woman eating an orange", "orange")
+    assert fruit and not fruit & colours  # "an orange" is the fruit
+    # "short" is written alone twice, "shorts" 12 times: never a singular substitute
+    assert "short" not in choices("a dog on a meadow", "meadow") | choices(
+        "a man eating a pear", "pear"
+    )
+    assert planner._substitute_surface("short", False) is None
+    assert planner._substitute_surface("apple", False) == "apple"

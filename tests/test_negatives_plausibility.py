@@ -83,8 +83,8 @@ def test_surprise_counts_the_context_not_the_rarity_of_a_word():
     positive = "a dog on a court"
     bulldozer = _candidate(positive, "dog", "bulldozer")
     unicyclist = _candidate(positive, "dog", "unicyclist")
-    context = PlausibilityFilter(WordLM(), max_surprise=4.0)
-    raw = PlausibilityFilter(WordLM(), max_surprise=4.0, context_only=False)
+    context = PlausibilityFilter(WordLM(), max_surprise=4.0, context_only=True)
+    raw = PlausibilityFilter(WordLM(), max_surprise=4.0)
     # raw: the rare word costs its rarity (7) and the clash (5); in context: the clash only
     assert raw.surprises([(positive, bulldozer), (positive, unicyclist)]) == [11.0, 7.0]
     assert context.surprises([(positive, bulldozer), (positive, unicyclist)]) == [5.0, 0.0]
@@ -106,8 +106,7 @@ CORPUS = [
 
 
 class Refuses:
-    """A fake LM under which ``word`` in a sentence is very unlikely (alone it is not: the
-    filter measures the surprise of the context)."""
+    """A fake LM under which ``word`` in a sentence is very unlikely (alone it is not)."""
 
     def __init__(self, word: str):
         self.word = word

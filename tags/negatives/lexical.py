@@ -426,8 +426,10 @@ NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "sneaker,shoe,tennis shoe",
         "glasses,eyeglasses,spectacles",
         "rock,stone,boulder",
-        "road,street",
+        "road,street,highway,roadway,avenue",
         "park,plaza",
+        "park,field,meadow",  # a field in a park: blind reads 101, 103 and 25-28
+        "floor,deck",
         "plaza,square",
         "sofa,couch",
         "ocean,sea",
@@ -488,7 +490,7 @@ PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "below": ("above",),
     "above": ("below", "under"),
     "over": ("under",),
-    "in": ("outside", "near", "beside"),
+    "in": ("outside",),  # "in the water" -> "near", "beside" may still hold (blind reads)
     "inside": ("outside",),
     "outside": ("inside",),
     "into": ("out of",),

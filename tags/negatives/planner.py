@@ -111,6 +111,8 @@ MIN_VERB_FIT = -1.5
 #: are dropped: they may still be true ("a street" -> "an alley", "the water" -> "the
 #: ocean"). log 2.5: one sibling mention of a rare word is not enough.
 MAX_CODESCRIPTION = math.log(2.5)
+#: The substitution category of colour words used as nouns ("dressed in blue").
+COLOUR_CATEGORY = "<colour>"
 #: Substitutes weighted below this share of their unit's best substitute are dropped: the
 #: tail of a broad category that nothing in the caption supports ("hit a ball on a tee" ->
 #: "a computer keyboard", "the reins of a brown horse" -> "of a brown sheep"; "a pink dog").
@@ -290,7 +292,8 @@ class EditPlanner:
     # ---------------------------------------------------------------- objects
     def _usable_objects(self, category: str | None, plural: bool) -> dict[str, float]:
         """Objects of one category and number that may be substitutes at all, with their
-        corpus counts (computed once per category and number)."""
+        corpus counts (computed once per category and number). Colour words used as nouns
+        are also grouped under :data:`COLOUR_CATEGORY`."""
         key = (category, plural)
         found = self._by_category.get(key)
         if found is None:
@@ -301,6 +304,9 @@ class EditPlanner:
                             continue
                         group = (self.category(other), number)
                         self._by_category.setdefault(group, {})[other] = count
+                        if attribute_class(other) == "colour":
+                            colours = self._by_category.setdefault((COLOUR_CATEGORY, number), {})
+                            colours[other] = count
             found = self._by_category.setdefault(key, {})
         return found
 
@@ -311,9 +317,17 @@ class EditPlanner:
         key = (name, plural)
         if key not in self._surfaces:
             surface = self.scenes.surface(name, plural)
+            by_number = self.scenes.index["objects_by_number"]
             ok = (
                 surface is not None
                 and surface.isascii()
+                and not (  # "a short", "a pant": the singular of a plurale tantum is
+                    # rarely one thing, unless the corpus writes it so ("a glass")
+                    not plural
+                    and name + "s" in PLURALIA_TANTUM
+                    and by_number[False].get(name, 0) * 5
+                    < sum(by_number[n].get(name + "s", 0) for n in (False, True))
+                )
                 and len(surface.split()) == len(name.split())
                 and not self.wordnet.is_activity(name.split()[-1])
                 and not self.scenes.verb_like(name)
@@ -365,7 +379,10 @@ class EditPlanner:
             elif relation.object == index and relation.subject != index:
                 pools.append(index_["objects_of"].get(relation.predicate, Counter()))
                 frames.append(relation.predicate)
-        category = self.category(name)
+        # "one orange one blue", "dressed in blue": a colour named without a determiner is
+        # a colour, whatever WordNet's first sense ("orange" the fruit, "white" a person)
+        colour = attribute_class(written) == "colour" and not _after_determiner(graph, entity)
+        category = COLOUR_CATEGORY if colour else self.category(name)
         if category is None and not pools:
             return ()
         person = category == self.category("man")
@@ -420,6 +437,8 @@ class EditPlanner:
                 continue  # "playing on a field" -> not "on a park"
             if surface == written or self.wordnet.related(name, other):
                 continue
+            if colour and (colour_family(surface) == colour_family(written) or other in words):
+                continue  # "in blue" -> not "in navy"; "one orange one blue" -> not "blue"
             if near_synonyms(written, surface):
                 continue  # "hat" -> "cap": the same thing to a caption writer
             if (
@@ -694,6 +713,18 @@ def _frame(predicate: str) -> str:
     """The frame an object takes after ``predicate``: its last word ("stand on" -> "on",
     "ride" -> "ride")."""
     return predicate.rsplit(" ", 1)[-1]
+
+
+_DETERMINERS = frozenset({"DT", "PRP$", "POS", "PDT", "WP$"})
+
+
+def _after_determiner(graph: SceneGraph, entity) -> bool:
+    """Whether a determiner or possessive comes right before the entity's head ("an
+    orange": the fruit; "one orange", "in orange": the colour)."""
+    start = (entity.span or entity.head_span)[0]
+    before = [(s, t) for s, e, t in graph.tokens if e <= entity.head_span[0]]
+    inside = [t for s, t in before if s >= start]  # "a ripe orange"
+    return any(t in _DETERMINERS for t in [*inside, *[t for _, t in before[-1:]]])
 
 
 def _modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:

@@ -6,11 +6,12 @@ an odd scene ("a bulldozer on a tennis court"). :class:`CausalLM` loads any loca
 SmolLM2-135M) and gives summed token log-likelihoods. :class:`PlausibilityFilter` drops
 candidates whose *surprise*, NLL(negative) - NLL(positive) in nats, is above a threshold.
 
-With ``context_only=True`` (the default) the surprise is measured against the words'
-context-free likelihood: the LM's NLL of the replacement spans alone minus that of the
-original spans alone is subtracted, so a rare but fitting word ("a unicyclist") costs nothing
-for being rare, and a common word in the wrong scene costs its full surprise. This is the
-pointwise mutual information of the edit with its sentence, as in SLOR (Pauls & Klein 2012).
+The surprise is the whole sentence's ("raw"). ``context_only=True`` subtracts the
+replacement's context-free surprise (the LM's NLL of the replacement spans alone minus the
+original spans'), the pointwise mutual information of the edit with its sentence as in SLOR
+(Pauls & Klein 2012), so rarity alone costs nothing. On 200 independently labelled
+negatives of Flickr30K test captions the raw surprise separates bad from good (ROC AUC 0.69)
+and the context-only one does not (0.47), so raw is the default (docs/generate.md).
 
 Nothing here is on by default: ``tags generate --plausibility-lm DIR``. Judge the result with
 a different LM (or a blind read), never with the one that filtered.
@@ -29,7 +30,7 @@ from typing import Any
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 #: Default threshold of :class:`PlausibilityFilter` (nats of context surprise).
-DEFAULT_MAX_SURPRISE = 4.0
+DEFAULT_MAX_SURPRISE = 3.0
 
 
 def smollm2_path() -> str | None:
@@ -137,11 +138,12 @@ class PlausibilityFilter:
     Args:
         lm: a :class:`CausalLM` (or anything with its ``nll``).
         max_surprise: nats; candidates above are dropped.
-        context_only: subtract the edited spans' context-free surprise (see the module).
+        context_only: subtract the edited spans' context-free surprise (see the module;
+            off by default: it did not separate good from bad negatives).
     """
 
     def __init__(
-        self, lm: Any, max_surprise: float = DEFAULT_MAX_SURPRISE, context_only: bool = True
+        self, lm: Any, max_surprise: float = DEFAULT_MAX_SURPRISE, context_only: bool = False
     ):
         self.lm = lm
         self.max_surprise = max_surprise
