@@ -821,3 +821,49 @@ def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
     )
     assert planner._substitute_surface("short", False) is None
     assert planner._substitute_surface("apple", False) == "apple"
+
+
+def test_a_possessive_keeps_its_spelling(parser):
+    """From blind read 106: "a men 's volleyball game" -> "a boys 's volleyball game"."""
+    corpus = ["two men playing a game", "two boys playing a game", "two women playing a game"]
+    corpus = (
+        corpus * 3
+        + [
+            "people watch a men 's volleyball game",
+            "people watch a women 's volleyball game",
+            "people watch the boys ' volleyball game",
+        ]
+        * 2
+    )
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    graph = parser.parse("people watch a men 's volleyball game")
+    units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "men"]
+    found = {c.surface[0] for u in units for c in u.choices}
+    assert "women" in found and not any(s.endswith("s") for s in found)
+    graph = parser.parse("two men playing a game")
+    units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "men"]
+    assert "boys" in {c.surface[0] for u in units for c in u.choices}  # no possessive: fine
+
+
+def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
+    """"the girl with the ponytail" -> not "with the beard" (only women in the caption);
+    "lady" <-> "girl" may be the same young woman."""
+    import tags.negatives.planner as planner_module
+    from tags.negatives.lexical import persons_exclusive
+
+    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    corpus = ["a man with a beard", "a girl with a ponytail", "a woman with a bun"] * 3
+    corpus += ["a girl with a bun", "a man with a ponytail", "a boy with a bun"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+
+    def choices(text, word):
+        graph = parser.parse(text)
+        units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word]
+        return {c.surface[0] for u in units for c in u.choices}
+
+    assert "beard" not in choices("a girl with a ponytail", "ponytail")
+    assert "beard" in choices("a boy with a ponytail", "ponytail")  # no woman: fine
+    assert not persons_exclusive("lady", "girl") and not persons_exclusive("girls", "women")
+    assert persons_exclusive("boy", "man") and persons_exclusive("girl", "man")

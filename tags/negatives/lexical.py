@@ -235,11 +235,15 @@ PERSON_AGES = {
 
 
 _GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
+_GIRLS = frozenset({"girl", "girls"})
+_WOMEN = frozenset({"woman", "women", "lady", "ladies"})
 
 
 def persons_exclusive(a: str, b: str) -> bool:
     """Whether person nouns ``a`` and ``b`` cannot name the same person: different
     genders, or (when either has no gender) ages two classes apart."""
+    if {a, b} & _GIRLS and {a, b} & _WOMEN:
+        return False  # captions call young women girls (blind reads 101, 104, 108)
     if a in _GENDERED_NOUNS and b in _GENDERED_NOUNS:
         return True  # another gender, or the same gender at another age ("boy" -> "man")
     if a not in PERSON_AGES or b not in PERSON_AGES:

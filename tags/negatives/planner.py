@@ -368,6 +368,7 @@ class EditPlanner:
             return ()
         plural = is_plural(graph, entity.head_span)
         bare = not plural and is_bare(graph, entity)
+        possessive = graph.caption[entity.head_span[1] :].lstrip().startswith(("'s", "’s"))
         index_ = self.scenes.index
         pools: list[Counter] = []
         frames: list[str] = []  # predicates the object follows ("on" in "on a field")
@@ -408,6 +409,10 @@ class EditPlanner:
             # girl" -> not "a boy and a man"; "a woman and children" -> not "a toddler and")
             child = PERSON_AGES.get(written, 3) <= 1
             excluded |= {noun for noun, age in PERSON_AGES.items() if (age <= 1) != child}
+        # only men in the caption: no dress; only women: no beard ("the girl with the beard")
+        one_gender = MALE_MARKERS if words & FEMALE_NOUNS and not words & MALE_NOUNS else set()
+        if words & MALE_NOUNS and not words & FEMALE_NOUNS:
+            one_gender = FEMALE_MARKERS
         weights: Counter = Counter()
         usable = self._usable_objects(category, plural)
         if pools:  # only objects every pool attests: walk the smallest pool
@@ -427,6 +432,10 @@ class EditPlanner:
                 or not persons_exclusive(written, surface)  # "boy" -> not "toddler"
             ):
                 continue
+            if surface in one_gender:
+                continue
+            if possessive and surface.endswith("s"):
+                continue  # "a men 's game" -> not "a boys 's game"
             if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):
                 continue  # "pants" -> "jackets" would dress one person in several
             if set(other.split()) & set(name.split()) or _contains_word(other, name):
