@@ -847,7 +847,7 @@ def test_a_possessive_keeps_its_spelling(parser):
 
 
 def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
-    """"the girl with the ponytail" -> not "with the beard" (only women in the caption);
+    """ "the girl with the ponytail" -> not "with the beard" (only women in the caption);
     "lady" <-> "girl" may be the same young woman."""
     import tags.negatives.planner as planner_module
     from tags.negatives.lexical import persons_exclusive
@@ -866,4 +866,18 @@ def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     assert "beard" not in choices("a girl with a ponytail", "ponytail")
     assert "beard" in choices("a boy with a ponytail", "ponytail")  # no woman: fine
     assert not persons_exclusive("lady", "girl") and not persons_exclusive("girls", "women")
+    # adjacent shades of two families: "in gold" -> not "in orange" (read 111)
+    corpus = ["a man in a gold shirt", "a man in an orange shirt", "a man in a blue shirt"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    graph = parser.parse("a man in a gold shirt")
+    found = {c.surface[0] for u in planner.plan(graph) if u.type == "attribute" for c in u.choices}
+    assert "blue" in found and not {"orange", "an orange"} & found
+    # "allows a girl to pet a small animal": "pet" is a verb (read 111)
+    graph = parser.parse("An old man allows a girl to pet a small animal .")
+    pet = next(i for i, e in enumerate(graph.entities) if e.text == "pet")
+    assert planner_module._after_to(graph, graph.entities[pet])
+    assert planner.object_choices(graph, pet) == ()
+    graph = parser.parse("a boy walking to school")
+    assert not any(planner_module._after_to(graph, e) for e in graph.entities)
     assert persons_exclusive("boy", "man") and persons_exclusive("girl", "man")

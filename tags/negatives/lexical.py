@@ -683,6 +683,23 @@ def colour_family(value: str, noun: str | None = None) -> str:
     return family
 
 
+#: Shades of two families that one photo's writers use for the same colour (blind reads
+#: 110-111: "gold" / "orange" shirts, "beige" / "white" pants).
+ADJACENT_SHADES = frozenset(
+    frozenset(pair.split("/"))
+    for pair in ("gold/orange", "golden/orange", "beige/white", "beige/cream")
+)
+
+
+def same_colour(a: str, b: str, noun: str | None = None) -> bool:
+    """Whether colour values ``a`` and ``b`` may name the same colour: one family
+    (:func:`colour_family`) or adjacent shades (:data:`ADJACENT_SHADES`)."""
+    if colour_family(a, noun) == colour_family(b, noun):
+        return True
+    last = frozenset(v.lower().split()[-1] for v in (a, b) if v.split())
+    return last in ADJACENT_SHADES
+
+
 def attribute_class(value: str) -> str | None:
     """The class of an attribute value ("navy blue" -> colour), or ``None``."""
     words = value.lower().split()
@@ -887,6 +904,7 @@ def wordnet() -> WordNet | _NoWordNet:
 
 
 __all__ = [
+    "ADJACENT_SHADES",
     "AGED_NOUNS",
     "ATTRIBUTE_CLASSES",
     "CHILD_GROUP_NOUNS",
@@ -911,5 +929,6 @@ __all__ = [
     "garment_slot",
     "near_synonyms",
     "persons_exclusive",
+    "same_colour",
     "wordnet",
 ]

@@ -54,10 +54,10 @@ from tags.negatives.lexical import (
     STATE_OPPOSITES,
     YOUTH_WORDS,
     attribute_class,
-    colour_family,
     garment_slot,
     near_synonyms,
     persons_exclusive,
+    same_colour,
     wordnet,
 )
 from tags.negatives.scenes import (
@@ -364,6 +364,7 @@ class EditPlanner:
             or self.scenes.verb_like(written)  # "a helmet walks": a verb tagged as a noun
             or _mentioned_again(graph.caption, entity.head_span, written)  # "... the man"
             or _modifies_noun(graph, entity.head_span)  # "the boy band": a compound's modifier
+            or _after_to(graph, entity)  # "allows a girl to pet": a verb tagged as a noun
         ):
             return ()
         plural = is_plural(graph, entity.head_span)
@@ -446,7 +447,7 @@ class EditPlanner:
                 continue  # "playing on a field" -> not "on a park"
             if surface == written or self.wordnet.related(name, other):
                 continue
-            if colour and (colour_family(surface) == colour_family(written) or other in words):
+            if colour and (same_colour(surface, written) or other in words):
                 continue  # "in blue" -> not "in navy"; "one orange one blue" -> not "blue"
             if near_synonyms(written, surface):
                 continue  # "hat" -> "cap": the same thing to a caption writer
@@ -535,7 +536,7 @@ class EditPlanner:
                 continue  # "a wet street" may well be busy
             if not is_antonym and self.wordnet.related(value, other, "a"):
                 continue
-            if kind == "colour" and colour_family(other, name) == colour_family(value, name):
+            if kind == "colour" and same_colour(other, value, name):
                 continue  # "brown" -> "tan" may still be true
             surface = (self.scenes.attribute_surface(other),)
             if surface[0] == written:
@@ -736,6 +737,19 @@ def _after_determiner(graph: SceneGraph, entity) -> bool:
     return any(t in _DETERMINERS for t in [*inside, *[t for _, t in before[-1:]]])
 
 
+def _after_to(graph: SceneGraph, entity) -> bool:
+    """Whether a noun head right after "to" takes a determiner phrase of its own ("to pet a
+    small animal": the tagger's noun is a verb there; "to school", "next to a dog" are not)."""
+    start, end = entity.head_span
+    before = [(s, e) for s, e, _ in graph.tokens if e <= start]
+    after = [t for s, _, t in graph.tokens if s >= end]
+    return (
+        bool(before and after)
+        and graph.caption[slice(*before[-1])].lower() == "to"
+        and after[0] in {"DT", "PRP$"}
+    )
+
+
 def _modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
     """Whether a noun follows the object's head at once ("boy band", "tennis court"): the
     word is a compound's modifier, and its edit would leave the real head in place."""
@@ -843,7 +857,7 @@ def swap_candidates(
                 or kind == "number"
                 or attribute_class(b.value) != kind
                 or names[a.entity] == names[b.entity]
-                or (kind == "colour" and colour_family(a.value) == colour_family(b.value))
+                or (kind == "colour" and same_colour(a.value, b.value))
                 or a.value in values[b.entity]  # "a green and white jacket, white pants"
                 or b.value in values[a.entity]
                 or (similar is not None and similar(a.value, b.value))
