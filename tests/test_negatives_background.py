@@ -77,19 +77,19 @@ def test_rules_from_the_fifth_blind_read(parser):
     scenes = counts(
         parser,
         [
-            "children playing in a park",
-            "kids running in the park",
-            "a man sitting in a park",
-            "a dog in the park",
-            "people walking in a park",
+            "children playing in a desert",
+            "kids running in the desert",
+            "a man sitting in a desert",
+            "a dog in the desert",
+            "people walking in a desert",
             "a boy standing on a field",
             "children playing on a field",
             "a dog running on the field",
             "a man on a field",
             "a woman on the field",
-            "a dog on the park",
-            "a boy standing on a meadow",
-            "a dog running on the meadow",
+            "a dog on the desert",
+            "a boy standing on a pasture",
+            "a dog running on the pasture",
             "a woman cooking on a stove",
             "a pot on the stove",
             "a pan on a stove",
@@ -113,9 +113,10 @@ def test_rules_from_the_fifth_blind_read(parser):
         * 2,
     )
     planner = EditPlanner(scenes, min_count=2, fluency=0.0)
-    # a substitute must take the caption's preposition about as readily: "on a park" is rare
+    # a substitute must take the caption's preposition about as readily: "on a desert" is
+    # rare (park and meadow are near-synonyms of field since blind reads 101-103)
     field = choices(parser, planner, "a boy standing on a field")[("object", "field")]
-    assert ("meadow",) in field and ("park",) not in field  # "on the park": 1 in 6 uses
+    assert ("pasture",) in field and ("desert",) not in field  # "on the desert": 1 in 6 uses
     # a flipped preposition must be usual with the object: "under a stove" is 1 in 5
     units = choices(parser, planner, "a woman cooking on a stove")
     assert ("under",) not in units.get(("relation", "on"), [])
