@@ -78,6 +78,13 @@ def planner(vocab) -> EditPlanner:
     return EditPlanner(vocab.scenes, min_count=2)
 
 
+def substitutes(parser, planner, text, word) -> set[str]:
+    """The first surfaces of every planned substitute of the unit written ``word``."""
+    graph = parser.parse(text)
+    units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word]
+    return {c.surface[0] for u in units for c in u.choices}
+
+
 def plan(parser, planner, text):
     graph = parser.parse(text)
     return graph, {
@@ -802,9 +809,7 @@ def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
     planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
 
     def choices(text, word):
-        graph = parser.parse(text)
-        units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word]
-        return {c.surface[0] for u in units for c in u.choices}
+        return substitutes(parser, planner, text, word)
 
     colours = {"red", "green", "blue", "orange"}
     assert choices("two guys , one orange one blue , in kayaks", "orange") <= colours - {
@@ -859,9 +864,7 @@ def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
 
     def choices(text, word):
-        graph = parser.parse(text)
-        units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == word]
-        return {c.surface[0] for u in units for c in u.choices}
+        return substitutes(parser, planner, text, word)
 
     assert "beard" not in choices("a girl with a ponytail", "ponytail")
     assert "beard" in choices("a boy with a ponytail", "ponytail")  # no woman: fine
