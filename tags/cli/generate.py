@@ -160,8 +160,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar="NATS",
-        help=f"with --plausibility-lm: drop negatives whose context surprise over their "
-        f"caption is above this (default {DEFAULT_MAX_SURPRISE})",
+        help=f"with --plausibility-lm: drop negatives whose summed token NLL exceeds their "
+        f"caption's by more than this (default {DEFAULT_MAX_SURPRISE})",
     )
     gen.add_argument("--masking", choices=("unit", "word"), default="unit")
     gen.add_argument("--mask-ratio", type=float, default=0.15)
