@@ -410,10 +410,11 @@ class EditPlanner:
             # girl" -> not "a boy and a man"; "a woman and children" -> not "a toddler and")
             child = PERSON_AGES.get(written, 3) <= 1
             excluded |= {noun for noun, age in PERSON_AGES.items() if (age <= 1) != child}
-        # only men in the caption: no dress; only women: no beard ("the girl with the beard")
-        one_gender = MALE_MARKERS if words & FEMALE_NOUNS and not words & MALE_NOUNS else set()
-        if words & MALE_NOUNS and not words & FEMALE_NOUNS:
-            one_gender = FEMALE_MARKERS
+        # only women in the caption: no beard ("the girl with the beard"); only men: no dress
+        women, men = bool(words & FEMALE_NOUNS), bool(words & MALE_NOUNS)
+        one_gender = (
+            MALE_MARKERS if women and not men else FEMALE_MARKERS if men and not women else ()
+        )
         weights: Counter = Counter()
         usable = self._usable_objects(category, plural)
         if pools:  # only objects every pool attests: walk the smallest pool
@@ -728,24 +729,30 @@ def _frame(predicate: str) -> str:
 _DETERMINERS = frozenset({"DT", "PRP$", "POS", "PDT", "WP$"})
 
 
+def _tokens_before(graph: SceneGraph, entity) -> list[tuple[int, int, str]]:
+    """The caption's tokens that end before the entity's head."""
+    return [token for token in graph.tokens if token[1] <= entity.head_span[0]]
+
+
 def _after_determiner(graph: SceneGraph, entity) -> bool:
-    """Whether a determiner or possessive comes right before the entity's head ("an
-    orange": the fruit; "one orange", "in orange": the colour)."""
+    """Whether a determiner or possessive comes before the entity's head, inside its phrase
+    or right before it ("an orange", "a ripe orange": the fruit; "one orange", "in orange":
+    the colour)."""
+    before = _tokens_before(graph, entity)
     start = (entity.span or entity.head_span)[0]
-    before = [(s, t) for s, e, t in graph.tokens if e <= entity.head_span[0]]
-    inside = [t for s, t in before if s >= start]  # "a ripe orange"
-    return any(t in _DETERMINERS for t in [*inside, *[t for _, t in before[-1:]]])
+    return any(t in _DETERMINERS for s, _, t in before if s >= start) or bool(
+        before and before[-1][2] in _DETERMINERS
+    )
 
 
 def _after_to(graph: SceneGraph, entity) -> bool:
     """Whether a noun head right after "to" takes a determiner phrase of its own ("to pet a
     small animal": the tagger's noun is a verb there; "to school", "next to a dog" are not)."""
-    start, end = entity.head_span
-    before = [(s, e) for s, e, _ in graph.tokens if e <= start]
-    after = [t for s, _, t in graph.tokens if s >= end]
+    before = _tokens_before(graph, entity)
+    after = [t for s, _, t in graph.tokens if s >= entity.head_span[1]]
     return (
         bool(before and after)
-        and graph.caption[slice(*before[-1])].lower() == "to"
+        and graph.caption[before[-1][0] : before[-1][1]].lower() == "to"
         and after[0] in {"DT", "PRP$"}
     )
 

