@@ -884,3 +884,63 @@ def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     graph = parser.parse("a boy walking to school")
     assert not any(planner_module._after_to(graph, e) for e in graph.entities)
     assert persons_exclusive("boy", "man") and persons_exclusive("girl", "man")
+
+
+def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
+    """An object substitute must enter the original's relations with the other argument or
+    something of its category ("a child in a box" -> not "in a bottle"); "with no shirt" is
+    never "without no shirt"; a pronoun is never swapped ("near a him"); a lower-cased name
+    is no substitute ("in this brazil")."""
+    import tags.negatives.planner as planner_module
+
+    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    corpus = [
+        "a child in a box",
+        "a boy in a basket",
+        "water in a bottle",
+        "a man holding a bottle",
+        "a man holding a box",
+        "a man holding a basket",
+        "a dog in a box",
+        "a box on a table",
+        "a bottle on a table",
+        "a basket on a table",
+    ] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    found = substitutes(parser, planner, "a child in a box", "box")
+    assert "basket" in found  # a boy is in a basket: some person is
+    assert "bottle" not in found  # only water is ever in a bottle
+    assert planner._roles_fit("basket", [("object", "in", "child")])
+    assert not planner._roles_fit("bottle", [("object", "in", "child")])
+    assert planner._roles_fit("bottle", [("object", "in", "water")])  # the triple itself
+    assert not planner._roles_fit("bottle", [("object", "in", "qwzx")])  # no category
+    assert planner._roles_fit("box", [("subject", "on", "table")])
+    assert not planner._roles_fit("child", [("subject", "on", "table")])
+    # "with no dog": already a negation, no flip
+    corpus = ["a man with a dog", "a man without a dog", "a man with no dog"] * 3
+    corpus += ["a woman standing next to a man", "a man standing next to a woman"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    _, units = plan(parser, planner, "a man with a dog fishing")
+    assert units.get(("relation", "with")) == [("without",)]
+    _, units = plan(parser, planner, "a man with no dog fishing")
+    assert ("relation", "with") not in units
+    # a pronoun the parser resolved to an entity ("him" -> the man) is never swapped
+    graph = parser.parse("A man sitting on a statue outdoors , near a woman standing next to him .")
+    assert swap_candidates(graph, vocab.scenes) == []
+    graph = parser.parse(
+        "A man sitting on a statue outdoors , near a woman standing next to a man ."
+    )
+    assert swap_candidates(graph, vocab.scenes)  # the same relation between two nouns
+    # lower-cased names are no substitutes; a common noun with a named first sense is one
+    assert planner.wordnet.is_name("brazil") and planner.wordnet.is_name("seattle")
+    assert not planner.wordnet.is_name("jersey") and not planner.wordnet.is_name("city")
+    assert not planner._substitute_ok("brazil") and planner._substitute_ok("city")
+    # nobody becomes a baby ("a baby preparing food"), a baby may become someone else
+    corpus = ["a man preparing food", "a woman preparing food", "a baby preparing food"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    found = substitutes(parser, planner, "a man preparing food", "man")
+    assert "woman" in found and "baby" not in found
+    assert "man" in substitutes(parser, planner, "a baby preparing food", "baby")

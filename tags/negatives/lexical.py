@@ -725,6 +725,7 @@ class WordNet:
         self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
+        self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
 
     def after_fork(self) -> None:
@@ -760,6 +761,14 @@ class WordNet:
             return False
         senses = self._synsets(noun, "n", 1)
         return not senses or senses[0].lexname() == "noun.act"
+
+    def _is_name(self, noun: str) -> bool:
+        """Whether a noun names one thing, a WordNet instance ("brazil", "paris"): its first
+        sense is an instance and fewer than two of its senses are kinds of things ("jersey"
+        is also a garment and a breed: a common noun)."""
+        senses = self._synsets(noun, "n", 8)
+        kinds = [s for s in senses if not s.instance_hypernyms()]
+        return bool(senses) and bool(senses[0].instance_hypernyms()) and len(kinds) < 2
 
     def _closure_of(self, word: str, pos: str) -> frozenset[Any]:
         """The first sense and all its hypernyms."""
@@ -841,6 +850,9 @@ class _NoWordNet:
 
     def depth(self, noun: str) -> int | None:
         return None
+
+    def is_name(self, noun: str) -> bool:
+        return False
 
 
 def _data_root() -> str | None:
