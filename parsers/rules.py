@@ -270,7 +270,7 @@ class _Rules:
             ):
                 self.b.add_entity(t, [], name=PRONOUN_NAMES[t.lower_])
                 continue
-            if not self.is_noun(t):
+            if not self.is_noun(t) or self.verb_after_to(t):
                 continue
             lower = t.lower_
             of = next((c for c in self.kids(t) if c.dep_ == "prep" and c.lower_ == "of"), None)
@@ -289,6 +289,17 @@ class _Rules:
                 continue  # "on top of X": part of a multi-word preposition
             words = self.compound_words(t)
             self.b.add_entity(t, words)
+
+    def verb_after_to(self, t: Token) -> bool:
+        """Whether noun-tagged ``t`` is a verb after "to" that takes its own object ("allows
+        a girl to *pet* a small animal": the tagger reads "to" as a preposition); "to school",
+        "next to a dog" are nouns."""
+        doc = t.doc
+        return (
+            0 < t.i < len(doc) - 1
+            and doc[t.i - 1].lower_ == "to"
+            and doc[t.i + 1].tag_ in {"DT", "PRP$"}
+        )
 
     def adjective_kind(self, a: Token) -> str:
         return self.lexicon.adjective(a.lower_, self.b.lem(a.head))

@@ -184,3 +184,15 @@ def test_copulas_are_never_objects_and_tokens_carry_tags(parser):
     assert all(graph.caption[s:e] != "is" for _, spans in graph.units() for s, e in spans)
     assert graph.tags_in((6, 8)) == ["VBZ"]  # token tags after the repairs
     assert graph.tags_in(graph.entities[0].head_span) == ["NN"]
+
+
+def test_a_verb_after_to_is_no_object(parser):
+    """'allows a girl to pet/NN a small animal': the tagger reads "to" as a preposition
+    and "pet" as its noun; a noun after "to" that takes its own determiner phrase is a verb
+    (blind read 111). "to school", "next to a dog" keep their objects."""
+    graph = parser.parse("An old man allows a girl to pet a small animal .")
+    assert [e.name for e in graph.entities] == ["man", "girl", "animal"]
+    graph = parser.parse("a boy walking to school")
+    assert [e.name for e in graph.entities] == ["boy", "school"]
+    graph = parser.parse("a dog next to a cat")
+    assert [e.name for e in graph.entities] == ["dog", "cat"]

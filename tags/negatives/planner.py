@@ -371,7 +371,6 @@ class EditPlanner:
             or self.scenes.verb_like(written)  # "a helmet walks": a verb tagged as a noun
             or _mentioned_again(graph.caption, entity.head_span, written)  # "... the man"
             or _modifies_noun(graph, entity.head_span)  # "the boy band": a compound's modifier
-            or _after_to(graph, entity)  # "allows a girl to pet": a verb tagged as a noun
         ):
             return ()
         plural = is_plural(graph, entity.head_span)
@@ -796,18 +795,6 @@ def _after_determiner(graph: SceneGraph, entity) -> bool:
     start = (entity.span or entity.head_span)[0]
     return any(t in _DETERMINERS for s, _, t in before if s >= start) or bool(
         before and before[-1][2] in _DETERMINERS
-    )
-
-
-def _after_to(graph: SceneGraph, entity) -> bool:
-    """Whether a noun head right after "to" takes a determiner phrase of its own ("to pet a
-    small animal": the tagger's noun is a verb there; "to school", "next to a dog" are not)."""
-    before = _tokens_before(graph, entity)
-    after = [t for s, _, t in graph.tokens if s >= entity.head_span[1]]
-    return (
-        bool(before and after)
-        and graph.caption[before[-1][0] : before[-1][1]].lower() == "to"
-        and after[0] in {"DT", "PRP$"}
     )
 
 
