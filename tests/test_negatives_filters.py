@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from tags.negatives.filters import filter_candidates, is_false_negative, replaced_words
-from tags.negatives.selection import select, select_random, select_top_m
+from tags.negatives.selection import edit_kind, select, select_random, select_top_m
 from tags.negatives.types import Candidate, Edit, apply_edits
 
 POSITIVE = "A man rides a red bike ."
@@ -73,6 +73,26 @@ def test_select_top_m_by_score_and_seeded_sample():
     assert select_random(cands, 10, random.Random(0)) == cands
     with pytest.raises(ValueError):
         select_top_m(cands, [0.1], 1)
+
+
+def test_stratified_top_m_keeps_every_edit_kind():
+    """With ``stratify_types`` the kinds take turns (best kind first): the one relation
+    negative is kept although four attribute negatives outscore it."""
+    colours = [candidate(("attribute", "red", w, 14, 17)) for w in ("blue", "pink", "tan", "gray")]
+    relation = candidate(("relation", "rides", "pushes", 6, 11))
+    obj = candidate(("object", "bike", "car", 18, 22))
+    both = candidate(("attribute", "red", "blue", 14, 17), ("relation", "rides", "pushes", 6, 11))
+    cands = [*colours, relation, obj]
+    scores = [0.9, 0.8, 0.7, 0.6, 0.2, 0.5]
+    plain = [c for c, _ in select_top_m(cands, scores, 3)]
+    assert relation not in plain and obj not in plain
+    chosen = [c for c, _ in select_top_m(cands, scores, 3, stratify_types=True)]
+    assert chosen == [colours[0], obj, relation]
+    chosen = [c for c, _ in select_top_m(cands, scores, 5, stratify_types=True)]
+    assert chosen == [colours[0], obj, relation, colours[1], colours[2]]
+    assert [edit_kind(c) for c in (both, obj, colours[0])] == ["relation", "object", "attribute"]
+    picked = select(cands, 3, random.Random(0), scores=scores, stratify_types=True)
+    assert [c for c, _ in picked] == chosen[:3]
 
 
 def test_select_scores_each_candidate_once():

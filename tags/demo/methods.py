@@ -223,6 +223,16 @@ def _tags_dc(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
 
 
 @register_method(
+    "tags-dc-relations",
+    "cross",
+    "TAGS-DC, relation-rich synthetic mix (types balanced in masking and in the top-m)",
+)
+def _tags_dc_relations(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    synthetic = {"source": "dynamic", "balance_types": True, "stratify_types": True}
+    return _cross(budget, synthetic, dc=True)
+
+
+@register_method(
     "tags-dc-official", "cross", "TAGS-DC, official WoD class weights and WoC on edits only"
 )
 def _tags_dc_official(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,9 @@ class GenerationConfig:
         balance_types: each masked copy starts from a unit of a type drawn uniformly among
             the caption's types (object, attribute, relation) instead of a uniform unit, so
             its one relation is edited as often as its several attributes (off: the paper).
+        stratify_types: with a scorer, the top-m take turns by edit kind (relation,
+            object, attribute: the best of each, then the second best...) instead of the
+            plain top-m, which the many attribute candidates fill (off: the paper).
         masking: ``"unit"`` (scene-graph units) or ``"word"`` (ablation baseline).
         max_tokens: longer captions are cut at a word boundary (counted).
         batch_size: captions per processing batch.
@@ -75,6 +78,7 @@ class GenerationConfig:
     max_edits: int | None = None
     swaps: bool = True
     balance_types: bool = False
+    stratify_types: bool = False
     masking: str = "unit"
     max_tokens: int = 64
     batch_size: int = 64
@@ -431,7 +435,9 @@ class NegativeGenerator:
         self, w: _Work, job: RefillJob, kept: list, scores: list[float] | None
     ) -> list[NegativeRecord]:
         rng = random.Random(job.seed ^ 0x5E1EC7)
-        chosen = select(kept, self.config.top_m, rng, scores=scores)  # scored in _run
+        chosen = select(  # scored in _run
+            kept, self.config.top_m, rng, scores=scores, stratify_types=self.config.stratify_types
+        )
         if not chosen:
             self.stats.without_negatives += 1
         records = []

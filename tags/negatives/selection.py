@@ -29,14 +29,37 @@ def score_groups(
     return [list(scorer.score(texts, image)) for texts, image in groups]
 
 
+#: Edit types in the order :func:`edit_kind` names a candidate by (its rarest type first).
+_KINDS = ("relation", "object", "attribute")
+
+
+def edit_kind(candidate: Candidate) -> str:
+    """The kind a candidate counts as for type-stratified selection: ``relation`` when any
+    of its edits is a relation edit, else ``object``, else ``attribute`` (or ``other``)."""
+    types = {e.type for e in candidate.edits}
+    return next((kind for kind in _KINDS if kind in types), "other")
+
+
 def select_top_m(
-    candidates: Sequence[Candidate], scores: Sequence[float], m: int
+    candidates: Sequence[Candidate],
+    scores: Sequence[float],
+    m: int,
+    stratify_types: bool = False,
 ) -> list[tuple[Candidate, float]]:
-    """The ``m`` best-scored candidates, best first (ties keep generation order)."""
+    """The ``m`` best-scored candidates, best first (ties keep generation order). With
+    ``stratify_types`` the kinds of :func:`edit_kind` take turns: the best of each kind,
+    then the second best of each, and so on (kinds ordered by their best score), so the
+    one relation negative of a caption is kept next to its many attribute ones."""
     if len(scores) != len(candidates):
         raise ValueError(f"{len(scores)} scores for {len(candidates)} candidates")
-    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:m]
-    return [(candidates[i], float(scores[i])) for i in order]
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    if stratify_types:
+        queues: dict[str, list[int]] = {}
+        for i in order:  # kinds in order of their best candidate
+            queues.setdefault(edit_kind(candidates[i]), []).append(i)
+        turns = [q[rank] for rank in range(len(order)) for q in queues.values() if rank < len(q)]
+        order = turns
+    return [(candidates[i], float(scores[i])) for i in order[:m]]
 
 
 def select_random(candidates: Sequence[Candidate], m: int, rng: random.Random) -> list[Candidate]:
@@ -61,21 +84,22 @@ def select(
     scorer: PairScorer | None = None,
     image: Regions | None = None,
     scores: Sequence[float] | None = None,
+    stratify_types: bool = False,
 ) -> list[tuple[Candidate, float | None]]:
     """Top-m by ``scores`` when given (e.g. from :func:`score_groups`), or by ``scorer``
-    with ``image`` when both are given, else a seeded sample.
+    with ``image`` when both are given, else a seeded sample. ``stratify_types``: see
+    :func:`select_top_m` (scored selection only).
 
     Candidates must be unique already (the duplicate filter runs first), so every text is
     scored once.
     """
     if not candidates:
         return []
-    if scores is not None:
-        return select_top_m(candidates, scores, m)
-    if scorer is not None and image is not None:
+    if scores is None and scorer is not None and image is not None:
         scores = scorer.score([c.text for c in candidates], image)
-        return select_top_m(candidates, scores, m)
+    if scores is not None:
+        return select_top_m(candidates, scores, m, stratify_types)
     return [(c, None) for c in select_random(candidates, m, rng)]
 
 
-__all__ = ["PairScorer", "score_groups", "select", "select_random", "select_top_m"]
+__all__ = ["PairScorer", "edit_kind", "score_groups", "select", "select_random", "select_top_m"]

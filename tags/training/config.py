@@ -133,7 +133,9 @@ class SyntheticConfig:
     each other as one category instead of WordNet's (the demo sets the benchmark's shapes,
     whose first WordNet senses are other things). ``balance_types``: every masked copy starts
     from a unit of a uniformly drawn type, so relations are edited as often as attributes
-    (``false``: a uniform unit, the paper)."""
+    (``false``: a uniform unit, the paper). ``stratify_types``: the ITM head's top-m take
+    turns by edit kind (relation, object, attribute), so a caption's one relation negative
+    is kept next to its many attribute ones (``false``: the plain top-m, the paper)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -148,6 +150,7 @@ class SyntheticConfig:
     truth_audit: str | None = None
     noun_classes: dict[str, list[str]] | None = None
     balance_types: bool = False
+    stratify_types: bool = False
 
 
 @dataclass

@@ -195,6 +195,7 @@ class EngineSource:
                 masking=cfg.masking,
                 max_edits=getattr(cfg, "max_edits", None),
                 balance_types=getattr(cfg, "balance_types", False),
+                stratify_types=getattr(cfg, "stratify_types", False),
                 swaps=False,
                 max_tokens=max(self.max_length - 2, 1),
                 seed=request.seed,
