@@ -931,6 +931,16 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
         "A man sitting on a statue outdoors , near a woman standing next to a man ."
     )
     assert swap_candidates(graph, vocab.scenes)  # the same relation between two nouns
+    # a symmetric relation between two bare nouns holds both ways: no swap ...
+    corpus = ["a dog next to a cat", "a cat next to a dog", "a dog chasing a cat"] * 3
+    corpus += ["a cat chasing a dog", "a woman kissing a man", "a man kissing a woman"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    assert swap_candidates(parser.parse("a dog next to a cat"), vocab.scenes) == []
+    assert swap_candidates(parser.parse("a dog chasing a cat"), vocab.scenes)
+    # ... unless a swap moves what describes them ("a black dog next to a white cat")
+    assert swap_candidates(parser.parse("a dog next to a cat on a bench"), vocab.scenes)
+    # no swap of a man and a woman where the caption names what only one of them wears
+    assert swap_candidates(parser.parse("a woman in a bikini kissing a man"), vocab.scenes) == []
     # lower-cased names are no substitutes; a common noun with a named first sense is one
     assert planner.wordnet.is_name("brazil") and planner.wordnet.is_name("seattle")
     assert not planner.wordnet.is_name("jersey") and not planner.wordnet.is_name("city")

@@ -836,6 +836,26 @@ def _with_clause(graph: SceneGraph, entity) -> bool:
     return bool(after) and after[0] in _CLAUSE_TAGS
 
 
+#: Prepositions and verbs whose relation holds both ways ("next to", "with", "kiss").
+SYMMETRIC_WORDS = ("next to", "near", "beside", "by", "with", "close to", "across from")
+SYMMETRIC_VERBS = frozenset({"kiss", "hug", "meet", "marry", "embrace", "face"})
+
+
+def _symmetric(predicate: str) -> bool:
+    """Whether a relation holds both ways, so a swap of two bare nouns may still be true."""
+    return predicate.split()[0] in SYMMETRIC_VERBS or any(
+        predicate == w or predicate.endswith(" " + w) for w in SYMMETRIC_WORDS
+    )
+
+
+def _described(graph: SceneGraph, entity: int, relation) -> bool:
+    """Whether an entity has an attribute or a relation other than ``relation``: a swap
+    then moves what describes it ("the woman in the red dress dancing with the man")."""
+    return bool(graph.attributes_of(entity)) or any(
+        r is not relation and entity in (r.subject, r.object) for r in graph.relations
+    )
+
+
 def _nouns_only(graph: SceneGraph, span: CharSpan) -> bool:
     """Whether every token of ``span`` is tagged a common noun (not a pronoun the parser
     resolved to an entity: "next to *him*", nor a proper name)."""
@@ -955,6 +975,16 @@ def swap_candidates(
         p = relation.predicate
         if not scenes.triples.get((names[o], p, names[s])):
             continue  # only swaps the corpus has seen the other way round ("a karate in a man")
+        if (
+            _symmetric(p)
+            and not _described(graph, s, relation)
+            and not _described(graph, o, relation)
+        ):
+            continue  # "a child walks next to a woman" -> "a woman walks next to a child"
+        if {names[s], names[o]} & (MALE_NOUNS | FEMALE_NOUNS) and set(text.lower().split()) & (
+            FEMALE_MARKERS | MALE_MARKERS
+        ):
+            continue  # "a woman in a bikini serving a man" -> not "a man in a bikini"
         if category is not None and category(names[s]) != category(names[o]):
             continue  # a dog chasing a cat, not a man in a karate
         if any(
