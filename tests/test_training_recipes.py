@@ -15,6 +15,7 @@ from tags.mining import OfflineNegatives, build_offline_negatives
 from tags.modeling import TagsModel, tiny_mlm_path
 from tags.training import get_recipe, list_recipes, register_recipe, training_function
 from tags.training.factory import create_tokenizer
+from tags.training.loop import phase_dir
 from tags.training.recipes import Recipe
 
 
@@ -361,6 +362,52 @@ def test_retrieval_evaluation_at_phase_ends(tmp_path, mode):
     assert [r["step"] for r in evals] == [2, 3]  # the two phase ends
     assert 0 <= evals[-1]["eval/i2t_r1"] <= 100 and evals[-1]["eval/rsum"] > 0
     assert result.last_metrics["eval/rsum"] == evals[-1]["eval/rsum"]
+
+
+def test_early_stopping_keeps_the_best_weights(tmp_path):
+    """``eval.patience``: the run stops after that many evaluations without a new best
+    ``eval.metric``; ``best/`` and ``model/`` hold the best evaluated weights, and a resumed
+    stopped run stays stopped. Phase b has lr 0, so its evaluations cannot improve."""
+    from tags.data import write_synthetic_dataset
+
+    held_out = write_synthetic_dataset(
+        tmp_path / "val", num_images=4, captions_per_image=2, layout="karpathy", split="val"
+    )
+    run = tmp_path / "run"
+    overrides = [
+        "phases=[{name: a, steps: 2, lr: 1.0e-2}, {name: b, steps: 6, lr: 0.0}]",
+        f"eval.captions={held_out['captions']}",
+        f"eval.features={held_out['features']}",
+        "eval.split=val",
+        "eval.every=1",
+        "eval.patience=2",
+    ]
+    result = training_function(tiny_config("vse", run, *overrides))
+    evals = [(r["step"], r["eval/rsum"]) for r in rows(run) if "eval/rsum" in r]
+    best, stale, stopped = float("-inf"), 0, None
+    for step, value in evals:  # the rule, replayed on the logged evaluations
+        best, stale = (value, 0) if value > best else (best, stale + 1)
+        if stale >= 2:
+            stopped = step
+            break
+    assert stopped is not None and stopped <= 4  # phase b cannot improve: 2 more evals
+    assert result.state.step == stopped == evals[-1][0] < 8
+    best_step = max(evals, key=lambda e: (e[1], -e[0]))[0]
+    assert result.state.best_step == best_step and result.state.best == max(v for _, v in evals)
+    best_model = TagsModel.from_pretrained(run / "best")
+    assert state_dict_close(best_model, TagsModel.from_pretrained(run / "model")) == 0
+    assert state_dict_close(best_model, result.model) == 0
+    if best_step < 2:  # the weights after phase a (the last ones) are not the best
+        last = TagsModel.from_pretrained(phase_dir(run, 0, "a"))
+        with pytest.raises(AssertionError):
+            state_dict_close(best_model, last)
+    again = training_function(tiny_config("vse", run, *overrides, "resume_from=latest"))
+    assert again.state.step == stopped
+    assert len([r for r in rows(run) if "eval/rsum" in r]) == len(evals)
+    with pytest.raises(ValueError, match=r"eval\.metric 'nope' is not an evaluation metric"):
+        training_function(tiny_config("vse", tmp_path / "bad", *overrides, "eval.metric=nope"))
+    with pytest.raises(ValueError, match="need an evaluation"):
+        tiny_config("vse", tmp_path / "bad2", "eval.patience=1")
 
 
 @pytest.mark.parametrize("init", ["random", "mlm"])

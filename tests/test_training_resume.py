@@ -53,7 +53,8 @@ def test_vse_resume_with_fne_queue_and_dropout(tmp_path):
     ca, cb = checkpoint_dirs(tmp_path / "a")[-1], checkpoint_dirs(tmp_path / "b")[-1]
     # registered: 0 scheduler, 1 train state, 2 miner (FNE stats), 3 momentum, 4 queue
     assert custom_state(cb, 1) == {
-        "step": 6, "epoch": 0, "batch_in_epoch": 6, "phase": 0, "skipped": 0
+        "step": 6, "epoch": 0, "batch_in_epoch": 6, "phase": 0, "skipped": 0,
+        "best": float("-inf"), "best_step": 0, "stale": 0,  # no evaluation in this run
     }  # fmt: skip
     for index in (2, 4):
         sa, sb = custom_state(ca, index), custom_state(cb, index)

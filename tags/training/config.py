@@ -227,7 +227,11 @@ class PretrainConfig:
 @dataclass
 class EvalConfig:
     """Retrieval evaluation on a held-out split (off unless ``captions`` is set): at every
-    phase end and every ``every`` steps (0: phase ends only)."""
+    phase end and every ``every`` steps (0: phase ends only). ``metric`` (a key of the
+    evaluation, higher is better: ``rsum``, ``i2t_r1``...) is tracked: ``keep_best`` saves
+    the best evaluated weights to ``OUTPUT/best``; ``patience`` > 0 stops the run after that
+    many evaluations without a new best (early stopping; ``best`` is then kept, and
+    ``OUTPUT/model`` holds the best weights, not the last ones)."""
 
     captions: str | None = None
     features: str | None = None
@@ -240,6 +244,9 @@ class EvalConfig:
     topk: int = 128
     batch_size: int = 256
     every: int = 0
+    metric: str = "rsum"
+    patience: int = 0
+    keep_best: bool = False
 
 
 @dataclass
@@ -511,6 +518,10 @@ def validate(config: TrainConfig) -> TrainConfig:
         )
     if config.eval.captions and not (config.eval.features or config.eval.images):
         raise ConfigError("eval.captions needs eval.features (or eval.images for raw images)")
+    if config.eval.patience < 0:
+        raise ConfigError("eval.patience must be >= 0 (0: no early stopping)")
+    if (config.eval.patience or config.eval.keep_best) and not config.eval.captions:
+        raise ConfigError("eval.patience / eval.keep_best need an evaluation (eval.captions)")
     get_recipe(config.recipe).validate(config)
     return config
 

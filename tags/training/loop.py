@@ -38,6 +38,7 @@ from tags.training.tracking import JsonlTracker, tensorboard_available
 
 CHECKPOINTS = "checkpoints"
 COMPLETE = "COMPLETE"
+BEST = "best"  # the best evaluated weights (eval.keep_best, eval.patience)
 
 
 @dataclass
@@ -286,6 +287,11 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     bounds = phase_bounds(steps)
     total = sum(steps)
     stop = min(total, config.max_steps) if config.max_steps else total
+    keep_best = config.eval.keep_best or bool(config.eval.patience)
+    # a run that stopped early stays stopped when resumed
+    early_stopped = bool(config.eval.patience) and state.stale >= config.eval.patience
+    if early_stopped:
+        stop = state.step
     progress = tqdm(
         total=total, initial=state.step, disable=not (main and config.progress_bar), desc="train"
     )
@@ -311,6 +317,32 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
             optimizer.optimizer.state.clear()
         recipe.phase_weights_ready(index, phase, module)
         state.phase = index
+
+    def save_model(target: Path) -> None:
+        """The model (with its tokenizer, and a backend's processor) as a usable folder."""
+        if main:
+            recipe.tags_model(module).save_pretrained(target)
+            tokenizer.save_pretrained(target)
+            if parts is not None:  # issue 12: the processor beside it
+                parts.save_processor(target, recipe)
+        accelerator.wait_for_everyone()
+
+    def track_best(scores: dict[str, float]) -> bool:
+        """Update the best ``eval.metric`` (saving ``best/`` when asked); True when early
+        stopping says stop."""
+        key = f"eval/{config.eval.metric}"
+        if key not in scores:
+            raise ConfigError(
+                f"eval.metric {config.eval.metric!r} is not an evaluation metric: "
+                f"{sorted(k.removeprefix('eval/') for k in scores)}"
+            )
+        if scores[key] > state.best:
+            state.best, state.best_step, state.stale = scores[key], state.step, 0
+            if keep_best:
+                save_model(output_dir / BEST)
+        else:
+            state.stale += 1
+        return bool(config.eval.patience) and state.stale >= config.eval.patience
 
     def save_checkpoint() -> Path:
         path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
@@ -403,14 +435,11 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
                 tracker.log({"phase": state.phase, **scores}, state.step)
                 if use_tb:
                     accelerator.log(scores, step=state.step)
+                if track_best(scores):
+                    stop = state.step  # early stopping: checkpoint and leave below
+                    early_stopped = True
             if phase_end:
-                if main:
-                    target = phase_dir(output_dir, state.phase, phase.name)
-                    recipe.tags_model(module).save_pretrained(target)
-                    tokenizer.save_pretrained(target)
-                    if parts is not None:  # issue 12: the processor beside it
-                        parts.save_processor(target, recipe)
-                accelerator.wait_for_everyone()
+                save_model(phase_dir(output_dir, state.phase, phase.name))
             if (
                 (config.save_every and state.step % config.save_every == 0)
                 or phase_end
@@ -426,17 +455,21 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
 
     progress.close()
     tags_model = recipe.tags_model(module)
-    if state.step < total:  # max_steps: the weights so far, as a usable model
+    if early_stopped:  # the best evaluated weights are the run's model
+        accelerator.print(
+            f"early stopping at step {state.step} of {total}: eval/{config.eval.metric} has not "
+            f"improved in {state.stale} evaluations (eval.patience={config.eval.patience}); "
+            f"best {state.best:.2f} at step {state.best_step}, kept in {output_dir / BEST}"
+        )
+        _load_weights(tags_model, output_dir / BEST)
+        recipe.load_extras(output_dir / BEST)
+    elif state.step < total:  # max_steps: the weights so far, as a usable model
         accelerator.print(
             f"stopped at step {state.step} of {total} (max_steps): {output_dir / 'model'} holds "
             "the weights so far; resume_from=latest continues the run"
         )
-    if state.step >= stop and main:
-        tags_model.save_pretrained(output_dir / "model")
-        tokenizer.save_pretrained(output_dir / "model")
-        if parts is not None:  # issue 12: the processor beside it
-            parts.save_processor(output_dir / "model", recipe)
-    accelerator.wait_for_everyone()
+    if state.step >= stop:
+        save_model(output_dir / "model")
     if use_tb:
         accelerator.end_training()
     return TrainResult(output_dir, state, tags_model, last, saved)
