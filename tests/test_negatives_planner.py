@@ -952,3 +952,20 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
     found = substitutes(parser, planner, "a man preparing food", "man")
     assert "woman" in found and "baby" not in found
     assert "man" in substitutes(parser, planner, "a baby preparing food", "baby")
+
+
+def test_made_things_have_no_posture(parser, monkeypatch):
+    """Posture and locomotion verbs swap only for people and animals: "a truck is standing
+    on a street" -> not "sitting on" (blind read 221: a parked truck "sits" as well)."""
+    import tags.negatives.planner as planner_module
+
+    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    corpus = ["a truck standing on a street", "a truck sitting on a street"] * 3
+    corpus += ["a dog standing on a street", "a dog sitting on a street"] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    assert planner.wordnet.is_artifact("truck") and not planner.wordnet.is_artifact("dog")
+    _, units = plan(parser, planner, "a dog standing on a street")
+    assert ("sitting on",) in units[("relation", "standing on")]
+    _, units = plan(parser, planner, "a truck standing on a street")
+    assert ("sitting on",) not in units.get(("relation", "standing on"), [])

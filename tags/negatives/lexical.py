@@ -770,6 +770,10 @@ class WordNet:
         kinds = [s for s in senses if not s.instance_hypernyms()]
         return bool(senses) and bool(senses[0].instance_hypernyms()) and len(kinds) < 2
 
+    def is_artifact(self, noun: str) -> bool:
+        """Whether a noun's first sense is a made thing ("truck", "chair"): no posture."""
+        return any(s.name() == "artifact.n.01" for s in self._closure(noun, "n"))
+
     def _closure_of(self, word: str, pos: str) -> frozenset[Any]:
         """The first sense and all its hypernyms."""
         out: set[Any] = set()
@@ -852,6 +856,9 @@ class _NoWordNet:
         return None
 
     def is_name(self, noun: str) -> bool:
+        return False
+
+    def is_artifact(self, noun: str) -> bool:
         return False
 
 

@@ -669,6 +669,7 @@ class EditPlanner:
             return ()
         verb = predicate.split()[0]
         index = self.scenes.index
+        made = self.wordnet.is_artifact(subject)  # "a truck standing on": not a posture
         with_subject = index["predicates_of_subject"].get(subject, Counter())
         with_object = index["predicates_of_object"].get(obj, Counter())
         weights: Counter = Counter()
@@ -685,6 +686,7 @@ class EditPlanner:
                 verb in EXCLUSIVE_VERBS
                 and other.split()[0] in EXCLUSIVE_VERBS
                 and other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
+                and not made
             )
             if not (flip or exclusive):
                 continue  # other verbs are often compatible ("sitting" / "working")
