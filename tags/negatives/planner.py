@@ -215,6 +215,7 @@ class EditPlanner:
         self._written: frozenset[tuple[str, str]] | None = None
         self._frames: dict[str, Counter] = {}
         self._partner_index: dict[tuple[str, str, str], tuple[str, ...]] | None = None
+        self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
         self._surfaces: dict[tuple[str, bool], str | None] = {}
 
     def prepare(self) -> None:
@@ -596,16 +597,26 @@ class EditPlanner:
         for role, predicate, other in roles:
             if role == "subject":
                 triple = (substitute, predicate, other)
-                partners = self._partners().get(("object", substitute, predicate), ())
+                key = ("object", substitute, predicate)
             else:
                 triple = (other, predicate, substitute)
-                partners = self._partners().get(("subject", predicate, substitute), ())
+                key = ("subject", predicate, substitute)
             if self.scenes.triples.get(triple):
                 continue
             category = self.category(other)
-            if category is None or all(self.category(p) != category for p in partners):
+            if category is None or category not in self._partner_categories(key):
                 return False
         return True
+
+    def _partner_categories(self, key: tuple[str, str, str]) -> frozenset[str | None]:
+        """The categories of the arguments the corpus puts in relation ``key``: ``("subject",
+        predicate, object)`` -> the subjects' categories, ``("object", subject, predicate)``
+        -> the objects' (cached per key)."""
+        found = self._partner_cache.get(key)
+        if found is None:
+            names = self._partners().get(key, ())
+            found = self._partner_cache[key] = frozenset(self.category(n) for n in names)
+        return found
 
     def _partners(self) -> dict[tuple[str, str, str], tuple[str, ...]]:
         """``("subject", predicate, object)`` -> the subjects the corpus puts in that
