@@ -221,3 +221,20 @@ def test_truth_audit_shares_are_aggregated_and_tabled():
     assert "synthetic_true" not in summary["hardest"]
     table = results_markdown(summary, BUDGETS["small"], [0, 1])
     assert "| tags-dc | 20.0 ± 14.1 | 20.0 ± 14.1 |" in table
+
+
+def test_early_stopping_on_val_is_a_budget_option(tmp_path):
+    """``patience`` with a val split: every fine-tuning evaluates val RSum during training
+    and stops early; without a val split (or patience) nothing is evaluated in training."""
+    import dataclasses
+
+    budget = dataclasses.replace(BUDGETS["small"], val_images=20, patience=2)
+    for name in ("hardest", "tags-dc", "vse-hardest"):
+        config = config_from_dict(method_config(name, budget, DATA, tmp_path / name, 0, ASSETS))
+        assert config.eval.split == "val" and config.eval.patience == 2
+        assert config.eval.every == budget.steps // 6 and config.eval.metric == "rsum"
+        assert config.eval.mode == get_method(name).family
+    budget = dataclasses.replace(budget, eval_every=10)
+    assert method_config("hardest", budget, DATA, tmp_path, 0, ASSETS)["eval"]["every"] == 10
+    for budget in (BUDGETS["small"], dataclasses.replace(BUDGETS["small"], patience=2)):
+        assert "eval" not in method_config("hardest", budget, DATA, tmp_path, 0, ASSETS)

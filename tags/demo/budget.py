@@ -12,7 +12,10 @@ class Budget:
     from scratch with ``init_std``), then every method gets the same ``steps`` of
     fine-tuning (TAGS-DC splits them into NSG ``steps - dc_steps`` and NSGDC ``dc_steps``).
     ``val_images`` > 0 adds a val split, on which every run is also evaluated (for choosing
-    ``lr`` and ``istm_weight``, the L_ISTM weight, never on test)."""
+    ``lr`` and ``istm_weight``, the L_ISTM weight, never on test); with ``patience`` > 0
+    each fine-tuning also evaluates val RSum every ``eval_every`` steps (0: a sixth of
+    ``steps``) and stops early after ``patience`` evaluations without a new best, keeping the
+    best weights (``eval.patience`` of the training config)."""
 
     name: str
     train_images: int
@@ -33,6 +36,8 @@ class Budget:
     pretrain_batch_size: int
     init_std: float = 0.08
     val_images: int = 0
+    patience: int = 0
+    eval_every: int = 0
     istm_weight: float = 1.0
     itm_sampling: str = "random"
     queue_size: int = 256

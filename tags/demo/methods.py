@@ -140,6 +140,16 @@ def method_config(
         "model": {"source": "tags", "path": str(assets["pretrained"]), "dropout": 0.0},
         **built,
     }
+    if budget.val_images and budget.patience:  # early stopping on val RSum, never on test
+        raw["eval"] = {
+            "captions": str(data.captions),
+            "features": str(data.features),
+            "split": "val",
+            "mode": spec.family,
+            "every": budget.eval_every or max(1, budget.steps // 6),
+            "metric": "rsum",
+            "patience": budget.patience,
+        }
     scenes = getattr(data, "scenes", None)  # a shapes benchmark: audit the retrieved negatives
     if scenes is not None and raw["recipe"] == "tags-dc":
         raw["tags_dc"]["truth_scenes"] = str(scenes)

@@ -93,7 +93,8 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
     for name in ("result.json", TRAINED):
         cached = _cached(out / name, raw)
         if cached is not None:
-            return {k: cached[k] for k in ("config", "resolved_config", "train_s", "model_dir")}
+            keys = ("config", "resolved_config", "train_s", "model_dir", "steps_run", "best_step")
+            return {k: cached[k] for k in keys if k in cached}
     config = config_from_dict(raw)
     clear_run(out)  # a stale or unfinished run of this demo step (tags train refuses to mix)
     t = time.perf_counter()
@@ -103,6 +104,9 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
         "resolved_config": resolved_config(raw),
         "train_s": time.perf_counter() - t,
         "model_dir": str(Path(trained.output_dir) / "model"),
+        # the last optimizer step and the best evaluated one (early stopping; 0: no eval)
+        "steps_run": trained.state.step,
+        "best_step": trained.state.best_step,
     }
     _write_json(out / TRAINED, record)
     return record
@@ -131,6 +135,7 @@ def evaluate_run(trained: dict[str, Any], family: str, data: Any, budget: Budget
         **metrics,
         **({"truth_audit": truth} if truth else {}),
         "train_s": trained["train_s"],
+        **{k: trained[k] for k in ("steps_run", "best_step") if k in trained},
         "evaluate_s": time.perf_counter() - t,
         "model_dir": trained["model_dir"],
     }
