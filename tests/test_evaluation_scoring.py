@@ -256,7 +256,11 @@ def _distributed_main() -> None:
     assert result.metrics == retrieval_metrics(
         *pair_alone[:1], texts.txt2img, t2i_sims=pair_alone[1]
     )
+    accelerator.wait_for_everyone()
     print(f"rank {accelerator.process_index}: OK", flush=True)
+    # tear gloo down explicitly: exiting with a live process group can abort at shutdown
+    # ("terminate called without an active exception" on a loaded machine)
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -54,7 +54,10 @@ def main(out: Path, *paths: str) -> None:
         raise SystemExit(f"stopped at step {result.state.step}")
     if torch.distributed.get_rank() == 0:
         torch.save(result.model.state_dict(), out / "clip.pt")
+    torch.distributed.barrier()
     print(f"rank {torch.distributed.get_rank()}: OK", flush=True)
+    # tear gloo down explicitly: exiting with a live process group can abort at shutdown
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
