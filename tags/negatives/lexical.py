@@ -484,6 +484,22 @@ EXCLUSIVE_VERBS = frozenset(
 )
 
 #: Spatial and comitative prepositions that may be replaced, with their opposites first.
+#: Words that already negate what follows ("with no shirt": never "without no shirt").
+NEGATORS = frozenset({"no", "not", "without", "never", "nothing"})
+
+#: Prepositions and verbs whose relation holds both ways ("next to", "with", "kiss").
+SYMMETRIC_PREPOSITIONS = ("next to", "near", "beside", "by", "with", "close to", "across from")
+SYMMETRIC_VERBS = frozenset({"kiss", "hug", "meet", "marry", "embrace", "face"})
+
+
+def symmetric(predicate: str) -> bool:
+    """Whether a relation holds both ways ("walk next to", "kiss"), so swapping two bare
+    nouns around it may still be true."""
+    return predicate.split()[0] in SYMMETRIC_VERBS or any(
+        predicate == w or predicate.endswith(" " + w) for w in SYMMETRIC_PREPOSITIONS
+    )
+
+
 PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "on": ("under", "beside", "next to"),
     "onto": ("off",),
@@ -936,6 +952,7 @@ __all__ = [
     "MALE_MARKERS",
     "MALE_NOUNS",
     "NEAR_SYNONYMS",
+    "NEGATORS",
     "NEVER_EDIT",
     "NUMBER_VALUES",
     "PERSON_AGES",
@@ -943,11 +960,14 @@ __all__ = [
     "PLURALIA_TANTUM",
     "PREPOSITION_OPPOSITES",
     "STATE_OPPOSITES",
+    "SYMMETRIC_PREPOSITIONS",
+    "SYMMETRIC_VERBS",
     "WordNet",
     "attribute_class",
     "garment_slot",
     "near_synonyms",
     "persons_exclusive",
     "same_colour",
+    "symmetric",
     "wordnet",
 ]

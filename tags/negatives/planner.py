@@ -45,6 +45,7 @@ from tags.negatives.lexical import (
     GENERIC_NOUNS,
     MALE_MARKERS,
     MALE_NOUNS,
+    NEGATORS,
     NEVER_EDIT,
     NUMBER_VALUES,
     PERSON_AGES,
@@ -58,6 +59,7 @@ from tags.negatives.lexical import (
     near_synonyms,
     persons_exclusive,
     same_colour,
+    symmetric,
     wordnet,
 )
 from tags.negatives.scenes import (
@@ -75,9 +77,6 @@ CharSpan = tuple[int, int]
 
 #: Predicates never edited: copulas, possession and clothing read from "in"/"with".
 FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
-
-#: Words that already negate what follows ("with no shirt": never "without no shirt").
-NEGATORS = frozenset({"no", "not", "without", "never", "nothing"})
 
 #: Pronouns that fix a person's gender elsewhere in the caption.
 _GENDERED = frozenset(["he", "him", "his", "himself", "she", "her", "hers", "herself"])
@@ -359,11 +358,9 @@ class EditPlanner:
         entity = graph.entities[index]
         name = entity.name.lower()
         written = normal(graph.caption[slice(*entity.head_span)])
-        tags = graph.tags_in(entity.head_span)
         if (
-            not tags
-            or not all(t in ("NN", "NNS") for t in tags)  # no proper names ("Nike shirt")
-            or len(tags) > 3
+            not _nouns_only(graph, entity.head_span)  # no proper names ("Nike shirt")
+            or len(graph.tags_in(entity.head_span)) > 3
             or not _words_ok(written)
             or name in GENERIC_NOUNS
             or not name.replace(" ", "").isalpha()
@@ -849,18 +846,6 @@ def _with_clause(graph: SceneGraph, entity) -> bool:
     return bool(after) and after[0] in _CLAUSE_TAGS
 
 
-#: Prepositions and verbs whose relation holds both ways ("next to", "with", "kiss").
-SYMMETRIC_WORDS = ("next to", "near", "beside", "by", "with", "close to", "across from")
-SYMMETRIC_VERBS = frozenset({"kiss", "hug", "meet", "marry", "embrace", "face"})
-
-
-def _symmetric(predicate: str) -> bool:
-    """Whether a relation holds both ways, so a swap of two bare nouns may still be true."""
-    return predicate.split()[0] in SYMMETRIC_VERBS or any(
-        predicate == w or predicate.endswith(" " + w) for w in SYMMETRIC_WORDS
-    )
-
-
 def _described(graph: SceneGraph, entity: int, relation) -> bool:
     """Whether an entity has an attribute or a relation other than ``relation``: a swap
     then moves what describes it ("the woman in the red dress dancing with the man")."""
@@ -989,7 +974,7 @@ def swap_candidates(
         if not scenes.triples.get((names[o], p, names[s])):
             continue  # only swaps the corpus has seen the other way round ("a karate in a man")
         if (
-            _symmetric(p)
+            symmetric(p)
             and not _described(graph, s, relation)
             and not _described(graph, o, relation)
         ):

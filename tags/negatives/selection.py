@@ -57,8 +57,7 @@ def select_top_m(
         queues: dict[str, list[int]] = {}
         for i in order:  # kinds in order of their best candidate
             queues.setdefault(edit_kind(candidates[i]), []).append(i)
-        turns = [q[rank] for rank in range(len(order)) for q in queues.values() if rank < len(q)]
-        order = turns
+        order = [q[rank] for rank in range(len(order)) for q in queues.values() if rank < len(q)]
     return [(candidates[i], float(scores[i])) for i in order[:m]]
 
 
