@@ -29,6 +29,7 @@ ASSETS = {
 def test_registry_lists_every_compared_method():
     cross = {"hardest", "oracle", "tags", "tags-dc", "tags-dc-official", "tags-dc-word"}
     cross |= {"tags-dc-static", "tags-dc-fne", "tags-dc-selhn", "tags-dc-relations"}
+    cross |= {"tags-roles", "tags-dc-roles"}
     dual = {"all", "vse-hardest", "selhn", "fne", "aoq", "ndgl"}
     assert set(list_methods("cross")) == cross
     assert set(list_methods("dual")) == dual
@@ -61,10 +62,12 @@ def test_every_method_builds_a_valid_config_with_the_shared_budget(tmp_path, nam
         assert (config.tags_dc.wod_class_weights == [1.0, 0.11]) == official
         assert (config.tags_dc.woc_positions == "edited") == official
         relations = name == "tags-dc-relations"
-        assert syn.balance_types == relations and syn.stratify_types == relations
+        roles = name in ("tags-roles", "tags-dc-roles")
+        assert syn.balance_types == relations and syn.stratify_types == (relations or roles)
+        assert syn.role_swaps == roles and not syn.swaps  # head-noun swaps: off in training
         dc = name.startswith("tags-dc")
         assert [p.name for p in config.phases] == (
-            ["nsg", "nsgdc"] if dc else ["nsg"] if name in ("tags", "oracle") else ["main"]
+            ["nsg", "nsgdc"] if dc else ["nsg"] if name in ("tags", "tags-roles", "oracle") else ["main"]
         )
         last = config.phases[-1].weights
         assert (last.get("wod", 0) > 0) == dc and (last.get("istm", 0) > 0) == (name != "hardest")

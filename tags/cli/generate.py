@@ -46,10 +46,14 @@ _RESUME_KEYS = (
     "tokenizer",
     "max_edits",
     "swaps",
+    "role_swaps",
     "unconstrained",
     "plausibility_lm",
     "max_surprise",
 )
+
+#: Settings added after the first release, with the value a run that predates them had.
+_LATER_SETTINGS = {"role_swaps": False}
 
 #: ``--preset`` values: generation settings filled in where the command line leaves them.
 PRESETS = {
@@ -142,6 +146,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--no-swaps", dest="swaps", action="store_false", default=None, help="no swap edits"
     )
     gen.add_argument(
+        "--role-swaps",
+        action="store_true",
+        help="also exchange the whole noun phrases around an asymmetric relation ('a red "
+        "circle left of a blue square' -> 'a blue square left of a red circle'): relation "
+        "negatives only the image's layout tells apart",
+    )
+    gen.add_argument(
         "--unconstrained",
         action="store_true",
         help="refill without the edit planner (the original TAGS-DC engine: any surface of "
@@ -224,7 +235,7 @@ def _check_settings(meta: Path, args: argparse.Namespace, resume: bool) -> None:
     settings = _settings(args)
     if resume and meta.exists():
         saved = json.loads(meta.read_text())
-        changed = [k for k in _RESUME_KEYS if saved.get(k) != settings[k]]
+        changed = [k for k in _RESUME_KEYS if saved.get(k, _LATER_SETTINGS.get(k)) != settings[k]]
         if changed:
             raise ValueError(
                 f"--resume with settings different from the interrupted run: {', '.join(changed)}"
@@ -586,6 +597,7 @@ def _generate(
         mask_ratio=args.mask_ratio,
         max_edits=args.max_edits,
         swaps=bool(args.swaps),
+        role_swaps=args.role_swaps,
         masking=args.masking,
         max_tokens=args.max_tokens,
         batch_size=args.batch_size,

@@ -242,6 +242,25 @@ def _tags_dc_relations(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]
     return _cross(budget, synthetic, dc=True)
 
 
+#: Role swaps ("X left of Y" -> "Y left of X") as the relation supply, kept by the
+#: type-stratified top-m (the planner gives a shapes relation one substitute of its own).
+_ROLE_SWAPS = {"source": "dynamic", "role_swaps": True, "stratify_types": True}
+
+
+@register_method(
+    "tags-roles", "cross", "TAGS + role swaps around relations (type-stratified top-m)"
+)
+def _tags_roles(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    return _cross(budget, dict(_ROLE_SWAPS), dc=False)
+
+
+@register_method(
+    "tags-dc-roles", "cross", "TAGS-DC + role swaps around relations (type-stratified top-m)"
+)
+def _tags_dc_roles(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
+    return _cross(budget, dict(_ROLE_SWAPS), dc=True)
+
+
 @register_method(
     "tags-dc-official", "cross", "TAGS-DC, official WoD class weights and WoC on edits only"
 )

@@ -57,7 +57,11 @@ class GenerationConfig:
             ``mask_ratio``; ``1``: minimal edits, one copy per unit (``tags generate``'s
             default).
         swaps: with an edit planner, also exchange two attributes or a relation's subject
-            and object (one operation, two edit spans).
+            and object head nouns (one operation, two edit spans).
+        role_swaps: with an edit planner, also exchange the whole noun phrases of an
+            asymmetric relation's subject and object ("a red circle left of a blue square"
+            -> "a blue square left of a red circle"): relation negatives that only the
+            image's layout tells apart (off: the paper, and ``tags generate``'s default).
         balance_types: each masked copy starts from a unit of a type drawn uniformly among
             the caption's types (object, attribute, relation) instead of a uniform unit, so
             its one relation is edited as often as its several attributes (off: the paper).
@@ -77,6 +81,7 @@ class GenerationConfig:
     mask_ratio: float = 0.15
     max_edits: int | None = None
     swaps: bool = True
+    role_swaps: bool = False
     balance_types: bool = False
     stratify_types: bool = False
     masking: str = "unit"
@@ -381,7 +386,7 @@ class NegativeGenerator:
             if graph is not None and self.planner is not None:
                 units = self.planner.plan(graph)
                 copies = self.unit_masker.mask(units, w.view, self.config.num_copies, rng)
-                if self.config.swaps:
+                if self.config.swaps or self.config.role_swaps:
                     from tags.negatives.planner import swap_candidates
 
                     swaps[-1] = swap_candidates(
@@ -389,6 +394,8 @@ class NegativeGenerator:
                         self.planner.scenes,
                         self.planner.category,
                         self.planner.similar_attributes,
+                        swaps=self.config.swaps,
+                        roles=self.config.role_swaps,
                     )
                 if not copies and not swaps[-1]:
                     self.stats.without_units += 1

@@ -909,12 +909,24 @@ def swap_candidates(
     scenes: SceneCounts,
     category: Callable[[str], str | None] | None = None,
     similar: Callable[[str, str], bool] | None = None,
+    *,
+    swaps: bool = True,
+    roles: bool = False,
 ) -> list[Candidate]:
-    """Attribute swaps between two objects and subject/object swaps around a relation, when
-    every combination they create is attested: a swapped relation must be attested as such,
-    between objects of one ``category`` (e.g. :meth:`WordNet.category`) when given. Two
-    attributes that ``similar`` calls alike ("small", "little") or of one colour family are
-    not swapped, nor the colour of a person (with ``category``)."""
+    """Swaps of two units of the caption, when every combination they create is attested.
+
+    ``swaps``: attribute swaps between two objects and head-noun swaps around a relation
+    ("a red circle left of a blue square" -> "a red square left of a blue circle", typed
+    ``object``): a swapped relation must be attested as such, between objects of one
+    ``category`` (e.g. :meth:`WordNet.category`) when given. Two attributes that ``similar``
+    calls alike ("small", "little") or of one colour family are not swapped, nor the colour
+    of a person (with ``category``).
+
+    ``roles``: role swaps, the whole noun phrases of an asymmetric relation's subject and
+    object exchanged ("... -> a blue square left of a red circle", typed ``relation``): the
+    same objects with the same descriptions, so only the image's layout tells the two
+    captions apart. Only when each phrase carries all of its entity's attributes and the
+    entity takes part in no other relation (nothing that describes it stays behind)."""
     person = category("man") if category is not None else None
     values: dict[int, set[str]] = {}
     for attribute in graph.attributes:
@@ -923,7 +935,7 @@ def swap_candidates(
     out: list[Candidate] = []
     names = [e.name.lower() for e in graph.entities]
     attrs = [a for a in graph.attributes if a.span is not None]
-    for i, a in enumerate(attrs):
+    for i, a in enumerate(attrs if swaps else ()):
         for b in attrs[i + 1 :]:
             kind = attribute_class(a.value)
             if (
@@ -953,7 +965,7 @@ def swap_candidates(
             candidate = _replace(text, "attribute", [(a.span, b_text), (b.span, a_text)], "swap")
             if candidate is not None:
                 out.append(candidate)
-    for relation in graph.relations:
+    for relation in graph.relations if swaps or roles else ():
         s, o = relation.subject, relation.object
         subject, obj = graph.entities[s], graph.entities[o]
         if (
@@ -962,7 +974,6 @@ def swap_candidates(
             or not relation.spans
             or subject.head_span is None
             or obj.head_span is None
-            or names[s] == names[o]
             or not _words_ok(names[s])
             or not _words_ok(names[o])
             or not _nouns_only(graph, subject.head_span)  # "near a woman next to him"
@@ -973,18 +984,26 @@ def swap_candidates(
         p = relation.predicate
         if not scenes.triples.get((names[o], p, names[s])):
             continue  # only swaps the corpus has seen the other way round ("a karate in a man")
-        if (
-            symmetric(p)
-            and not _described(graph, s, relation)
-            and not _described(graph, o, relation)
-        ):
-            continue  # "a child walks next to a woman" -> "a woman walks next to a child"
         if {names[s], names[o]} & (MALE_NOUNS | FEMALE_NOUNS) and set(text.lower().split()) & (
             FEMALE_MARKERS | MALE_MARKERS
         ):
             continue  # "a woman in a bikini serving a man" -> not "a man in a bikini"
         if category is not None and category(names[s]) != category(names[o]):
             continue  # a dog chasing a cat, not a man in a karate
+        if roles and not symmetric(p):
+            candidate = _role_swap(graph, relation)
+            if candidate is not None:
+                out.append(candidate)
+        if (
+            not swaps
+            or names[s] == names[o]
+            or (
+                symmetric(p)
+                and not _described(graph, s, relation)
+                and not _described(graph, o, relation)
+            )
+        ):
+            continue  # "a child walks next to a woman" -> "a woman walks next to a child"
         if any(
             not scenes.attribute_object.get((a.value, names[o])) for a in graph.attributes_of(s)
         ) or any(
@@ -998,6 +1017,30 @@ def swap_candidates(
         if candidate is not None:
             out.append(candidate)
     return out
+
+
+def _role_swap(graph: SceneGraph, relation) -> Candidate | None:
+    """The caption with the relation's subject and object noun phrases exchanged, or
+    ``None`` when a phrase would leave part of its description behind."""
+    text = graph.caption
+    spans = []
+    for entity in (relation.subject, relation.object):
+        span = graph.entities[entity].span
+        if span is None or any(
+            a.span is None or not (span[0] <= a.span[0] and a.span[1] <= span[1])
+            for a in graph.attributes_of(entity)
+        ):
+            return None  # "a dog that is black" would leave "black" with the other noun
+        if any(r is not relation and entity in (r.subject, r.object) for r in graph.relations):
+            return None  # "a man holding a cup left of a woman" would hand her the cup
+        spans.append(span)
+    (s_start, s_end), (o_start, o_end) = spans
+    if s_end > o_start and o_end > s_start:
+        return None  # nested or overlapping phrases ("the dog's owner")
+    s_text, o_text = text[s_start:s_end], text[o_start:o_end]
+    if s_text.lower() == o_text.lower():
+        return None
+    return _replace(text, "relation", [(spans[0], o_text), (spans[1], s_text)], "swap")
 
 
 __all__ = ["FIXED_PREDICATES", "Choice", "EditPlanner", "PlannedUnit", "swap_candidates"]

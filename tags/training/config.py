@@ -135,7 +135,11 @@ class SyntheticConfig:
     from a unit of a uniformly drawn type, so relations are edited as often as attributes
     (``false``: a uniform unit, the paper). ``stratify_types``: the ITM head's top-m take
     turns by edit kind (relation, object, attribute), so a caption's one relation negative
-    is kept next to its many attribute ones (``false``: the plain top-m, the paper)."""
+    is kept next to its many attribute ones (``false``: the plain top-m, the paper).
+    ``swaps``: the planner's attribute and head-noun swaps join the refills (``false``: the
+    paper; ``tags generate`` has them on). ``role_swaps``: the whole noun phrases around an
+    asymmetric relation exchanged, a relation negative ("a red circle left of a blue square"
+    -> "a blue square left of a red circle"; ``false``: the paper)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -151,6 +155,8 @@ class SyntheticConfig:
     noun_classes: dict[str, list[str]] | None = None
     balance_types: bool = False
     stratify_types: bool = False
+    swaps: bool = False
+    role_swaps: bool = False
 
 
 @dataclass

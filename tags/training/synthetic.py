@@ -196,7 +196,8 @@ class EngineSource:
                 max_edits=getattr(cfg, "max_edits", None),
                 balance_types=getattr(cfg, "balance_types", False),
                 stratify_types=getattr(cfg, "stratify_types", False),
-                swaps=False,
+                swaps=getattr(cfg, "swaps", False),
+                role_swaps=getattr(cfg, "role_swaps", False),
                 max_tokens=max(self.max_length - 2, 1),
                 seed=request.seed,
             )
