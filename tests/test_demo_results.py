@@ -67,7 +67,11 @@ def test_every_method_builds_a_valid_config_with_the_shared_budget(tmp_path, nam
         assert syn.role_swaps == roles and not syn.swaps  # head-noun swaps: off in training
         dc = name.startswith("tags-dc")
         assert [p.name for p in config.phases] == (
-            ["nsg", "nsgdc"] if dc else ["nsg"] if name in ("tags", "tags-roles", "oracle") else ["main"]
+            ["nsg", "nsgdc"]
+            if dc
+            else ["nsg"]
+            if name in ("tags", "tags-roles", "oracle")
+            else ["main"]
         )
         last = config.phases[-1].weights
         assert (last.get("wod", 0) > 0) == dc and (last.get("istm", 0) > 0) == (name != "hardest")

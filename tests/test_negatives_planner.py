@@ -153,6 +153,76 @@ def test_swaps_exchange_attributes_and_objects(parser, vocab):
     assert swap_candidates(parser.parse("a man riding a horse"), vocab.scenes) == []
 
 
+def test_role_swaps_exchange_whole_noun_phrases(parser, vocab):
+    """A role swap moves each noun phrase with all its words, only around asymmetric
+    relations, and only when nothing that describes an entity stays behind."""
+    graph = parser.parse("a black dog chasing a white cat")
+    (swap,) = swap_candidates(graph, vocab.scenes, swaps=False, roles=True)
+    assert swap.text == "a white cat chasing a black dog"
+    assert {(e.type, e.operation) for e in swap.edits} == {("relation", "swap")}
+    assert apply_edits(graph.caption, swap.edits) == swap.text
+    heads = {c.text for c in swap_candidates(graph, vocab.scenes)}  # the default: no roles
+    assert swap.text not in heads
+    both = {c.text for c in swap_candidates(graph, vocab.scenes, roles=True)}
+    assert both == heads | {swap.text}
+    # sentence case stays at the start of the caption
+    graph = parser.parse("A black dog chasing a white cat .")
+    (swap,) = swap_candidates(graph, vocab.scenes, swaps=False, roles=True)
+    assert swap.text == "A white cat chasing a black dog ."
+    # a symmetric relation holds both ways: "a black dog next to a white cat" is no negative
+    graph = parser.parse("a black dog next to a white cat")
+    assert swap_candidates(graph, vocab.scenes, swaps=False, roles=True) == []
+    # the dog's hat would stay with the cat's new place: no role swap
+    graph = parser.parse("a dog with a hat chasing a cat")
+    assert not [
+        c
+        for c in swap_candidates(graph, vocab.scenes, swaps=False, roles=True)
+        if c.text.startswith("a cat")
+    ]
+    # a relation the corpus never attests the other way round ("a horse riding a man")
+    graph = parser.parse("a man riding a horse")
+    assert swap_candidates(graph, vocab.scenes, swaps=False, roles=True) == []
+    # two undescribed mentions of one noun: only the determiners would move
+    graph = parser.parse("a dog chasing another dog")
+    assert (
+        swap_candidates(graph, scenes_of(parser, ["a dog chasing another dog"]), roles=True) == []
+    )
+    graph = parser.parse("a black dog chasing a white dog")
+    (swap,) = swap_candidates(graph, scenes_of(parser, [graph.caption]), swaps=False, roles=True)
+    assert swap.text == "a white dog chasing a black dog"
+
+
+def scenes_of(parser, captions):
+    return SceneGraphVocabulary().update(parser.parse_batch(captions * 2)).scenes
+
+
+def test_role_swaps_are_false_of_the_scene(parser):
+    """On the shapes benchmark a role swap of a true caption is false of its image."""
+    from tags.benchmark.oracle import TruthOracle
+    from tags.benchmark.scenes import Scene, SceneObject
+
+    captions = ["a red circle above a blue square", "a blue square above a red circle"]
+    scenes = scenes_of(parser, captions)
+    circle = SceneObject("circle", "red", "large", 60.0, 40.0, 20.0, (255, 0, 0))
+    square = SceneObject("square", "blue", "large", 60.0, 150.0, 20.0, (0, 0, 255))
+    relations = ((0, "above", 1), (1, "below", 0))
+    oracle = TruthOracle({0: Scene(0, 192, 192, (0, 0, 0), (circle, square), relations)})
+    graph = parser.parse(captions[0])
+    (swap,) = swap_candidates(graph, scenes, swaps=False, roles=True)
+    assert swap.text == captions[1]
+    assert oracle.judge(0, captions[0]) == "true" and oracle.judge(0, swap.text) == "false"
+
+
+def test_generation_adds_role_swaps_only_when_asked(parser, vocab, planner):
+    texts = ["a black dog chasing a white cat"]
+    records, _ = generate(parser, vocab, planner, texts, swaps=False)
+    assert "a white cat chasing a black dog" not in {r.negative for r in records}
+    records, generator = generate(parser, vocab, planner, texts, swaps=False, role_swaps=True)
+    (swap,) = [r for r in records if r.negative == "a white cat chasing a black dog"]
+    assert {e.type for e in swap.edits} == {"relation"}
+    assert generator.stats.operations["swap"] == 1
+
+
 def test_case_carried_over():
     assert match_case("ELEPHANT", "horse") == "HORSE"
     assert match_case("ELEPHANT", "horse", "PEOPLE RIDING AN ELEPHANT") == "HORSE"

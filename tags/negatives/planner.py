@@ -1019,6 +1019,11 @@ def swap_candidates(
     return out
 
 
+def _capitalised_word(word: str) -> bool:
+    """ "A", "The", "Two": sentence case, not a name in capitals ("TV") nor "I"."""
+    return word[:1].isupper() and (word[1:].islower() or (len(word) == 1 and word != "I"))
+
+
 def _role_swap(graph: SceneGraph, relation) -> Candidate | None:
     """The caption with the relation's subject and object noun phrases exchanged, or
     ``None`` when a phrase would leave part of its description behind."""
@@ -1040,6 +1045,16 @@ def _role_swap(graph: SceneGraph, relation) -> Candidate | None:
     s_text, o_text = text[s_start:s_end], text[o_start:o_end]
     if s_text.lower() == o_text.lower():
         return None
+    s, o = relation.subject, relation.object
+    if graph.entities[s].name.lower() == graph.entities[o].name.lower() and not (
+        graph.attributes_of(s) or graph.attributes_of(o)
+    ):
+        return None  # "a boy jumps on another boy": only the determiners would move
+    if not text.isupper():  # sentence case stays at the start ("A dog ..." -> "... a dog")
+        s_text, o_text = (
+            t[:1].lower() + t[1:] if start == 0 and _capitalised_word(t.split()[0]) else t
+            for t, start in ((s_text, s_start), (o_text, o_start))
+        )
     return _replace(text, "relation", [(spans[0], o_text), (spans[1], s_text)], "swap")
 
 
