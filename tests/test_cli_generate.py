@@ -119,6 +119,20 @@ def test_resume_refuses_changed_settings(reference, corpus, tmp_path):
     shutil.copy(reference.with_name(reference.name + ".meta.json"), tmp_path)
     args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
     assert main([*args, "--seed", "5"]) == 1
+    assert main([*args, "--role-swaps"]) == 1
+
+
+def test_resume_of_a_run_from_before_role_swaps(reference, corpus, tmp_path):
+    """A run whose settings file predates ``--role-swaps`` resumes as a run without them."""
+    out = tmp_path / "negatives.jsonl"
+    meta = json.loads(reference.with_name(reference.name + ".meta.json").read_text())
+    assert meta.pop("role_swaps") is False
+    (tmp_path / "negatives.jsonl.meta.json").write_text(json.dumps(meta))
+    data = reference.read_bytes()
+    out.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
+    assert main(args) == 0
+    assert out.read_bytes() == data
 
 
 def test_shards_join_to_the_unsharded_output(reference, corpus, tmp_path):
