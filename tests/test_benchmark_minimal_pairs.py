@@ -12,6 +12,7 @@ from tags.benchmark.minimal_pairs import (
     minimal_pair_accuracy,
     minimal_pairs,
     read_pairs,
+    role_swap_pairs,
     single_edits,
     write_pairs,
 )
@@ -105,3 +106,35 @@ def test_one_substitution_check_rejects_two_changes():
     before = "a red circle above a blue square"
     assert _one_substitution(before, "a green circle above a blue square", "red", "green")
     assert not _one_substitution(before, "a green circle below a blue square", "red", "green")
+
+
+def test_role_pairs_swap_the_mentions_and_are_false():
+    """A role pair has the positive's words in another order (no text prior) and is false;
+    relation captions whose swap is also true (e.g. "next to") give no pair."""
+    pairs, relation_claims = [], 0
+    for image_id in IDS:
+        scene, claims, _ = _pairs(image_id)
+        relation_claims += sum(c.relation is not None for c in claims)
+        found = role_swap_pairs(scene, claims)
+        by_text = {c.text: c for c in claims}
+        for pair in found:
+            claim = by_text[pair.caption]
+            a, b = claim.mentions
+            assert pair.type == "role" and (pair.original, pair.replacement) == (a.text, b.text)
+            assert sorted(_words(pair.caption)) == sorted(_words(pair.negative))
+            assert pair.negative == claim.template.format(a=b.text, rel=claim.relation, b=a.text)
+            assert holds(claim, scene) and pair.negative != pair.caption
+        swapped_true = [
+            c for c in claims if c.relation is not None and c.text not in {p.caption for p in found}
+        ]
+        for claim in swapped_true:  # no pair: the swap holds too, or reads the same
+            a, b = claim.mentions
+            swap = claim.template.format(a=b.text, rel=claim.relation, b=a.text)
+            assert swap == claim.text or holds(
+                type(claim)(claim.template, (b, a), claim.relation), scene
+            )
+        pairs += found
+    assert 0 < len(pairs) <= relation_claims
+    scores = {p.caption: 1.0 for p in pairs}
+    result = minimal_pair_accuracy(lambda ids, caps: [scores.get(c, 0.0) for c in caps], pairs)
+    assert result == {"overall": 1.0, "role": 1.0}

@@ -11,6 +11,7 @@ from tags.benchmark.oracle_negatives import (
     oracle_negatives,
     read_scenes,
     split_minimal_pairs,
+    split_role_pairs,
     word_edit,
     write_oracle_negatives,
 )
@@ -34,6 +35,17 @@ def test_test_split_pairs_equal_the_builders_and_val_pairs_are_false(bench):
         assert caption_truth(p.negative, scenes[p.image_id]) == "false"
     with pytest.raises(ValueError, match="no images of split 'dev'"):
         split_minimal_pairs(bench.scenes, "dev")
+
+
+def test_role_pairs_of_a_split_are_false_swaps(bench):
+    scenes = {scene.image_id: scene for scene, _ in read_scenes(bench.scenes, "train")}
+    pairs = split_role_pairs(bench.scenes, "train")
+    assert pairs and {p.image_id for p in pairs} <= set(scenes)
+    for p in pairs:
+        assert caption_truth(p.caption, scenes[p.image_id]) == "true"
+        assert caption_truth(p.negative, scenes[p.image_id]) == "false"
+    with pytest.raises(ValueError, match="no role-swap pairs in split 'dev'"):
+        split_role_pairs(bench.scenes, "dev")
 
 
 def test_oracle_negatives_are_false_single_edits_keyed_by_sentid(bench):

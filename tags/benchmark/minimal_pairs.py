@@ -81,6 +81,25 @@ def minimal_pairs(
     return pairs
 
 
+def role_swap_pairs(scene: Scene, claims: Sequence[Claim]) -> list[MinimalPair]:
+    """Each true relation claim against its role swap, the two mentions exchanged ("a red
+    circle above a blue square" -> "a blue square above a red circle"), where the swap is
+    false of ``scene``: type ``role``. Both captions have the same words, so no text prior
+    separates them (unlike the ``relation`` pairs, whose false relation word is drawn among
+    the false ones); only the layout does."""
+    pairs: list[MinimalPair] = []
+    for claim in claims:
+        if claim.relation is None or len(claim.mentions) != 2:
+            continue
+        a, b = claim.mentions
+        swapped = replace(claim, mentions=(b, a))
+        if swapped.text != claim.text and not holds(swapped, scene):
+            pairs.append(
+                MinimalPair(scene.image_id, claim.text, swapped.text, "role", a.text, b.text)
+            )
+    return pairs
+
+
 def write_pairs(pairs: Iterable[MinimalPair], path: str | Path) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for pair in pairs:
@@ -99,7 +118,8 @@ def minimal_pair_accuracy(
     score_fn: ScoreFn, pairs: Sequence[MinimalPair], batch_size: int = 256
 ) -> dict[str, float]:
     """Share of pairs whose true caption scores strictly above its negative, overall and
-    per type (types without pairs are left out); ``score_fn(image_ids, captions)``."""
+    per type (:data:`PAIR_TYPES` and ``role``; types without pairs are left out);
+    ``score_fn(image_ids, captions)``."""
     if not pairs:
         raise ValueError("no minimal pairs to score")
     wins = np.zeros(len(pairs), dtype=bool)
@@ -111,7 +131,7 @@ def minimal_pair_accuracy(
         wins[start : start + len(chunk)] = pos.reshape(-1) > neg.reshape(-1)
     result = {"overall": float(wins.mean())}
     types = np.array([p.type for p in pairs])
-    for kind in PAIR_TYPES:
+    for kind in (*PAIR_TYPES, "role"):
         mask = types == kind
         if mask.any():
             result[kind] = float(wins[mask].mean())
@@ -124,6 +144,7 @@ __all__ = [
     "minimal_pair_accuracy",
     "minimal_pairs",
     "read_pairs",
+    "role_swap_pairs",
     "single_edits",
     "write_pairs",
 ]

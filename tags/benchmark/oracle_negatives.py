@@ -5,6 +5,8 @@ be given exactly the kind of negatives the test split is scored on:
 
 - :func:`split_minimal_pairs`: the minimal pairs of any split (the builder writes the test
   split's only; for ``test`` this gives the same pairs, for ``val`` a selection set);
+- :func:`split_role_pairs`: each relation caption against its role swap (``role`` pairs,
+  no text prior; not part of the published test pairs);
 - :func:`oracle_negatives`: per training caption, single-unit edits checked false against
   the true scene (``holds``), as ``tags generate`` records with character-offset edits, for
   ``tags_dc.synthetic.source: fixed`` (the oracle rung of the demo's ladder).
@@ -20,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tags.benchmark.captions import Claim
-from tags.benchmark.minimal_pairs import MinimalPair, minimal_pairs
+from tags.benchmark.minimal_pairs import MinimalPair, minimal_pairs, role_swap_pairs
 from tags.benchmark.scenes import Scene
 
 
@@ -47,6 +49,16 @@ def split_minimal_pairs(
         pairs += minimal_pairs(scene, claims, rng, per_type)
     if not pairs:
         raise ValueError(f"{scenes}: no images of split {split!r}")
+    return pairs
+
+
+def split_role_pairs(scenes: str | Path, split: str) -> list[MinimalPair]:
+    """:func:`~tags.benchmark.minimal_pairs.role_swap_pairs` of every image of ``split``."""
+    pairs: list[MinimalPair] = []
+    for scene, claims in read_scenes(scenes, split):
+        pairs += role_swap_pairs(scene, claims)
+    if not pairs:
+        raise ValueError(f"{scenes}: no role-swap pairs in split {split!r}")
     return pairs
 
 
@@ -117,6 +129,7 @@ __all__ = [
     "oracle_negatives",
     "read_scenes",
     "split_minimal_pairs",
+    "split_role_pairs",
     "word_edit",
     "write_oracle_negatives",
 ]
