@@ -12,6 +12,15 @@ minimal pairs by the ITM logit (per type). ``--regions labels`` replaces each ob
 feature by a one-hot of its true shape, colour and size (the whole-image region gets its own
 flag), so only relations are left to learn; ``--boxes whole`` gives every region the
 whole-image box (a control: relations must then stay at chance).
+
+``--negatives roles`` trains against role swaps instead (the two mentions of a relation
+caption exchanged, false of the scene: :func:`tags.benchmark.split_role_pairs`), whose words
+equal the positive's, so only the layout can separate them. ``--init DIR`` starts from a
+trained TagsModel (e.g. a demo's pre-trained checkpoint; CNN regions) instead of scratch.
+Both the test minimal pairs and the test split's role pairs are scored (``role``).
+
+    python scripts/benchmarks/relation_probe.py --data runs/ladder900/data --regions cnn \
+        --negatives roles --init runs/ladder900/seed0/pretrained/model --lr 2e-4
 """
 
 from __future__ import annotations
@@ -57,11 +66,11 @@ def main() -> None:
     import torch
     import torch.nn.functional as F
 
-    from tags.benchmark import minimal_pair_accuracy, read_pairs
+    from tags.benchmark import minimal_pair_accuracy, read_pairs, split_role_pairs
     from tags.benchmark.oracle_negatives import oracle_negatives
     from tags.data import pad_regions
     from tags.modeling import TagsConfig, TagsModel
-    from tags.negatives.models import load_tokenizer
+    from tags.negatives.models import load_tags_model, load_tokenizer
     from tags.training.factory import resolve_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -69,6 +78,8 @@ def main() -> None:
     parser.add_argument("--regions", choices=("cnn", "labels"), default="labels")
     parser.add_argument("--boxes", choices=("true", "whole"), default="true")
     parser.add_argument("--types", nargs="+", default=["attribute", "object", "relation"])
+    parser.add_argument("--negatives", choices=("oracle", "roles"), default="oracle")
+    parser.add_argument("--init", default=None, help="a TagsModel directory (default: scratch)")
     parser.add_argument("--no-random-negatives", action="store_true")
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -82,30 +93,41 @@ def main() -> None:
     torch.manual_seed(args.seed)
     data = Path(args.data)
     seed = json.loads((data / "manifest.json").read_text())["config"]["seed"]
-    records = [
-        r
-        for r in oracle_negatives(data / "scenes.jsonl", seed=seed)
-        if r["edits"][0]["type"] in args.types
-    ]
+    if args.negatives == "roles":
+        records = [
+            {"image_id": p.image_id, "positive": p.caption, "negative": p.negative}
+            for p in split_role_pairs(data / "scenes.jsonl", "train")
+        ]
+    else:
+        records = [
+            r
+            for r in oracle_negatives(data / "scenes.jsonl", seed=seed)
+            if r["edits"][0]["type"] in args.types
+        ]
+    if args.init and args.regions != "cnn":
+        parser.error("--init needs --regions cnn (the checkpoint reads CNN features)")
     bank = region_bank(data, args.regions, args.boxes)
-    tokenizer = load_tokenizer(resolve_path("tiny-mlm"))
     feature_size = next(iter(bank.values()))[0].shape[1]
-    model = TagsModel(
-        TagsConfig(
-            vocab_size=len(tokenizer),
-            mask_token_id=tokenizer.mask_token_id,
-            region_feature_size=feature_size,
-            hidden_size=args.hidden,
-            num_hidden_layers=args.layers,
-            num_attention_heads=4,
-            intermediate_size=2 * args.hidden,
-            max_position_embeddings=64,
-            max_regions=8,
-            initializer_range=0.08,
-            hidden_dropout_prob=0.0,
-            attention_probs_dropout_prob=0.0,
+    if args.init:
+        model, tokenizer = load_tags_model(args.init, "cpu")
+    else:
+        tokenizer = load_tokenizer(resolve_path("tiny-mlm"))
+        model = TagsModel(
+            TagsConfig(
+                vocab_size=len(tokenizer),
+                mask_token_id=tokenizer.mask_token_id,
+                region_feature_size=feature_size,
+                hidden_size=args.hidden,
+                num_hidden_layers=args.layers,
+                num_attention_heads=4,
+                intermediate_size=2 * args.hidden,
+                max_position_embeddings=64,
+                max_regions=8,
+                initializer_range=0.08,
+                hidden_dropout_prob=0.0,
+                attention_probs_dropout_prob=0.0,
+            )
         )
-    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
 
     def logits(image_ids: list[int], texts: list[str]) -> torch.Tensor:
@@ -147,10 +169,13 @@ def main() -> None:
             print(f"step {step}: loss {loss.item():.3f}", flush=True)
     model.eval()
     with torch.no_grad():
-        accuracy = minimal_pair_accuracy(
-            lambda i, t: logits(list(i), list(t)).tolist(),
-            read_pairs(data / "test_minimal_pairs.jsonl"),
-        )
+        pairs = [*read_pairs(data / "test_minimal_pairs.jsonl")]
+        pairs += split_role_pairs(data / "scenes.jsonl", "test")
+        accuracy = minimal_pair_accuracy(lambda i, t: logits(list(i), list(t)).tolist(), pairs)
+        train_roles = split_role_pairs(data / "scenes.jsonl", "train")[:1000]
+        accuracy["role_train"] = minimal_pair_accuracy(
+            lambda i, t: logits(list(i), list(t)).tolist(), train_roles
+        )["role"]
     result = {
         "args": vars(args),
         "train_pairs": len(records),

@@ -71,6 +71,7 @@ def main() -> int:
     parser.add_argument("--results", nargs="+", required=True, help="demo_results.py OUTs")
     parser.add_argument("--methods", nargs="+", default=None, help="default: every run found")
     parser.add_argument("--split", default="test")
+    parser.add_argument("--max-pairs", type=int, default=None, help="the first N pairs only")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the scores here")
     args = parser.parse_args()
@@ -80,7 +81,7 @@ def main() -> int:
     from tags.benchmark.build import BenchmarkPaths
 
     data = BenchmarkPaths.under(Path(args.data), False)
-    pairs = split_role_pairs(data.scenes, args.split)
+    pairs = split_role_pairs(data.scenes, args.split)[: args.max_pairs]
     runs = finished_runs([Path(r) for r in args.results], args.methods)
     if not runs:
         sys.exit(f"no finished runs under {', '.join(args.results)}")
