@@ -119,13 +119,15 @@ def test_sugarcrepe_subsets_by_edit_type(tmp_path):
         rec(5, ("object", "replace"), ("attribute", "replace")),
         rec(6, ("relation", "replace")),
         rec(7, ("object", "replace")),
+        rec(8, ("relation", "swap"), ("relation", "swap")),  # a role swap
     ]
     src = tmp_path / "g.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     written = export_file(src, "sugarcrepe", options=ExportOptions(by_type=True))
     names = {p.stem: json.loads(p.read_text()) for p in written}
     assert set(names) == {"replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att",
-                          "mixed"}  # fmt: skip
+                          "swap_rel", "mixed"}  # fmt: skip
+    assert [v["negative_caption"] for v in names["swap_rel"].values()] == ["n8"]
     assert [v["negative_caption"] for v in names["replace_obj"].values()] == ["n0", "n7"]
     assert [v["negative_caption"] for v in names["replace_rel"].values()] == ["n2", "n6"]
     assert names["replace_att"]["0"]["negative_caption"] == "n1"

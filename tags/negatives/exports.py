@@ -12,7 +12,7 @@ records and an :class:`ExportOptions` and returns the paths it wrote:
 - ``sugarcrepe``: SugarCrepe's ``{id: {filename, caption, negative_caption}}`` JSON, one item
   per negative, so a generated set is directly a test suite; ``by_type`` writes one file per
   edit kind (``replace_obj``, ``replace_att``, ``replace_rel``, ``swap_obj``, ``swap_att``,
-  and ``mixed`` / ``replace_word`` for what SugarCrepe has no subset for).
+  and ``swap_rel`` / ``mixed`` / ``replace_word`` for what SugarCrepe has no subset for).
 
 Image paths come from the caption file the negatives were generated from
 (:func:`image_paths`: Karpathy ``filepath/filename``, JSONL ``filename``); without one, or
@@ -38,6 +38,9 @@ SUBSETS = {
     ("antonym", "attribute"): "replace_att",
     ("swap", "object"): "swap_obj",
     ("swap", "attribute"): "swap_att",
+    # a role swap (the noun phrases around a relation exchanged): no SugarCrepe subset,
+    # ARO's VG-Relation kind of test
+    ("swap", "relation"): "swap_rel",
 }
 
 
