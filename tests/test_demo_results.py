@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tags.demo.budget import BUDGETS
+from tags.demo.budget import BUDGETS, override_budget
 from tags.demo.methods import (
     data_section,
     get_method,
@@ -245,3 +245,16 @@ def test_early_stopping_on_val_is_a_budget_option(tmp_path):
     assert method_config("hardest", budget, DATA, tmp_path, 0, ASSETS)["eval"]["every"] == 10
     for budget in (BUDGETS["small"], dataclasses.replace(BUDGETS["small"], patience=2)):
         assert "eval" not in method_config("hardest", budget, DATA, tmp_path, 0, ASSETS)
+
+
+def test_budget_overrides_cast_to_the_field_type_and_name_bad_settings():
+    small = BUDGETS["small"]
+    budget = override_budget(small, ["steps=900", "dc_steps=300", "lr=5e-4", "name=small900"])
+    assert (budget.steps, budget.dc_steps, budget.lr, budget.name) == (900, 300, 5e-4, "small900")
+    assert budget.pool_size == small.pool_size and override_budget(small, []) is small
+    with pytest.raises(ValueError, match="stpes=900: expected FIELD=VALUE"):
+        override_budget(small, ["stpes=900"])
+    with pytest.raises(ValueError, match="'many' is not a int"):
+        override_budget(small, ["steps=many"])
+    with pytest.raises(ValueError, match="expected FIELD=VALUE"):
+        override_budget(small, ["steps="])

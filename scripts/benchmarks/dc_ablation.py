@@ -21,6 +21,8 @@ Every run is evaluated on the test split (RSum, minimal pairs). Runs are cached 
 side.
 
     python scripts/benchmarks/dc_ablation.py --results runs/results --out runs/dc_ablation
+    python scripts/benchmarks/dc_ablation.py --results runs/ladder900 --out runs/dc900 \
+        --variants tags-dc-schedule --set steps=900 dc_steps=300 name=small900
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def run_one(variant: str, budget: Any, data: Any, out: str, seed: int, pretraine
 
 
 def main() -> int:
-    from tags.demo.budget import BUDGETS
+    from tags.demo.budget import BUDGETS, override_budget
     from tags.demo.pipeline import build_data, worker_init
     from tags.demo.results import _mean_std
 
@@ -78,8 +80,19 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--budget", default="small", choices=sorted(BUDGETS))
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override fields of the budget, as demo_results.py --set (steps=900 dc_steps=300)",
+    )
     args = parser.parse_args()
-    budget = BUDGETS["small"]
+    try:
+        budget = override_budget(BUDGETS[args.budget], args.set)
+    except ValueError as error:
+        parser.error(f"--set {error}")
     results = Path(args.results)
     built, _ = build_data(results / "data", budget, 0, print)
     tasks = {}

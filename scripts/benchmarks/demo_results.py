@@ -12,7 +12,6 @@ are cached under ``--out`` (re-running resumes). Prints the markdown table with 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 from pathlib import Path
 
@@ -20,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> None:
-    from tags.demo.budget import BUDGETS
+    from tags.demo.budget import BUDGETS, override_budget
     from tags.demo.methods import list_methods
     from tags.demo.results import run_results
 
@@ -40,9 +39,13 @@ def main() -> None:
         "--out: finished runs are cached by folder)",
     )
     args = parser.parse_args()
+    try:
+        budget = override_budget(BUDGETS[args.budget], args.set)
+    except ValueError as error:
+        parser.error(f"--set {error}")
     payload = run_results(
         args.out,
-        override(BUDGETS[args.budget], args.set, parser),
+        budget,
         tuple(args.seeds),
         tuple(args.methods) if args.methods else None,
         jobs=args.jobs,
@@ -50,21 +53,6 @@ def main() -> None:
     )
     print((Path(args.out) / "results.md").read_text())
     print(f"wall clock: {payload['wall_clock_s'] / 60:.1f} min")
-
-
-def override(budget, settings: list[str], parser: argparse.ArgumentParser):
-    """``budget`` with ``FIELD=VALUE`` settings applied (values cast to the field's type)."""
-    fields = {f.name: type(getattr(budget, f.name)) for f in dataclasses.fields(budget)}
-    changes = {}
-    for setting in settings:
-        name, _, value = setting.partition("=")
-        if name not in fields or not value:
-            parser.error(f"--set {setting}: expected FIELD=VALUE, FIELD one of {sorted(fields)}")
-        try:
-            changes[name] = fields[name](value)
-        except ValueError:
-            parser.error(f"--set {setting}: {value!r} is not a {fields[name].__name__}")
-    return dataclasses.replace(budget, **changes) if changes else budget
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 
@@ -96,4 +96,21 @@ BUDGETS: dict[str, Budget] = {
     ),
 }
 
-__all__ = ["BUDGETS", "Budget"]
+
+def override_budget(budget: Budget, settings: list[str]) -> Budget:
+    """``budget`` with ``FIELD=VALUE`` settings applied, each value cast to the field's type
+    (``["steps=900", "lr=5e-4"]``); ``ValueError`` names a bad setting."""
+    types = {f.name: type(getattr(budget, f.name)) for f in fields(budget)}
+    changes: dict[str, Any] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in types or not value:
+            raise ValueError(f"{setting}: expected FIELD=VALUE, FIELD one of {sorted(types)}")
+        try:
+            changes[name] = types[name](value)
+        except ValueError:
+            raise ValueError(f"{setting}: {value!r} is not a {types[name].__name__}") from None
+    return replace(budget, **changes) if changes else budget
+
+
+__all__ = ["BUDGETS", "Budget", "override_budget"]
