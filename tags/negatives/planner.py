@@ -849,9 +849,12 @@ def _with_clause(graph: SceneGraph, entity) -> bool:
 def _described(graph: SceneGraph, entity: int, relation) -> bool:
     """Whether an entity has an attribute or a relation other than ``relation``: a swap
     then moves what describes it ("the woman in the red dress dancing with the man")."""
-    return bool(graph.attributes_of(entity)) or any(
-        r is not relation and entity in (r.subject, r.object) for r in graph.relations
-    )
+    return bool(graph.attributes_of(entity)) or _in_other_relation(graph, entity, relation)
+
+
+def _in_other_relation(graph: SceneGraph, entity: int, relation) -> bool:
+    """Whether an entity takes part in a relation other than ``relation``."""
+    return any(r is not relation and entity in (r.subject, r.object) for r in graph.relations)
 
 
 def _nouns_only(graph: SceneGraph, span: CharSpan) -> bool:
@@ -1036,7 +1039,7 @@ def _role_swap(graph: SceneGraph, relation) -> Candidate | None:
             for a in graph.attributes_of(entity)
         ):
             return None  # "a dog that is black" would leave "black" with the other noun
-        if any(r is not relation and entity in (r.subject, r.object) for r in graph.relations):
+        if _in_other_relation(graph, entity, relation):
             return None  # "a man holding a cup left of a woman" would hand her the cup
         spans.append(span)
     (s_start, s_end), (o_start, o_end) = spans
