@@ -258,3 +258,25 @@ def test_budget_overrides_cast_to_the_field_type_and_name_bad_settings():
         override_budget(small, ["steps=many"])
     with pytest.raises(ValueError, match="expected FIELD=VALUE"):
         override_budget(small, ["steps="])
+
+
+def test_val_scores_are_aggregated_and_tabled_only_when_runs_have_a_val_split():
+    def with_val(rsum, mp, val_rsum, val_mp):
+        result = _result(rsum, mp)
+        return {**result, "val": _result(val_rsum, val_mp)}
+
+    results = {0: {"hardest": with_val(100.0, 0.5, 200.0, 0.7)}}
+    results[1] = {"hardest": with_val(110.0, 0.6, 220.0, 0.9), "all": _result(30.0, 0.6)}
+    summary = aggregate(results)
+    assert summary["hardest"]["val_rsum"] == pytest.approx([210.0, math.sqrt(200)])
+    assert summary["hardest"]["val_overall"] == pytest.approx([80.0, math.sqrt(200)])
+    assert summary["hardest"]["rsum"][0] == pytest.approx(105.0)  # test stays test
+    assert "val_rsum" not in summary["all"]
+    table = results_markdown(summary, BUDGETS["small"], [0, 1])
+    header = next(line for line in table.splitlines() if line.startswith("| family"))
+    assert header.endswith("| val RSum | val MP |")
+    row = next(line for line in table.splitlines() if "| hardest |" in line)
+    assert row.endswith("| 210.0 ± 14.1 | 80.0 ± 14.1 |")
+    assert next(line for line in table.splitlines() if "| all |" in line).endswith("| - | - |")
+    plain = results_markdown(aggregate({0: {"all": _result(30.0, 0.6)}}), BUDGETS["small"], [0])
+    assert "val RSum" not in plain

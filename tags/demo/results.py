@@ -239,6 +239,11 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
             if not values:
                 continue
             row[key] = _mean_std(values)
+        for section, key in (("retrieval", "rsum"), ("minimal_pairs", "overall")):
+            scale = 100.0 if section == "minimal_pairs" else 1.0
+            values = [scale * r["val"][section][key] for r in runs if r.get("val")]
+            if values:  # the val split, on which hyper-parameters are chosen
+                row[f"val_{key}"] = _mean_std(values)
         for key in ("true", "ungrammatical"):  # truth audit of the synthetic negatives
             values = [100.0 * r["truth_audit"][key] for r in runs if r.get("truth_audit")]
             if values:
@@ -248,9 +253,13 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: list[int]) -> str:
-    """The README table: mean ± std over seeds."""
+    """The README table: mean ± std over seeds (test split; val RSum and MP as well when
+    the runs have a val split)."""
     head = ["family", "method", "seeds", "i2t R@1/5/10", "t2i R@1/5/10", "RSum", "MP"]
     head += ["attr", "obj", "rel", "FN% i2t/t2i"]
+    with_val = any("val_rsum" in row for row in summary.values())
+    if with_val:
+        head += ["val RSum", "val MP"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def cell(row: dict[str, Any], key: str) -> str:
@@ -289,6 +298,7 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
                         for k in ("i2t_fn_selected", "t2i_fn_selected")
                     ),
                 ]
+                + ([cell(row, "val_rsum"), cell(row, "val_overall")] if with_val else [])
             )
             + " |"
         )
@@ -297,7 +307,12 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
         f"Budget `{budget.name}`, seeds {seeds}: mean ± sample std. R@K and RSum in percent "
         "(full ranking of the test split); MP = minimal-pair accuracy in percent (chance 50); "
         "FN% = share of the retrieved negatives entering L_ITM that are true of the anchor's "
-        "scene (shapes benchmark truth; cross-encoder runs only).",
+        "scene (shapes benchmark truth; cross-encoder runs only)."
+        + (
+            " val RSum / val MP: the same on the val split (choose settings there)."
+            if with_val
+            else ""
+        ),
     ]
     audited = [n for n in order if "synthetic_true" in summary[n]]
     if audited:
