@@ -9,7 +9,9 @@ from tags.benchmark.captions import holds, sample_claims
 from tags.benchmark.minimal_pairs import (
     PAIR_TYPES,
     MinimalPair,
+    accuracy_by_word,
     minimal_pair_accuracy,
+    minimal_pair_wins,
     minimal_pairs,
     read_pairs,
     role_swap_pairs,
@@ -100,6 +102,25 @@ def test_minimal_pair_accuracy_per_type_mix():
     assert result == {"overall": 0.5, "attribute": 1.0, "relation": 0.0}
     with pytest.raises(ValueError):
         minimal_pair_accuracy(lambda ids, caps: [], [])
+
+
+def test_accuracy_by_word_groups_the_pairs_by_their_false_or_true_word():
+    pairs = [
+        MinimalPair(0, "p0", "n0", "relation", "above", "next to"),
+        MinimalPair(1, "p1", "n1", "relation", "below", "next to"),
+        MinimalPair(2, "p2", "n2", "relation", "next to", "above"),
+    ]
+    # a scorer that only dislikes the words "next to": no image involved
+    score = {"p0": 1.0, "n0": 0.0, "p1": 1.0, "n1": 0.0, "p2": 0.0, "n2": 1.0}
+    wins = minimal_pair_wins(lambda ids, caps: [score[c] for c in caps], pairs, batch_size=2)
+    assert wins.tolist() == [True, True, False]
+    assert accuracy_by_word(pairs, wins) == {"above": (0.0, 1), "next to": (1.0, 2)}
+    by_true = accuracy_by_word(pairs, wins, field="original")
+    assert by_true == {"above": (1.0, 1), "below": (1.0, 1), "next to": (0.0, 1)}
+    with pytest.raises(ValueError, match="field"):
+        accuracy_by_word(pairs, wins, field="type")
+    with pytest.raises(ValueError, match="wins"):
+        accuracy_by_word(pairs, wins[:2])
 
 
 def test_one_substitution_check_rejects_two_changes():

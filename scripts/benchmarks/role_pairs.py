@@ -15,6 +15,11 @@ run's ``relation`` minimal-pair accuracy from its ``result.json``.
 
     python scripts/benchmarks/role_pairs.py --data runs/ladder900/data \
         --results runs/ladder900 runs/roles900
+
+``--by-word`` also scores the split's relation minimal pairs and tables their accuracy by the
+false relation word (mean over seeds; the pairs per word in brackets): a model that learned
+the relation words' frequencies rather than the layout wins on the words that are rarely
+true ("next to") and loses on the others.
 """
 
 from __future__ import annotations
@@ -58,6 +63,19 @@ def score_run(run: Path, data, pairs) -> tuple[float, float | None]:
     return accuracy["role"], relation
 
 
+def relation_words(run: Path, data, pairs) -> dict[str, tuple[float, int]]:
+    """The run's relation-pair accuracy by false relation word (:func:`accuracy_by_word`)."""
+    from tags.benchmark import accuracy_by_word, minimal_pair_wins
+    from tags.demo.evaluate import CrossPairScoreFn, DualPairScoreFn
+    from tags.negatives.models import load_tags_model
+
+    result = json.loads((run / "result.json").read_text())
+    score_cls = CrossPairScoreFn if result.get("family", "cross") == "cross" else DualPairScoreFn
+    model, tokenizer = load_tags_model(run / "model", "cpu")
+    score_fn = score_cls(model, tokenizer, data.features, result["config"]["data"]["max_text_len"])
+    return accuracy_by_word(pairs, minimal_pair_wins(score_fn, pairs))
+
+
 def _mean_std(values: list[float]) -> str:
     if not values:
         return "-"
@@ -74,6 +92,9 @@ def main() -> int:
     parser.add_argument("--max-pairs", type=int, default=None, help="the first N pairs only")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the scores here")
+    parser.add_argument(
+        "--by-word", action="store_true", help="relation pairs by false relation word too"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -102,9 +123,32 @@ def main() -> int:
             f"| {method} | {len(roles)} | {_mean_std(roles)} | {per_seed} | "
             f"{_mean_std(relations)} |"
         )
+    payload: dict = {"pairs": len(pairs), "runs": table}
+    if args.by_word:
+        payload["by_word"] = _by_word_table(runs, data, args.split)
     if args.json:
-        Path(args.json).write_text(json.dumps({"pairs": len(pairs), "runs": table}, indent=1))
+        Path(args.json).write_text(json.dumps(payload, indent=1))
     return 0
+
+
+def _by_word_table(runs: dict[str, dict[int, Path]], data, split: str) -> dict:
+    """Print (and return) every method's relation-pair accuracy by false word."""
+    from tags.demo.evaluate import split_pairs
+
+    pairs = [p for p in split_pairs(data, split) if p.type == "relation"]
+    scores = {
+        method: [relation_words(run, data, pairs) for run in by_seed.values()]
+        for method, by_seed in runs.items()
+    }
+    words = sorted({w for per_seed in scores.values() for s in per_seed for w in s})
+    counts = {w: n for per_seed in scores.values() for s in per_seed for w, (_, n) in s.items()}
+    print(f"\nRelation pairs ({len(pairs)}, {split}) by false relation word, mean over seeds:\n")
+    print("| method | " + " | ".join(f"{w} ({counts[w]})" for w in words) + " |")
+    print("|---|" + "---:|" * len(words))
+    for method, per_seed in scores.items():
+        cells = [f"{100 * statistics.mean(s[w][0] for s in per_seed if w in s):.1f}" for w in words]
+        print(f"| {method} | " + " | ".join(cells) + " |")
+    return {m: [{w: a for w, (a, _) in s.items()} for s in v] for m, v in scores.items()}
 
 
 if __name__ == "__main__":

@@ -114,11 +114,10 @@ def read_pairs(path: str | Path) -> list[MinimalPair]:
 ScoreFn = Callable[[Sequence[int], Sequence[str]], Sequence[float]]
 
 
-def minimal_pair_accuracy(
+def minimal_pair_wins(
     score_fn: ScoreFn, pairs: Sequence[MinimalPair], batch_size: int = 256
-) -> dict[str, float]:
-    """Share of pairs whose true caption scores strictly above its negative, overall and
-    per type (:data:`PAIR_TYPES` and ``role``; types without pairs are left out);
+) -> np.ndarray:
+    """Per pair: does its true caption score strictly above its negative?
     ``score_fn(image_ids, captions)``."""
     if not pairs:
         raise ValueError("no minimal pairs to score")
@@ -129,6 +128,16 @@ def minimal_pair_accuracy(
         pos = np.asarray(score_fn(ids, [p.caption for p in chunk]), dtype=np.float64)
         neg = np.asarray(score_fn(ids, [p.negative for p in chunk]), dtype=np.float64)
         wins[start : start + len(chunk)] = pos.reshape(-1) > neg.reshape(-1)
+    return wins
+
+
+def minimal_pair_accuracy(
+    score_fn: ScoreFn, pairs: Sequence[MinimalPair], batch_size: int = 256
+) -> dict[str, float]:
+    """Share of pairs whose true caption scores strictly above its negative, overall and
+    per type (:data:`PAIR_TYPES` and ``role``; types without pairs are left out);
+    ``score_fn(image_ids, captions)``."""
+    wins = minimal_pair_wins(score_fn, pairs, batch_size)
     result = {"overall": float(wins.mean())}
     types = np.array([p.type for p in pairs])
     for kind in (*PAIR_TYPES, "role"):
@@ -138,10 +147,27 @@ def minimal_pair_accuracy(
     return result
 
 
+def accuracy_by_word(
+    pairs: Sequence[MinimalPair], wins: Sequence[bool], field: str = "replacement"
+) -> dict[str, tuple[float, int]]:
+    """``{word: (accuracy, pairs)}``, the pairs grouped by their false (``replacement``) or
+    true (``original``) word: where a score follows the words rather than the image."""
+    if field not in ("original", "replacement"):
+        raise ValueError(f"field must be 'original' or 'replacement', got {field!r}")
+    if len(pairs) != len(wins):
+        raise ValueError(f"{len(pairs)} pairs but {len(wins)} wins")
+    groups: dict[str, list[bool]] = {}
+    for pair, win in zip(pairs, wins):
+        groups.setdefault(getattr(pair, field), []).append(bool(win))
+    return {word: (sum(v) / len(v), len(v)) for word, v in sorted(groups.items())}
+
+
 __all__ = [
     "PAIR_TYPES",
     "MinimalPair",
+    "accuracy_by_word",
     "minimal_pair_accuracy",
+    "minimal_pair_wins",
     "minimal_pairs",
     "read_pairs",
     "role_swap_pairs",
