@@ -47,9 +47,11 @@ def finished_runs(results: list[Path], methods: list[str] | None) -> dict[str, d
     return runs
 
 
-def score_run(run: Path, data, pairs) -> tuple[float, float | None]:
-    """Role-pair accuracy of the run's model, and its test relation MP (``None`` if absent)."""
-    from tags.benchmark import minimal_pair_accuracy
+def score_run(run: Path, data, pairs, relation_pairs=None) -> dict:
+    """The run's role-pair accuracy (``role``), its test relation MP from ``result.json``
+    (``relation``, ``None`` if absent) and, given ``relation_pairs``, their accuracy by false
+    relation word (``by_word``, :func:`accuracy_by_word`); the model is loaded once."""
+    from tags.benchmark import accuracy_by_word, minimal_pair_accuracy, minimal_pair_wins
     from tags.demo.evaluate import CrossPairScoreFn, DualPairScoreFn
     from tags.negatives.models import load_tags_model
 
@@ -58,22 +60,15 @@ def score_run(run: Path, data, pairs) -> tuple[float, float | None]:
     max_length = result["config"]["data"]["max_text_len"]
     model, tokenizer = load_tags_model(run / "model", "cpu")
     score_cls = CrossPairScoreFn if family == "cross" else DualPairScoreFn
-    accuracy = minimal_pair_accuracy(score_cls(model, tokenizer, data.features, max_length), pairs)
-    relation = result.get("minimal_pairs", {}).get("relation")
-    return accuracy["role"], relation
-
-
-def relation_words(run: Path, data, pairs) -> dict[str, tuple[float, int]]:
-    """The run's relation-pair accuracy by false relation word (:func:`accuracy_by_word`)."""
-    from tags.benchmark import accuracy_by_word, minimal_pair_wins
-    from tags.demo.evaluate import CrossPairScoreFn, DualPairScoreFn
-    from tags.negatives.models import load_tags_model
-
-    result = json.loads((run / "result.json").read_text())
-    score_cls = CrossPairScoreFn if result.get("family", "cross") == "cross" else DualPairScoreFn
-    model, tokenizer = load_tags_model(run / "model", "cpu")
-    score_fn = score_cls(model, tokenizer, data.features, result["config"]["data"]["max_text_len"])
-    return accuracy_by_word(pairs, minimal_pair_wins(score_fn, pairs))
+    score_fn = score_cls(model, tokenizer, data.features, max_length)
+    scores = {
+        "role": minimal_pair_accuracy(score_fn, pairs)["role"],
+        "relation": result.get("minimal_pairs", {}).get("relation"),
+    }
+    if relation_pairs:
+        wins = minimal_pair_wins(score_fn, relation_pairs)
+        scores["by_word"] = accuracy_by_word(relation_pairs, wins)
+    return scores
 
 
 def _mean_std(values: list[float]) -> str:
@@ -107,12 +102,17 @@ def main() -> int:
     if not runs:
         sys.exit(f"no finished runs under {', '.join(args.results)}")
     print(f"{len(pairs)} role pairs on the {args.split} split of {args.data}")
-    table: dict[str, dict[str, dict[str, float | None]]] = {}
+    relation_pairs = None
+    if args.by_word:
+        from tags.demo.evaluate import split_pairs
+
+        relation_pairs = [p for p in split_pairs(data, args.split) if p.type == "relation"]
+    table: dict[str, dict[str, dict]] = {}
     for method, by_seed in runs.items():
         for seed, run in sorted(by_seed.items()):
-            role, relation = score_run(run, data, pairs)
-            table.setdefault(method, {})[str(seed)] = {"role": role, "relation": relation}
-            print(f"  {method} seed {seed}: role {100 * role:.1f}", flush=True)
+            scores = score_run(run, data, pairs, relation_pairs)
+            table.setdefault(method, {})[str(seed)] = scores
+            print(f"  {method} seed {seed}: role {100 * scores['role']:.1f}", flush=True)
     print("\n| method | seeds | role pairs | per seed | relation pairs (test MP) |")
     print("|---|---:|---:|---|---:|")
     for method, by_seed in table.items():
@@ -123,32 +123,24 @@ def main() -> int:
             f"| {method} | {len(roles)} | {_mean_std(roles)} | {per_seed} | "
             f"{_mean_std(relations)} |"
         )
-    payload: dict = {"pairs": len(pairs), "runs": table}
-    if args.by_word:
-        payload["by_word"] = _by_word_table(runs, data, args.split)
+    if relation_pairs:
+        _print_by_word(table, len(relation_pairs), args.split)
     if args.json:
-        Path(args.json).write_text(json.dumps(payload, indent=1))
+        Path(args.json).write_text(json.dumps({"pairs": len(pairs), "runs": table}, indent=1))
     return 0
 
 
-def _by_word_table(runs: dict[str, dict[int, Path]], data, split: str) -> dict:
-    """Print (and return) every method's relation-pair accuracy by false word."""
-    from tags.demo.evaluate import split_pairs
-
-    pairs = [p for p in split_pairs(data, split) if p.type == "relation"]
-    scores = {
-        method: [relation_words(run, data, pairs) for run in by_seed.values()]
-        for method, by_seed in runs.items()
-    }
-    words = sorted({w for per_seed in scores.values() for s in per_seed for w in s})
-    counts = {w: n for per_seed in scores.values() for s in per_seed for w, (_, n) in s.items()}
-    print(f"\nRelation pairs ({len(pairs)}, {split}) by false relation word, mean over seeds:\n")
+def _print_by_word(table: dict[str, dict[str, dict]], n_pairs: int, split: str) -> None:
+    """Every method's relation-pair accuracy by false relation word, mean over seeds."""
+    per_method = {m: [v["by_word"] for v in by_seed.values()] for m, by_seed in table.items()}
+    counts = {w: n for runs in per_method.values() for s in runs for w, (_, n) in s.items()}
+    words = sorted(counts)
+    print(f"\nRelation pairs ({n_pairs}, {split}) by false relation word, mean over seeds:\n")
     print("| method | " + " | ".join(f"{w} ({counts[w]})" for w in words) + " |")
     print("|---|" + "---:|" * len(words))
-    for method, per_seed in scores.items():
-        cells = [f"{100 * statistics.mean(s[w][0] for s in per_seed if w in s):.1f}" for w in words]
+    for method, runs in per_method.items():
+        cells = [f"{100 * statistics.mean(s[w][0] for s in runs if w in s):.1f}" for w in words]
         print(f"| {method} | " + " | ".join(cells) + " |")
-    return {m: [{w: a for w, (a, _) in s.items()} for s in v] for m, v in scores.items()}
 
 
 if __name__ == "__main__":
