@@ -230,8 +230,9 @@ class VLBackend:
         raise NotImplementedError
 
     def pair_probability(self, logits: torch.Tensor) -> torch.Tensor:
-        """Matching probability in [0, 1] of :meth:`score_pairs` logits."""
-        return torch.sigmoid(logits)
+        """Matching probability in [0, 1] of :meth:`score_pairs` logits, in fp32 (a bf16
+        sigmoid rounds every logit above ~6 to exactly 1.0, so ranked candidates would tie)."""
+        return torch.sigmoid(logits.float())
 
     def encode_text(self, text: dict[str, torch.Tensor]) -> torch.Tensor:
         """``[B, D]`` L2-normalised text embeddings."""

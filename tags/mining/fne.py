@@ -234,7 +234,8 @@ class FNEMiner(Miner):
         return self.stats.pos_count > max(self.min_count, 1) and self.stats.neg_count > 1
 
     def posterior(self, scores: torch.Tensor) -> torch.Tensor:
-        """``P(match | s)`` under the current Gaussians (computed in log space)."""
+        """``P(match | s)`` under the current Gaussians (computed in log space), in at least
+        fp32 (a bf16 posterior could not tell the 1e-3 threshold from 0)."""
         mu_p, var_p = self.stats.pos_moments
         mu_n, var_n = self.stats.neg_moments
         s = scores.detach().to(torch.float64)
@@ -244,15 +245,16 @@ class FNEMiner(Miner):
             - math.log1p(-self.prior)
             - _log_normal(s, mu_n, var_n)
         )
-        return torch.sigmoid(logit).to(scores.dtype)
+        return torch.sigmoid(logit).to(torch.promote_types(scores.dtype, torch.float32))
 
     def sampling_weights(
         self, scores: torch.Tensor, positive: torch.Tensor, negative_mask: torch.Tensor
     ) -> torch.Tensor:
-        """Unnormalised FNE weights ``[A, C]`` (detached)."""
-        s = scores.detach()
+        """Unnormalised FNE weights ``[A, C]`` (detached; at least fp32)."""
+        dtype = torch.promote_types(scores.dtype, torch.float32)
+        s = scores.detach().to(dtype)
         p = self.posterior(s)
-        easy = torch.exp(-self.alpha * (s - positive.detach()[:, None]) ** 2)
+        easy = torch.exp(-self.alpha * (s - positive.detach().to(dtype)[:, None]) ** 2)
         damped = torch.exp(-self.tau * p)
         w = torch.where(p > self.threshold, damped, easy)
         mu_p = self.stats.pos_moments[0]

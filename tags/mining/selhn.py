@@ -38,7 +38,9 @@ class SelHNMiner(Miner):
     ) -> MinerOutput:
         self.check_inputs(scores, positive, negative_mask)
         hard_score, index, valid = masked_max(scores.detach(), negative_mask)
-        gap = (hard_score - positive.detach()).abs()
+        # compared in fp32 at least: eps is of the order of bf16's spacing near 1
+        dtype = torch.promote_types(scores.dtype, torch.float32)
+        gap = (hard_score.to(dtype) - positive.detach().to(dtype)).abs()
         use_all = (gap < self.eps) & valid
         cost = hinge(self.margin, scores, positive[:, None]) * negative_mask
         mean_all = cost.sum(1) / negative_mask.sum(1).clamp(min=1)

@@ -243,7 +243,8 @@ class TagsModel(TagsPreTrainedModel):
         )
         if "itm" in heads:
             output.itm_logits = self.itm_head(output.pooler_output)
-            output.itm_scores = torch.sigmoid(output.itm_logits)
+            # fp32 sigmoid: under bf16/fp16 autocast, logits past ~6 would all round to 1.0
+            output.itm_scores = torch.sigmoid(output.itm_logits.float())
         if "wod" in heads:
             output.wod_logits = self.wod_head(text_states)
         if "mlm" in heads:

@@ -24,7 +24,8 @@ class TagsModelOutput(ModelOutput):
         itm_logits (`torch.FloatTensor` of shape `(batch,)`, *optional*):
             Image-text matching logits.
         itm_scores (`torch.FloatTensor` of shape `(batch,)`, *optional*):
-            ``sigmoid(itm_logits)``, in [0, 1].
+            ``sigmoid(itm_logits)``, in [0, 1], always fp32 (also under bf16/fp16 autocast,
+            where a half-precision sigmoid would round saturated logits into ties).
         mlm_logits (`torch.FloatTensor`, *optional*):
             Vocabulary logits, `(batch, text_len, vocab)`, or `(num_masked, vocab)` when
             ``masked_positions`` was given.
@@ -50,7 +51,8 @@ class TagsITMOutput(ModelOutput):
     r"""Image-text matching result for a batch of pairs.
 
     Args:
-        scores (`torch.FloatTensor` of shape `(batch,)`): Matching probability in [0, 1].
+        scores (`torch.FloatTensor` of shape `(batch,)`): Matching probability in [0, 1]
+            (fp32, see ``TagsModelOutput.itm_scores``).
         logits (`torch.FloatTensor` of shape `(batch,)`): Pre-sigmoid logits.
     """
 

@@ -167,6 +167,13 @@ def retrieve_negatives(
     return (*caps, *imgs)
 
 
+def _fp32_similarity(backend: Any, image_emb: torch.Tensor, text_emb: torch.Tensor) -> torch.Tensor:
+    """The backend's row-aligned similarity in fp32, outside autocast (a bf16 product of
+    unit vectors has a spacing of 0.004 near 1: the top-k would pick among ties)."""
+    with torch.autocast(image_emb.device.type, enabled=False):
+        return backend.pair_similarity(image_emb.float(), text_emb.float()).float()
+
+
 def _score(
     backend: Any,
     dataset: ImageTextDataset,
@@ -176,7 +183,7 @@ def _score(
     config: Any,
 ) -> list[torch.Tensor]:
     """Scores of each anchor against its pool (``kind``: the pool holds texts or images);
-    cross mode: the backend's matching probability, dual: the embedding cosine."""
+    cross mode: the backend's matching probability, dual: the embedding cosine (both fp32)."""
     device = batch["input_ids"].device
     rows = [(a, int(c)) for a, pool in enumerate(pools) for c in pool.tolist()]
     flat: list[torch.Tensor] = []
@@ -207,10 +214,10 @@ def _score(
             anchors = torch.tensor([a for a, _ in chunk], device=device)
             if kind == "text":
                 emb = backend.encode_text(text_batch(texts))
-                flat.append(backend.pair_similarity(image_emb[anchors], emb).float().cpu())
+                flat.append(_fp32_similarity(backend, image_emb[anchors], emb).cpu())
             else:
                 emb = backend.encode_image(image_batch(images))
-                flat.append(backend.pair_similarity(emb, text_emb[anchors]).float().cpu())
+                flat.append(_fp32_similarity(backend, emb, text_emb[anchors]).cpu())
             continue
         images = [
             tuple(t.to(device) for t in item) if isinstance(item, tuple) else item.to(device)
