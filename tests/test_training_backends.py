@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from tags.training import load_config, training_function
+from tags.training.state import load_custom_states
 from tests._hf_tiny import MAKERS, render_images
 
 CONFIG = Path(__file__).resolve().parents[1] / "scripts" / "configs" / "tiny_clip_vse_cpu.yaml"
@@ -443,7 +444,7 @@ def test_fne_queue_on_blip2_keeps_one_key_per_query(corpus, tmp_path):
         steps=3,
     )  # fmt: skip
     assert len(values) == 3 and all(math.isfinite(v) for v in values)
-    states = [torch.load(f) for f in sorted(result.checkpoint.glob("custom_checkpoint_*.pkl"))]
+    states = load_custom_states(result.checkpoint)
     queue = next(s["image_feats"] for s in states if "image_feats" in s)
     num_queries = result.model.config.num_query_tokens
     assert queue.shape == (8, num_queries, result.model.config.image_text_hidden_size)

@@ -10,6 +10,7 @@ import torch
 from _training_utils import state_dict_close, tiny_config
 
 from tags.training import ConfigError, checkpoint_dirs, training_function
+from tags.training.state import load_custom_states
 
 FNE = (
     "tags_dc.itm_miner={name: fne, kwargs: {min_count: 0}}",
@@ -26,7 +27,7 @@ def _rows(run: Path) -> list[dict]:
 
 
 def _miner_state(checkpoint: Path, index: int) -> dict:
-    return torch.load(checkpoint / f"custom_checkpoint_{index}.pkl", weights_only=False)
+    return load_custom_states(checkpoint)[index]
 
 
 def test_config_accepts_fne_and_still_rejects_the_others(tmp_path):

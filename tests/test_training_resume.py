@@ -14,6 +14,7 @@ from tags.cli import main as cli_main
 from tags.modeling import TagsModel
 from tags.training import ConfigError, checkpoint_dirs, load_config, training_function
 from tags.training.config import to_dict
+from tags.training.state import load_custom_states
 
 
 def metrics(run: Path) -> list[dict]:
@@ -21,7 +22,7 @@ def metrics(run: Path) -> list[dict]:
 
 
 def custom_state(checkpoint: Path, index: int) -> dict:
-    return torch.load(checkpoint / f"custom_checkpoint_{index}.pkl", weights_only=False)
+    return load_custom_states(checkpoint)[index]
 
 
 def test_vse_resume_with_fne_queue_and_dropout(tmp_path):
@@ -198,3 +199,50 @@ def test_resume_inside_aoq_round_two_without_its_ranking_is_refused(tmp_path):
     ranking.unlink()  # ranked with round 1's model: it cannot be rebuilt from round 2's
     with pytest.raises(ConfigError, match=r"needs its offline negatives.*is missing"):
         training_function(tiny_config("vse", run, *AOQ_ROUNDS, "resume_from=latest"))
+
+
+class _RunsCode:
+    """A pickle whose loading creates ``marker``: what a crafted checkpoint could run."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.mark.parametrize("layout", ["tags_state", "legacy_accelerate"])
+def test_a_crafted_checkpoint_state_is_refused_never_unpickled(tmp_path, layout):
+    """Issue "every bad input": ``resume_from`` must not unpickle code from a checkpoint
+    (Accelerate's ``custom_checkpoint_N.pkl`` are loaded with ``weights_only=False``)."""
+    run, marker = tmp_path / "run", tmp_path / "code_ran"
+    overrides = ("phases.0.steps=4", "vse.miner.name=selhn")
+    training_function(tiny_config("vse", run, *overrides, "max_steps=2"))
+    checkpoint = checkpoint_dirs(run)[-1]
+    if layout == "tags_state":
+        torch.save(_RunsCode(marker), checkpoint / "tags_state.pt")
+    else:  # an older checkpoint's per-object files (scheduler, train state, miner)
+        (checkpoint / "tags_state.pt").unlink(missing_ok=True)
+        for index in range(3):
+            torch.save(_RunsCode(marker), checkpoint / f"custom_checkpoint_{index}.pkl")
+    config = tiny_config("vse", run, *overrides, f"resume_from={checkpoint}")
+    with pytest.raises(ConfigError, match=r"not a tags checkpoint state.*refused"):
+        training_function(config)
+    assert not marker.exists()
+
+
+def test_an_older_checkpoint_of_plain_states_still_resumes_exactly(tmp_path):
+    """A checkpoint written with ``register_for_checkpointing`` (``custom_checkpoint_N.pkl``
+    holding plain state dicts) is read with ``weights_only=True`` and resumes exactly."""
+    overrides = ("phases.0.steps=4", "model.dropout=0.1", "vse.miner.name=selhn")
+    straight = training_function(tiny_config("vse", tmp_path / "a", *overrides))
+    training_function(tiny_config("vse", tmp_path / "b", *overrides, "max_steps=2"))
+    checkpoint = checkpoint_dirs(tmp_path / "b")[-1]
+    for index, state in enumerate(load_custom_states(checkpoint)):
+        torch.save(state, checkpoint / f"custom_checkpoint_{index}.pkl")
+    (checkpoint / "tags_state.pt").unlink()
+    resumed = training_function(
+        tiny_config("vse", tmp_path / "b", *overrides, "resume_from=latest")
+    )
+    assert resumed.state.step == 4
+    state_dict_close(straight.model, resumed.model, atol=1e-6)

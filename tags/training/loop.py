@@ -32,7 +32,12 @@ from tags.training.factory import create_model, create_tokenizer
 from tags.training.optim import create_optimizer, create_scheduler, phase_bounds, phase_of
 from tags.training.recipes import StepContext, get_recipe
 from tags.training.rundir import LOCK_FILE, check_inputs, check_output_dir, trim_metrics
-from tags.training.state import TrainState
+from tags.training.state import (
+    TrainState,
+    accelerate_view,
+    restore_custom_states,
+    save_custom_states,
+)
 from tags.training.timing import StageTimer, timed_iter
 from tags.training.tracking import JsonlTracker, tensorboard_available
 
@@ -258,11 +263,15 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         if isinstance(obj, nn.Module):
             obj.to(accelerator.device)
     state = TrainState()
-    accelerator.register_for_checkpointing(scheduler, state, *recipe.stateful())
+    # saved beside save_state as plain tensors (never register_for_checkpointing: Accelerate
+    # unpickles those with weights_only=False, so a crafted checkpoint could run code)
+    custom = [scheduler, state, *recipe.stateful()]
 
     checkpoint = resolve_checkpoint(config.resume_from, output_dir)
     if checkpoint is not None:
-        accelerator.load_state(str(checkpoint))
+        restore_custom_states(custom, checkpoint)
+        with accelerate_view(checkpoint) as view:
+            accelerator.load_state(str(view))
         accelerator.step = 0  # checkpoints sit at accumulation boundaries
         if state.phase >= 0:  # per-phase recipe state (miner override, AOQ offline negatives)
             recipe.resume_phase(state.phase, config.phases[state.phase], module)
@@ -347,6 +356,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     def save_checkpoint() -> Path:
         path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
         accelerator.save_state(str(path))
+        if main:
+            save_custom_states(custom, path)
         accelerator.wait_for_everyone()
         if main:
             (path / COMPLETE).write_text(f"{state.step}\n")

@@ -1,10 +1,34 @@
-"""Loop position saved with every checkpoint (``register_for_checkpointing``)."""
+"""Loop position and the other custom objects saved with every checkpoint.
+
+The scheduler, the :class:`TrainState` and the recipe's stateful objects (miners, momentum
+encoder, queue) are saved by :func:`save_custom_states` as one ``tags_state.pt`` of plain
+tensors and Python values, and read back with ``torch.load(weights_only=True)``: a crafted
+checkpoint cannot run code. (Accelerate's ``register_for_checkpointing`` would unpickle its
+``custom_checkpoint_N.pkl`` with ``weights_only=False``; checkpoints written that way by older
+versions are read file by file with ``weights_only=True`` too, and refused when that fails.)
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import pickle
+import re
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import torch
+
+from tags.training.config import ConfigError
+
+#: The custom objects' states, in registration order, in one file per checkpoint.
+CUSTOM_STATE_FILE = "tags_state.pt"
+#: Accelerate's per-object files (checkpoints of older versions).
+LEGACY_STATE = re.compile(r"^custom_checkpoint_(\d+)\.pkl$")
+_FORMAT = 1
 
 
 @dataclass
@@ -33,4 +57,87 @@ class TrainState:
             setattr(self, key, kinds.get(key, int)(value))
 
 
-__all__ = ["TrainState"]
+def save_custom_states(objects: Sequence[Any], directory: str | Path) -> Path:
+    """Write every object's ``state_dict()`` to ``directory/tags_state.pt``; returns it."""
+    path = Path(directory) / CUSTOM_STATE_FILE
+    torch.save({"format": _FORMAT, "states": [obj.state_dict() for obj in objects]}, path)
+    return path
+
+
+def legacy_state_files(directory: str | Path) -> list[tuple[int, Path]]:
+    """Accelerate's ``custom_checkpoint_N.pkl`` files of ``directory`` as ``(N, path)``,
+    by ``N``."""
+    found = [(LEGACY_STATE.match(p.name), p) for p in Path(directory).iterdir()]
+    return sorted((int(m.group(1)), p) for m, p in found if m)
+
+
+def _safe_load(path: Path) -> Any:
+    """``torch.load(weights_only=True)``; a file that needs more is refused, never run."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(
+            f"resume_from: {path} is not a tags checkpoint state (plain tensors and values); "
+            f"refused to load it ({first})"
+        ) from None
+
+
+def load_custom_states(directory: str | Path) -> list[Any]:
+    """The states :func:`save_custom_states` wrote (or an older checkpoint's
+    ``custom_checkpoint_N.pkl``), read without unpickling code (:class:`ConfigError` if a
+    file holds anything else)."""
+    directory = Path(directory)
+    path = directory / CUSTOM_STATE_FILE
+    if path.is_file():
+        saved = _safe_load(path)
+        if not isinstance(saved, dict) or saved.get("format") != _FORMAT:
+            raise ConfigError(f"resume_from: {path} is not a tags checkpoint state")
+        return list(saved["states"])
+    legacy = legacy_state_files(directory)
+    if not legacy or [n for n, _ in legacy] != list(range(len(legacy))):
+        raise ConfigError(
+            f"resume_from: {directory} has no {CUSTOM_STATE_FILE} (nor a complete set of "
+            "custom_checkpoint_N.pkl): not a tags checkpoint"
+        )
+    return [_safe_load(p) for _, p in legacy]
+
+
+@contextlib.contextmanager
+def accelerate_view(checkpoint: str | Path) -> Iterator[Path]:
+    """``checkpoint`` for ``accelerator.load_state``; for an older checkpoint holding
+    ``custom_checkpoint_N.pkl`` (which ``load_state`` would unpickle with
+    ``weights_only=False``) a temporary folder of links to its other files."""
+    checkpoint = Path(checkpoint)
+    if not legacy_state_files(checkpoint):
+        yield checkpoint
+        return
+    with tempfile.TemporaryDirectory(prefix="tags-resume-") as tmp:
+        for entry in checkpoint.iterdir():
+            if not LEGACY_STATE.match(entry.name):
+                (Path(tmp) / entry.name).symlink_to(entry.resolve())
+        yield Path(tmp)
+
+
+def restore_custom_states(objects: Sequence[Any], directory: str | Path) -> None:
+    """Load the states :func:`load_custom_states` reads into ``objects`` (same order)."""
+    states = load_custom_states(directory)
+    if len(states) != len(objects):
+        raise ConfigError(
+            f"resume_from: {directory} holds {len(states)} saved states but this run has "
+            f"{len(objects)} (scheduler, loop state, recipe objects): a checkpoint of another "
+            "recipe or configuration"
+        )
+    for obj, state in zip(objects, states):
+        obj.load_state_dict(state)
+
+
+__all__ = [
+    "CUSTOM_STATE_FILE",
+    "TrainState",
+    "accelerate_view",
+    "legacy_state_files",
+    "load_custom_states",
+    "restore_custom_states",
+    "save_custom_states",
+]
