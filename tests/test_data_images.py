@@ -84,3 +84,58 @@ def test_hf_datasets_image_column(tmp_path):
     assert torch.equal(pixels.pixel_values[2], preprocess([images[2]])["pixel_values"][0])
     with pytest.raises(ImageError, match="no 'picture' column"):
         records_from_hf_dataset(ds, "picture")
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """An image root and, beside it, an image a dataset's file name must not reach."""
+    root, elsewhere = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    elsewhere.mkdir()
+    render_images(1)[0].save(elsewhere / "x.png")
+    return root, elsewhere / "x.png"
+
+
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "passwd"])
+def test_file_names_outside_the_root_are_refused_unless_allowed(outside, kind):
+    from tags.data.images import RawImageStore, records_from_groups
+    from tags.negatives.types import ImageGroup
+
+    root, target = outside
+    name = {
+        "dotdot": "../outside/x.png",
+        "absolute": str(target),
+        "passwd": "../../../../etc/passwd",
+    }[kind]
+    opened = []
+
+    def spy(images):
+        opened.append(images)
+        return preprocess(images)
+
+    with pytest.raises(ImageError, match=r"outside the image root.*--allow-outside-root") as err:
+        ImageResolver(root)(name)
+    assert repr(name) in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ImageError, match="--allow-outside-root"):
+        records_from_groups([ImageGroup(0, [], filename=name)], root)
+    with pytest.raises(ImageError, match="--allow-outside-root"):
+        RawImageStore(root, spy).get(0, name)
+    assert not opened
+    if kind != "passwd":  # the user's explicit choice: read as named
+        assert ImageResolver(root, allow_outside_root=True)(name).resolve() == target.resolve()
+        assert RawImageStore(root, spy, allow_outside_root=True).get(0, name).shape[0] == 3
+
+
+def test_region_feature_names_never_leave_their_folder(tmp_path):
+    """``NpzRegions`` looks ``{id}.npz`` / ``{filename}.npz`` up in its folder only."""
+    import numpy as np
+
+    from tags.negatives.features import MissingFeaturesError, NpzRegions
+
+    (tmp_path / "feats").mkdir()
+    np.savez(tmp_path / "secret.npz", features=np.zeros((1, 2)), boxes=np.zeros((1, 4)))
+    store = NpzRegions(tmp_path / "feats")
+    with pytest.raises(MissingFeaturesError):
+        store.get("../secret")
+    with pytest.raises(MissingFeaturesError):
+        store.get(0, str(tmp_path / "secret"))

@@ -180,3 +180,26 @@ def test_wrong_inputs_give_clear_errors(setup, tmp_path, capsys):
     missing = ["evaluate", "--model", str(tmp_path), "--captions", str(captions), "--cpu"]
     assert main([*missing, "--images", str(root / "coco")]) == 1
     assert "no config.json" in capsys.readouterr().err
+
+
+def test_image_names_outside_the_root_are_refused_unless_allowed(setup, tmp_path, capsys):
+    """A caption file naming ``../elsewhere/...`` must not read outside ``--images``."""
+    _, dirs, _ = setup
+    captions = write_coco_like(tmp_path / "coco")
+    data = json.loads(captions.read_text())
+    name = data["images"][2]["filename"]
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "coco" / "val2014" / name).rename(tmp_path / "elsewhere" / name)
+    data["images"][2]["filename"] = f"../elsewhere/{name}"
+    captions.write_text(json.dumps(data), encoding="utf-8")
+    args = [
+        "evaluate", "--model", str(dirs["clip"]), "--captions", str(captions),
+        "--images", str(tmp_path / "coco"), "--mode", "dual", "--cpu",
+    ]  # fmt: skip
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"'../elsewhere/{name}'" in err and "--allow-outside-root" in err
+    assert "Traceback" not in err
+    out = tmp_path / "m.json"
+    assert main([*args, "--allow-outside-root", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["n_images"] == 5

@@ -87,3 +87,23 @@ def test_trained_blip_heads_refill_and_missing_image_is_named(setup, tmp_path, c
         assert "image 1" in err and "img1.png" in err
     finally:
         (tmp_path / "moved.png").rename(images / "img1.png")
+
+
+@pytest.mark.parametrize("where", ["dotdot", "absolute"])
+def test_image_names_outside_the_root_are_refused_unless_allowed(setup, tmp_path, capsys, where):
+    root, dirs, images, _ = setup
+    outside = root / "outside.png"
+    render_images(1, seed=9)[0].save(outside)
+    name = "../outside.png" if where == "dotdot" else str(outside)
+    lines = [{"image_id": 0, "caption": CAPTIONS[0], "filename": name}]
+    captions = tmp_path / "caps.jsonl"
+    captions.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    out = tmp_path / "neg.jsonl"
+    args = ["generate", "--captions", str(captions), "--out", str(out)]
+    args += ["--model", str(dirs["clip"]), "--images", str(images), *FAST]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"image file name {name!r} points outside the image root" in err
+    assert "--allow-outside-root" in err and "Traceback" not in err
+    assert main([*args, "--overwrite", "--allow-outside-root"]) == 0
+    assert records(out)

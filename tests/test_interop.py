@@ -269,3 +269,24 @@ def test_recipe_trains_on_negclip_csv(tmp_path, monkeypatch):
             "tags-dc", tmp_path / "run2", "phases.0.steps=1", f"data.negatives={table}",
             "tags_dc.synthetic.source=fixed",
         ))  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["/abs/images/x.jpg", "../x.jpg"])
+def test_export_refuses_image_paths_outside_the_root_unless_allowed(tmp_path, capsys, name):
+    """A caption file naming an absolute or ``..`` path: no ``ROOT//abs/...`` filepath."""
+    folder, file = name.rsplit("/", 1)
+    captions = tmp_path / "dataset.json"
+    image = {"imgid": 0, "filepath": folder, "filename": file, "split": "test"}
+    captions.write_text(json.dumps({"images": [image]}))
+    src = tmp_path / "g.jsonl"
+    src.write_text(json.dumps({"image_id": 0, "caption_id": 0, "positive": "p", "negative": "n"}))
+    target = tmp_path / "g.csv"
+    argv = ["export", str(src), "--format", "negclip-csv", "--out", str(target),
+            "--captions", str(captions), "--image-root", ROOT]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"{name!r} points outside the image root" in err and "--allow-outside-root" in err
+    assert main([*argv, "--allow-outside-root"]) == 0
+    with open(target, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["filepath"] == (name if name.startswith("/") else f"{ROOT}/{name}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tags.cli import main as cli_main
 from tags.training import load_config, training_function
 from tags.training.state import load_custom_states
 from tests._hf_tiny import MAKERS, render_images
@@ -476,3 +477,23 @@ def test_saved_heads_are_restored_in_place(corpus, tmp_path):
             assert torch.equal(value, saved[key]), key
     backend.load_extras(tmp_path / "nothing-here")  # no heads saved: left as they are
     assert torch.equal(backend.heads.wod.classifier.weight, saved["wod.classifier.weight"])
+
+
+def test_training_image_names_outside_the_root_are_refused_unless_allowed(corpus, tmp_path, capsys):
+    dirs, _ = corpus
+    captions, images, _ = write_corpus(tmp_path / "data")
+    data = json.loads(captions.read_text())
+    (images / "1.png").rename(tmp_path / "data" / "1.png")
+    data["images"][1]["filename"] = "../1.png"
+    captions.write_text(json.dumps(data), encoding="utf-8")
+    argv = [
+        "train", "--config", str(CONFIG), f"model.path={dirs['clip']}",
+        f"data.captions={captions}", f"data.images={images}", f"output_dir={tmp_path / 'a'}",
+        "max_steps=1", "progress_bar=false", "tensorboard=false",
+    ]  # fmt: skip
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'../1.png' points outside the image root" in err
+    assert "data.allow_outside_root" in err and "Traceback" not in err
+    assert not (tmp_path / "a").exists()
+    assert cli_main([*argv, "data.allow_outside_root=true"]) == 0

@@ -39,6 +39,7 @@ def run_images(args: argparse.Namespace) -> int:
             limit_images=args.max_images,
             on_bad_image=args.on_bad_image,
             num_workers=args.num_workers,
+            allow_outside_root=args.allow_outside_root,
         )
     except (OSError, ValueError, BackendError, ImageError) as err:
         print(f"error: {err}", file=sys.stderr)

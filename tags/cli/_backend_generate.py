@@ -22,6 +22,7 @@ def backend_components(
     """Refiller, pair scorer, images, label tokenizer and edit planner for a pixel backend
     (``planning``: the CLI's vocabulary-and-planner builder, shared with TagsModel runs)."""
     from tags.backends import BackendError, load_backend
+    from tags.backends.heads import require_heads
     from tags.data.images import RawImageStore
     from tags.negatives.models import load_tokenizer
     from tags.negatives.refill import MLMRefiller, VocabularyRefiller
@@ -37,10 +38,13 @@ def backend_components(
         raise ValueError(str(err)) from err
     if backend.image_kind != "pixels":
         raise ValueError(f"{args.model}: a {backend.name} model reads --features, not --images")
+    # the heads read below: ITM ranks (CLIP/SigLIP rank by their cosine), MLM refills
+    needed = [name for name in ("itm", "mlm") if backend.supports(name)]
+    require_heads(backend, needed, "tags generate --model", args.model)
     if device is not None:
         backend.model.to(device)
     backend.model.eval()
-    images = RawImageStore(args.images, backend.image_inputs)
+    images = RawImageStore(args.images, backend.image_inputs, args.allow_outside_root)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else backend.tokenizer
     vocabulary, planner = planning(
         args, parser, out, state, needs_vocab=not backend.supports("mlm")

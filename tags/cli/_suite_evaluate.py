@@ -57,6 +57,7 @@ def suite_options(args: argparse.Namespace) -> Any:
         max_length=args.max_length,
         num_workers=args.num_workers,
         use_logits=not args.use_scores,
+        allow_outside_root=getattr(args, "allow_outside_root", False),
     )
 
 

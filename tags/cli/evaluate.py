@@ -49,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--on-bad-image", choices=("error", "skip"), default="error")
     p.add_argument("--num-workers", type=int, default=0, help="image decoding workers")
+    p.add_argument(
+        "--allow-outside-root",
+        action="store_true",
+        help="image file names from the data that are absolute or hold '..' (outside the image "
+        "root) are refused unless this is given",
+    )
     # --- end issue 12
     # --- issue 14: compositional suites (tags.cli._suite_evaluate)
     from tags.cli._suite_evaluate import add_suite_arguments

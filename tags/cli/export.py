@@ -50,6 +50,7 @@ def export_options(args: argparse.Namespace, captions: str | None, fmt: str | No
         negatives_per_row=args.negatives_per_row,
         list_column=args.neg_list,
         by_type=args.by_type,
+        allow_outside_root=getattr(args, "allow_outside_root", False),
     )
 
 
@@ -71,6 +72,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "filepath/filename, JSONL filename); without it the image id is the file name",
     )
     p.add_argument("--caption-format", choices=("karpathy", "precomp", "jsonl"), default=None)
+    p.add_argument(
+        "--allow-outside-root",
+        action="store_true",
+        help="image file names that are absolute or hold '..' (outside --image-root) are "
+        "refused unless this is given; then written as they are",
+    )
     add_export_options(p.add_argument_group("export"))
     p.set_defaults(func=run)
 

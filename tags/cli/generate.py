@@ -87,6 +87,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # issue 12: raw images for BLIP / CLIP / SigLIP --model directories (tags.cli._backend_generate)
     io.add_argument("--images", default=None, help="image root (with a BLIP/CLIP/SigLIP --model)")
     io.add_argument(
+        "--allow-outside-root",
+        action="store_true",
+        help="image file names from the captions that are absolute or hold '..' are refused "
+        "(--images, --export filepaths) unless this is given",
+    )
+    io.add_argument(
         "--export",
         choices=EXPORT_FORMATS,
         action="append",
@@ -351,7 +357,8 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
     if args.features and not args.model:
         print("warning: --features is only used with --model (a TagsModel)", file=sys.stderr)
     if args.model:
-        model, model_tokenizer = load_tags_model(args.model, device, args.tokenizer)
+        heads = ("mlm", "itm") if regions is not None else ("mlm",)  # ITM ranks on features
+        model, model_tokenizer = load_tags_model(args.model, device, args.tokenizer, heads)
         mlm = TagsMaskedLM(model, model_tokenizer, device, use_image=regions is not None)
         refiller = MLMRefiller(mlm, model_tokenizer, **mlm_options)
         if regions is not None:

@@ -31,6 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
+    from tags.data.images import ImageError
     from tags.training import ConfigError, load_config, training_function
     from tags.training.config import to_dict
     from tags.training.loop import NonFiniteLossError
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         result = training_function(config)
-    except ConfigError as err:
+    except (ConfigError, ImageError) as err:  # ImageError: data.images / eval.images files
         print(f"tags train: {err}", file=sys.stderr)
         return 2
     except NonFiniteLossError as err:

@@ -5,7 +5,9 @@ Sources (all give :class:`ImageRecord`s, one per image, in caption-group order):
 - a caption file's groups (Karpathy JSON ``filename``, JSONL ``filename``) under an image
   root: :func:`records_from_groups`. A file name is looked up as ``ROOT/filename`` and
   then ``ROOT/*/filename``, so COCO's ``train2014/`` + ``val2014/`` layout and the flat
-  Flickr30K ``flickr30k-images/`` layout both work with the dataset's root;
+  Flickr30K ``flickr30k-images/`` layout both work with the dataset's root. A name that
+  leaves the root (absolute, or with a ``..`` part: :func:`tags._paths.leaves_root`) is refused unless
+  the user allows it (``--allow-outside-root``, ``data.allow_outside_root``);
 - an HF ``datasets`` dataset with an ``Image`` column: :func:`records_from_hf_dataset`
   (images stay in the dataset and are decoded lazily).
 
@@ -27,6 +29,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from tags._paths import leaves_root, outside_root_message
 from tags.data.dataset import ImageTextDataset
 
 BAD_IMAGE_POLICIES = ("error", "skip")
@@ -61,16 +64,26 @@ class ImageRecord:
         return self.where or (str(self.path) if self.path is not None else "<in memory>")
 
 
-class ImageResolver:
-    """``ROOT/name``, else ``ROOT/<subdir>/name`` (one level, listed once)."""
+def check_inside_root(name: str, root: str | Path, allow_outside_root: bool = False) -> None:
+    """Raise :class:`ImageError` (naming the file and the flag) for a name that leaves
+    ``root``, unless ``allow_outside_root``."""
+    if leaves_root(name) and not allow_outside_root:
+        raise ImageError(outside_root_message(name, root))
 
-    def __init__(self, root: str | Path):
+
+class ImageResolver:
+    """``ROOT/name``, else ``ROOT/<subdir>/name`` (one level, listed once). A name that
+    leaves the root raises :class:`ImageError` unless ``allow_outside_root``."""
+
+    def __init__(self, root: str | Path, allow_outside_root: bool = False):
         self.root = Path(root)
         if not self.root.is_dir():
             raise ImageError(f"image directory not found: {self.root}")
+        self.allow_outside_root = allow_outside_root
         self._subdirs: list[Path] | None = None
 
     def __call__(self, name: str) -> Path:
+        check_inside_root(name, self.root, self.allow_outside_root)
         direct = Path(name) if Path(name).is_absolute() else self.root / name
         if direct.is_file():
             return direct
@@ -82,9 +95,12 @@ class ImageResolver:
         return direct  # reported as missing when decoded
 
 
-def records_from_groups(groups: Sequence[Any], image_root: str | Path) -> list[ImageRecord]:
-    """One record per caption group; the group's ``filename`` (or its id) under the root."""
-    resolve = ImageResolver(image_root)
+def records_from_groups(
+    groups: Sequence[Any], image_root: str | Path, allow_outside_root: bool = False
+) -> list[ImageRecord]:
+    """One record per caption group; the group's ``filename`` (or its id) under the root
+    (:class:`ImageError` for a name outside it, unless ``allow_outside_root``)."""
+    resolve = ImageResolver(image_root, allow_outside_root)
     records = []
     for group in groups:
         name = getattr(group, "filename", None) or str(group.image_id)
@@ -262,10 +278,16 @@ def decode_images(
 class RawImageStore:
     """A region-store look-alike for the negative engine: ``get(image_id, filename)`` is the
     image's preprocessed pixels (``filename`` under the root, else the id), or an
-    :class:`ImageError` naming the file."""
+    :class:`ImageError` naming the file (or a name outside the root, unless
+    ``allow_outside_root``)."""
 
-    def __init__(self, root: str | Path, preprocess: Callable[[list[Any]], Any]) -> None:
-        self.resolve = ImageResolver(root)
+    def __init__(
+        self,
+        root: str | Path,
+        preprocess: Callable[[list[Any]], Any],
+        allow_outside_root: bool = False,
+    ) -> None:
+        self.resolve = ImageResolver(root, allow_outside_root)
         self.preprocess = preprocess
 
     def get(self, image_id: Any, filename: str | None = None, position: int | None = None) -> Any:
@@ -384,7 +406,9 @@ def build_pixel_dataset(
     groups = load_image_groups(
         data_config.captions, fmt, data_config.split, data_config.limit_images
     )
-    records = records_from_groups(groups, data_config.images)
+    records = records_from_groups(
+        groups, data_config.images, getattr(data_config, "allow_outside_root", False)
+    )
     problems = check_images(records)
     apply_policy(problems, len(records), on_bad_image)
     if problems:
@@ -415,6 +439,7 @@ __all__ = [
     "apply_policy",
     "build_pixel_dataset",
     "check_images",
+    "check_inside_root",
     "collate_pixels",
     "decode_images",
     "open_image",

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tags._paths import leaves_root, outside_root_message
+
 #: edit ``(operation, type)`` -> SugarCrepe subset name (flip = an opposite relation,
 #: antonym = an opposite attribute: both are replacements in SugarCrepe's terms)
 SUBSETS = {
@@ -53,6 +55,7 @@ class ExportOptions:
     negatives_per_row: int = 1  # negclip-csv: k
     list_column: bool = False  # negclip-csv: NegCLIP's list-literal neg_caption
     by_type: bool = False  # sugarcrepe: one file per edit kind
+    allow_outside_root: bool = False  # image names that are absolute or hold ".."
 
 
 Exporter = Callable[[Iterable[dict[str, Any]], Path, ExportOptions], list[Path]]
@@ -125,13 +128,20 @@ def image_paths(captions: str | Path, fmt: str | None = None) -> dict[str, str]:
 
 
 def _relative(record: dict[str, Any], options: ExportOptions) -> str:
+    """The record's image path relative to the image root; one that leaves it (absolute, or
+    with ``..``) raises ``ValueError`` unless ``options.allow_outside_root``."""
     key = str(record["image_id"])
-    return (options.paths or {}).get(key) or record.get("filename") or key
+    name = (options.paths or {}).get(key) or record.get("filename") or key
+    if leaves_root(name) and not options.allow_outside_root:
+        raise ValueError(outside_root_message(name, options.image_root or "(the image root)"))
+    return name
 
 
 def _filepath(record: dict[str, Any], options: ExportOptions) -> str:
     relative = _relative(record, options)
-    return f"{options.image_root.rstrip('/')}/{relative}" if options.image_root else relative
+    if not options.image_root or Path(relative).is_absolute():  # allowed: as it is
+        return relative
+    return f"{options.image_root.rstrip('/')}/{relative}"
 
 
 def by_caption(records: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

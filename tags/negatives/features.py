@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tags._paths import leaves_root
+
 
 class MissingFeaturesError(FileNotFoundError):
     """No region features exist for an image."""
@@ -53,7 +55,8 @@ class RegionStore(Protocol):
 
 
 class NpzRegions:
-    """``{image_id}.npz`` (or ``{filename stem}.npz``) files in one directory."""
+    """``{image_id}.npz`` (or ``{filename stem}.npz``) files in one directory; a name that
+    would leave it (absolute, or with ``..``) is not looked up."""
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
@@ -62,6 +65,7 @@ class NpzRegions:
         names = [str(image_id)]
         if filename:
             names += [Path(filename).stem, filename]
+        names = [n for n in names if not leaves_root(n)]
         for name in names:
             candidate = self.directory / f"{name}.npz"
             if candidate.is_file():

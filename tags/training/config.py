@@ -70,6 +70,9 @@ class DataConfig:
     # issue 12: raw images (model.source: backend): image root, and what a bad image does
     images: str = ""
     on_bad_image: str = "skip"  # skip | error
+    # image file names outside `images` / `eval.images` (absolute, or with ".."): refused
+    # unless true
+    allow_outside_root: bool = False
 
 
 @dataclass

@@ -16,10 +16,15 @@ class EvalSets:
 
 
 def build_eval_sets(
-    config: Any, tokenizer: Any, max_text_len: int, backend: Any = None
+    config: Any,
+    tokenizer: Any,
+    max_text_len: int,
+    backend: Any = None,
+    allow_outside_root: bool = False,
 ) -> EvalSets:
     """The held-out images and captions of ``config`` (an ``EvalConfig``): region features
-    (``features``), or raw images (``images``) preprocessed by ``backend``'s processor."""
+    (``features``), or raw images (``images``) preprocessed by ``backend``'s processor (file
+    names outside ``images`` refused unless ``allow_outside_root``)."""
     if config.images:
         from tags.evaluation.images import load_image_retrieval_split
         from tags.training.config import ConfigError
@@ -35,6 +40,7 @@ def build_eval_sets(
             split=config.split or "test",
             max_length=max_text_len,
             limit_images=config.limit_images,
+            allow_outside_root=allow_outside_root,
         )
         return EvalSets(images, texts)
     from tags.data import load_image_groups

@@ -287,7 +287,11 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     if config.eval.captions:
         with accelerator.main_process_first():
             eval_sets = build_eval_sets(
-                config.eval, tokenizer, config.data.max_text_len, parts.backend if parts else None
+                config.eval,
+                tokenizer,
+                config.data.max_text_len,
+                parts.backend if parts else None,
+                allow_outside_root=config.data.allow_outside_root,
             )
     if use_tb:
         accelerator.init_trackers("tags")

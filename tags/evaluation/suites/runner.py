@@ -37,6 +37,7 @@ class SuiteOptions:
     num_workers: int = 0
     use_logits: bool = True
     progress: bool = True
+    allow_outside_root: bool = False  # image names that leave the image root
 
 
 def labels(specs: Sequence[SuiteSpec]) -> list[str]:
@@ -66,7 +67,7 @@ def make_source(backend: Any, suite: Suite, label: str, options: SuiteOptions) -
     root = options.suite_images.get(label) or suite.image_root or options.images
     if root is None:
         raise SuiteError(f"suite {label}: no image folder; give --images ROOT or --suite-images")
-    return PixelSource(root, backend.image_inputs)
+    return PixelSource(root, backend.image_inputs, options.allow_outside_root)
 
 
 def _progress_fn(label: str, enabled: bool) -> tuple[Callable[[int, int], None], Callable]:
