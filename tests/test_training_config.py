@@ -144,3 +144,37 @@ def test_cli_reports_config_errors(tmp_path, capsys):
     assert cli_main(["train", "--config", str(path), "--print-config", "seed=5"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     assert printed["seed"] == 5 and printed["recipe"] == "vse"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("optim.max_grad_norm=-1", r"optim.max_grad_norm must be > 0.*0 or null"),
+        ("save_every=-1", r"save_every must be >= 0"),
+        ("max_steps=-1", r"max_steps must be >= 0"),
+        ("eval.every=-5", r"eval.every must be >= 0"),
+        ("vse.queue_size=-8", r"vse.queue_size must be >= 0"),
+        ("data.num_workers=-1", r"data.num_workers must be >= 0"),
+        ("data.limit_images=-1", r"data.limit_images must be >= 1"),
+        ("tags_dc.retrieval.num_negatives=-1", r"num_negatives must be >= 0"),
+        ("optim.weight_decay=-0.1", r"optim.weight_decay must be >= 0"),
+    ],
+)
+def test_negative_counts_and_grad_norms_are_refused(override, message):
+    """Issue "every bad input": ``max_grad_norm=-1`` (meant as "off") flipped the clipped
+    gradients and the loss climbed, exit 0."""
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict({"recipe": "vse"}, [override])
+
+
+@pytest.mark.parametrize("off", ["0", "null"])
+def test_grad_clipping_turns_off_with_zero_or_null(off):
+    cfg = config_from_dict({"recipe": "vse"}, [f"optim.max_grad_norm={off}"])
+    assert not cfg.optim.max_grad_norm
+
+
+def test_cli_refuses_a_negative_grad_norm_in_one_line(tmp_path, capsys):
+    path = write(tmp_path, {"recipe": "vse"})
+    assert cli_main(["train", "--config", str(path), "optim.max_grad_norm=-1"]) == 2
+    err = capsys.readouterr().err
+    assert "clipping off" in err and "Traceback" not in err and err.count("\n") == 1

@@ -82,7 +82,7 @@ class OptimConfig:
     eps: float = 1e-6
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
-    max_grad_norm: float | None = 2.0
+    max_grad_norm: float | None = 2.0  # 0 or null: no clipping; negative: refused
 
 
 @dataclass
@@ -473,6 +473,50 @@ def _check_finite(value: Any, where: str) -> None:
             _check_finite(item, f"{where}.{i}")
 
 
+#: Settings that count something: the smallest valid value (``null`` stays valid where
+#: the type allows it). A negative count is a typo, never "off".
+MINIMUMS: dict[str, int] = {
+    "max_steps": 0,  # 0 / null: no cap
+    "save_every": 0,  # 0: checkpoints at phase ends and at the last step only
+    "data.max_text_len": 1,
+    "data.max_regions": 1,
+    "data.limit_images": 1,
+    "data.num_workers": 0,
+    "data.synthetic_images": 1,
+    "data.synthetic_regions": 1,
+    "data.synthetic_feature_size": 1,
+    "tags_dc.retrieval.pool_size": 0,
+    "tags_dc.retrieval.num_negatives": 0,
+    "tags_dc.retrieval.score_batch_size": 1,
+    "tags_dc.synthetic.num_copies": 0,
+    "tags_dc.synthetic.num_samples": 0,
+    "tags_dc.synthetic.top_m": 0,
+    "tags_dc.synthetic.max_edits": 1,
+    "vse.queue_size": 0,
+    "vse.synthetic_negatives": 0,
+    "vse.aoq.h": 1,
+    "vse.aoq.chunk_size": 1,
+    "eval.limit_images": 1,
+    "eval.topk": 1,
+    "eval.batch_size": 1,
+    "eval.every": 0,
+}
+
+
+def _check_minimums(flat: dict[str, Any]) -> None:
+    for key, low in MINIMUMS.items():
+        value: Any = flat
+        for part in key.split("."):
+            value = value[part]
+        if value is not None and value < low:
+            off = {
+                "max_steps": " (0 or null: no cap)",
+                "save_every": " (0: only at phase ends and the last step)",
+                "eval.every": " (0: only at phase ends)",
+            }.get(key, "")
+            raise ConfigError(f"{key} must be >= {low}{off}, got {value!r}")
+
+
 def validate(config: TrainConfig) -> TrainConfig:
     """Value checks that the types cannot express (raises :class:`ConfigError`)."""
     from tags.data.negatives import list_negative_formats
@@ -511,6 +555,17 @@ def validate(config: TrainConfig) -> TrainConfig:
             raise ConfigError(f"{key} must be >= 1")
     if config.max_nonfinite_steps < 0:
         raise ConfigError("max_nonfinite_steps must be >= 0")
+    _check_minimums(flat)
+    if config.optim.max_grad_norm is not None and config.optim.max_grad_norm < 0:
+        raise ConfigError(
+            f"optim.max_grad_norm must be > 0 (the norm gradients are clipped to), got "
+            f"{config.optim.max_grad_norm!r}; to turn clipping off set it to 0 or null "
+            "(a negative norm would flip the gradients)"
+        )
+    if config.optim.eps <= 0:
+        raise ConfigError(f"optim.eps must be > 0, got {config.optim.eps!r}")
+    if config.optim.weight_decay < 0:
+        raise ConfigError(f"optim.weight_decay must be >= 0, got {config.optim.weight_decay!r}")
     if len(config.optim.betas) != 2:
         raise ConfigError("optim.betas must hold two numbers")
     if not 0.0 <= config.optim.warmup_ratio < 1.0:
