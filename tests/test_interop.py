@@ -290,3 +290,59 @@ def test_export_refuses_image_paths_outside_the_root_unless_allowed(tmp_path, ca
     with open(target, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert rows[0]["filepath"] == (name if name.startswith("/") else f"{ROOT}/{name}")
+
+
+def _one_record(tmp_path: Path) -> Path:
+    src = tmp_path / "g.jsonl"
+    src.write_text(json.dumps({"image_id": 0, "caption_id": 0, "positive": "p", "negative": "n"}))
+    return src
+
+
+def test_export_never_overwrites_its_input_or_an_existing_file_unasked(tmp_path, capsys):
+    src = _one_record(tmp_path)
+    before = src.read_bytes()
+    assert main(["export", str(src), "--format", "negclip-csv", "--out", str(src)]) == 1
+    assert "is the input" in capsys.readouterr().err and src.read_bytes() == before
+    same = tmp_path / "sub" / ".." / "g.jsonl"  # another spelling of the input
+    (tmp_path / "sub").mkdir()
+    argv = ["export", str(src), "--format", "negclip-csv", "--out", str(same), "--overwrite"]
+    assert main(argv) == 1 and src.read_bytes() == before
+    target = tmp_path / "g.csv"
+    target.write_text("mine\n")
+    argv = ["export", str(src), "--format", "negclip-csv"]
+    assert main(argv) == 1
+    assert "exists; pass --overwrite" in capsys.readouterr().err
+    assert target.read_text() == "mine\n"
+    assert main([*argv, "--overwrite"]) == 0
+    assert target.read_text().splitlines()[0] == "title,filepath,neg_caption"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "g.jsonl", "sub"]  # no temp
+
+
+def test_export_folders_replaced_only_when_they_hold_an_export(tmp_path, capsys):
+    src = _one_record(tmp_path)
+    options = ExportOptions(by_type=True)
+    (folder,) = {p.parent for p in export_file(src, "sugarcrepe", options=options)}
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        export_file(src, "sugarcrepe", options=options)
+    export_file(src, "sugarcrepe", options=options, overwrite=True)  # a previous export
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="not a previous sugarcrepe export"):
+        export_file(src, "sugarcrepe", options=options, overwrite=True)
+    assert (folder / "notes.txt").read_text() == "keep me"
+    with pytest.raises(ValueError, match="folder holding the input"):
+        export_file(src, "dataset", tmp_path, overwrite=True)
+    assert src.is_file()
+
+
+def test_generate_export_refuses_an_existing_target_before_generating(tmp_path, capsys):
+    captions = tmp_path / "caps.txt"
+    captions.write_text("".join(f"{line}\n" for line in SAMPLE.read_text().splitlines()[:5]))
+    out = tmp_path / "neg.jsonl"
+    (tmp_path / "neg.csv").write_text("mine\n")
+    argv = ["generate", "--captions", str(captions), "--out", str(out), "--no-progress",
+            "--k", "2", "--l", "2", "--top-m", "2", "--workers", "1", "--export", "negclip-csv"]  # fmt: skip
+    assert main(argv) == 2
+    assert "--export negclip-csv" in capsys.readouterr().err and not out.exists()
+    assert (tmp_path / "neg.csv").read_text() == "mine\n"
+    assert main([*argv, "--overwrite"]) == 0
+    assert (tmp_path / "neg.csv").read_text().startswith("title,filepath")

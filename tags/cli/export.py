@@ -66,6 +66,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=EXPORT_FORMATS, required=True, dest="kind")
     p.add_argument("--out", default=None, help="target (default: next to the input)")
     p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing target (never the input; written to a temporary file first)",
+    )
+    p.add_argument(
         "--captions",
         default=None,
         help="the caption file the negatives came from: image file names (Karpathy "
@@ -92,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         options = export_options(args, args.captions, args.caption_format)
-        written = export_file(source, args.kind, args.out, options)
+        written = export_file(source, args.kind, args.out, options, overwrite=args.overwrite)
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -496,6 +496,8 @@ def run(args: argparse.Namespace) -> int:
     lock, error = _lock_output(out, state)
     if error is None and out.exists() and not (args.resume or args.overwrite):
         error = f"{out} exists; pass --resume to continue it or --overwrite"
+    if error is None:
+        error = _check_exports(out, args)
     if error is not None:
         if lock is not None:
             lock.release()
@@ -573,11 +575,26 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
     return 0
 
 
+def _check_exports(out: Path, args: argparse.Namespace) -> str | None:
+    """A one-line error, before generating, for an ``--export`` target that is ``--out`` or
+    exists (replaced only with ``--overwrite`` / ``--resume``: this run's own exports)."""
+    from tags.negatives.exports import check_target, default_target
+
+    for kind in args.export or ():
+        try:
+            target = default_target(out, kind, args.by_type)
+            check_target(out, target, kind, args.overwrite or args.resume)
+        except (OSError, ValueError) as err:
+            return f"--export {kind}: {err}"
+    return None
+
+
 def export_paths(out: Path, kind: str, args: argparse.Namespace) -> list[Path]:
     """Write ``kind`` next to ``out``; image paths come from ``--captions``."""
     from tags.negatives.exports import export_file
 
-    return export_file(out, kind, options=export_options(args, args.captions, args.format))
+    options = export_options(args, args.captions, args.format)
+    return export_file(out, kind, options=options, overwrite=args.overwrite or args.resume)
 
 
 def _part(out: Path, index: int, count: int) -> Path:

@@ -17,12 +17,20 @@ records and an :class:`ExportOptions` and returns the paths it wrote:
 Image paths come from the caption file the negatives were generated from
 (:func:`image_paths`: Karpathy ``filepath/filename``, JSONL ``filename``); without one, or
 for an image it does not name, the image id stands in for the file name.
+
+Targets (:func:`check_target`): never the input itself nor a folder holding it; an existing
+one only with ``overwrite`` (a folder only when it holds a previous export of that kind).
+Every target is written to a temporary sibling and moved into place (``os.replace``), so a
+failed export leaves nothing half-written and an old export stays until the new one is done.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import re
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,20 +270,74 @@ def default_target(jsonl: str | Path, kind: str, by_type: bool = False) -> Path:
     return stem.with_name(stem.name + SUFFIXES[kind])
 
 
+#: what a previous export folder may hold (``overwrite`` replaces only such a folder)
+_EXPORT_FOLDER = {
+    "sugarcrepe": re.compile(r"^[a-z_]+\.json$"),
+    "dataset": re.compile(r"^(data-\d+-of-\d+\.arrow|dataset_info\.json|state\.json)$"),
+}
+
+
+def check_target(jsonl: str | Path, target: str | Path, kind: str, overwrite: bool) -> None:
+    """Refuse (``ValueError`` / ``FileExistsError``, one line) a target that is the input or
+    a folder holding it, and an existing target unless ``overwrite``; an existing folder is
+    replaced only when it holds a previous export of ``kind``, never anything else."""
+    source, target = Path(jsonl).resolve(), Path(target)
+    if target.resolve() == source:
+        raise ValueError(f"export target {target} is the input {jsonl}: choose another --out")
+    if source.is_relative_to(target.resolve()):
+        raise ValueError(f"export target {target} is a folder holding the input {jsonl}")
+    if not (target.exists() or target.is_symlink()):
+        return
+    if not overwrite:
+        raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
+    if target.is_dir() and not target.is_symlink():
+        pattern = _EXPORT_FOLDER.get(kind)
+        entries = list(target.iterdir())
+        if pattern is None or not all(e.is_file() and pattern.match(e.name) for e in entries):
+            raise FileExistsError(
+                f"{target} is a folder that is not a previous {kind} export: not replaced; "
+                "remove it yourself or choose another --out"
+            )
+
+
+def _move_into_place(tmp: Path, target: Path) -> None:
+    """``tmp`` -> ``target`` (a file atomically; a folder replaces the checked old one)."""
+    if target.is_dir() and not target.is_symlink():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(tmp, target)
+        shutil.rmtree(old)
+        return
+    if tmp.is_dir() and (target.exists() or target.is_symlink()):
+        target.unlink()
+    os.replace(tmp, target)
+
+
 def export_file(
     jsonl: str | Path,
     kind: str,
     target: str | Path | None = None,
     options: ExportOptions | None = None,
+    overwrite: bool = False,
 ) -> list[Path]:
-    """Convert the ``tags generate`` output ``jsonl`` to ``kind``; returns the written paths."""
+    """Convert the ``tags generate`` output ``jsonl`` to ``kind``; returns the written paths.
+    The target is checked (:func:`check_target`) and written atomically."""
     if kind not in EXPORTERS:
         raise ValueError(f"unknown export {kind!r}; choose from {', '.join(list_exporters())}")
     options = options or ExportOptions()
     target = Path(target) if target else default_target(jsonl, kind, options.by_type)
-    if kind in _WHOLE_FILE:
-        return EXPORTERS[kind](jsonl, target, options)
-    return EXPORTERS[kind](read_records(jsonl), target, options)
+    check_target(jsonl, target, kind, overwrite)
+    tmp = target.with_name(f".tmp-{os.getpid()}-{target.name}")  # same suffix (.tsv, ...)
+    try:
+        source = jsonl if kind in _WHOLE_FILE else read_records(jsonl)
+        written = EXPORTERS[kind](source, tmp, options)
+        _move_into_place(tmp, target)
+    finally:
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
+    return [target / p.relative_to(tmp) if p != tmp else target for p in written]
 
 
 __all__ = [
@@ -283,6 +345,7 @@ __all__ = [
     "SUBSETS",
     "ExportOptions",
     "by_caption",
+    "check_target",
     "default_target",
     "export_file",
     "image_paths",
