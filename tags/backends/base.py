@@ -188,6 +188,17 @@ class VLBackend:
         self.ensure_heads(names)
         return TrainableBackend(self)
 
+    #: heads (``itm``, ``mlm``, ...) whose weights the loaded checkpoint lacked (random init)
+    missing_weights: frozenset[str] = frozenset()
+
+    def head_problem(self, name: str) -> str | None:
+        """Why head ``name`` (``itm``, ``mlm``, ``wod``, ``woc``) is not there trained
+        (``None`` when it is); :func:`~tags.backends.heads.require_heads` reports it."""
+        return f"missing (the {self.name} backend has no {name} head)"
+
+    def mark_trained_heads(self, names: tuple[str, ...]) -> None:
+        """Record that a recipe trains the heads of ``names`` (saved with the model)."""
+
     def save_extras(self, path: str | Path) -> None:
         """What lives outside the model (the TAGS heads), beside it."""
         if self.heads is not None:

@@ -117,6 +117,36 @@ class BlipBackend(VLBackend):
         """(word embeddings the vocabulary heads tie to, the config that sizes the heads)."""
         return self.model.text_encoder.get_input_embeddings(), self.model.config.text_config
 
+    def head_problem(self, name: str) -> str | None:
+        """ITM: the model's own head, usable unless the checkpoint lacked its weights; MLM,
+        WoD, WoC: the TAGS heads saved beside the model (``tags_heads.json``), trained by a
+        recipe where the file records it."""
+        from tags.backends.heads import HEAD_NAMES, HEADS_CONFIG
+
+        if name == "itm":
+            if "itm" in self.missing_weights:
+                return "not in the checkpoint's weights (it would be randomly initialised)"
+            return None
+        if name not in HEAD_NAMES:
+            return super().head_problem(name)
+        if self.heads is None:
+            return f"not saved (no {HEADS_CONFIG} beside the model)"
+        if name in self.heads.fresh:
+            return "new, randomly initialised (neither saved nor trained)"
+        saved = [n for n in self.heads.settings["names"] if n not in self.heads.fresh]
+        if name not in saved:
+            return f"not saved ({HEADS_CONFIG} lists: {', '.join(saved) or 'none'})"
+        trained = self.heads.trained
+        if trained is not None and name not in trained:
+            return (
+                f"saved but never trained ({HEADS_CONFIG} trained: {', '.join(trained) or 'none'})"
+            )
+        return None
+
+    def mark_trained_heads(self, names: tuple[str, ...]) -> None:
+        if self.heads is not None:
+            self.heads.mark_trained(names)
+
     def save_pretrained(self, path: str | Path) -> None:
         super().save_pretrained(path)
         self.save_extras(path)
@@ -134,10 +164,21 @@ class BlipBackend(VLBackend):
         config = AutoConfig.from_pretrained(path, local_files_only=True)
         check_architecture(config, cls.architectures, path)
         processor = load_processor(path, cls.name)
-        model = cls.model_class().from_pretrained(path, local_files_only=True, **kwargs)
-        from tags.backends.heads import TagsHeads
+        model, info = cls.model_class().from_pretrained(
+            path, local_files_only=True, output_loading_info=True, **kwargs
+        )
+        return cls.loaded(model, processor, path, info)
 
-        return cls(model, processor=processor, heads=TagsHeads.load(path))
+    @classmethod
+    def loaded(cls, model: Any, processor: Any, path: str | Path, info: dict) -> BlipBackend:
+        """The backend of a model just loaded from ``path``, with its TAGS heads and a note of
+        the heads whose weights the checkpoint lacked (``info``: the loading info)."""
+        from tags.backends.heads import TagsHeads, missing_head_weights
+
+        backend = cls(model, processor=processor, heads=TagsHeads.load(path))
+        missing = info.get("missing_keys", ())
+        backend.missing_weights = frozenset(missing_head_weights(missing, {"itm": "itm_head."}))
+        return backend
 
     @property
     def max_text_length(self) -> int:

@@ -49,10 +49,10 @@ class Blip2Backend(BlipBackend):
                 "needs it true (set it in config.json)"
             )
         processor = load_processor(path, cls.name)
-        model = Blip2ForImageTextRetrieval.from_pretrained(path, local_files_only=True, **kwargs)
-        from tags.backends.heads import TagsHeads
-
-        return cls(model, processor=processor, heads=TagsHeads.load(path))
+        model, info = Blip2ForImageTextRetrieval.from_pretrained(
+            path, local_files_only=True, output_loading_info=True, **kwargs
+        )
+        return cls.loaded(model, processor, path, info)
 
     def _heads_parts(self):
         return self.model.get_input_embeddings(), self.model.config.qformer_config

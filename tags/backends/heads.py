@@ -6,15 +6,21 @@ text encoder's token states, saved beside the model.
   a copy of the MLM head's transform;
 - WoD is the two-class per-token head.
 
-Files: ``tags_heads.json`` (sizes and which heads) and ``tags_heads.safetensors`` (weights
-without the tied decoders), next to the model's own files. Plain transformers ignores them,
-so the directory still loads with ``BlipForImageTextRetrieval.from_pretrained``.
+Files: ``tags_heads.json`` (sizes, which heads, and which of them a recipe trained) and
+``tags_heads.safetensors`` (weights without the tied decoders), next to the model's own files.
+Plain transformers ignores them, so the directory still loads with
+``BlipForImageTextRetrieval.from_pretrained``.
+
+:func:`require_heads` is the check of every command that reads a head (``tags explain``,
+``tags generate --model``): a head that was not saved with the checkpoint, or saved but never
+trained, is refused with a one-line error naming the head and the recipe that trains it,
+instead of scoring with random weights.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +28,42 @@ import torch
 from torch import nn
 
 from heads import MLMHead, WordCorrectionHead, WordDiscriminationHead
+from tags.backends.base import BackendError
 from tags.modeling.modeling_tags import vocab_head_states
 
 HEADS_CONFIG = "tags_heads.json"
 HEADS_WEIGHTS = "tags_heads.safetensors"
 HEAD_NAMES = ("mlm", "wod", "woc")
+
+#: how each head gets trained (the second half of :func:`require_heads`' error)
+HEAD_TRAINING: dict[str, str] = {
+    "itm": "train it with the pretrain or tags-dc recipe (weights.itm > 0)",
+    "mlm": "train it with the pretrain recipe, or tags-dc with weights.mlm > 0",
+    "wod": "train it with a tags-dc phase that has weights.wod > 0 (the NSGDC phase)",
+    "woc": "train it with a tags-dc phase that has weights.woc > 0 (the NSGDC phase)",
+}
+
+
+def missing_head_weights(missing_keys: Iterable[str], prefixes: Mapping[str, str]) -> set[str]:
+    """Heads (``prefixes``: head name -> state-dict prefix) some of whose weights a checkpoint
+    lacked, so that ``from_pretrained`` initialised them at random (tied decoders aside)."""
+    missing = [k for k in missing_keys if not k.endswith("decoder.weight")]
+    return {name for name, prefix in prefixes.items() if any(k.startswith(prefix) for k in missing)}
+
+
+def require_heads(
+    backend: Any, names: Iterable[str], purpose: str, path: str | Path | None = None
+) -> None:
+    """Raise :class:`BackendError` unless every head of ``names`` (``itm``, ``mlm``, ``wod``,
+    ``woc``) was saved with the model and, where the checkpoint records it, trained."""
+    for name in names:
+        problem = backend.head_problem(name)
+        if problem is not None:
+            where = f"{path}: " if path is not None else ""
+            raise BackendError(
+                f"{where}{purpose} needs a trained {name.upper()} head, and this {backend.name} "
+                f"model's is {problem}; {HEAD_TRAINING.get(name, 'train it first')}"
+            )
 
 
 class TagsHeads(nn.Module):
@@ -55,7 +92,22 @@ class TagsHeads(nn.Module):
         }
         self.mlm = self.woc = self.wod = None
         self.settings["names"] = []
+        #: heads created here and neither loaded nor trained since (random weights)
+        self.fresh: set[str] = set()
         self.add(names)
+
+    @property
+    def trained(self) -> list[str] | None:
+        """Heads a recipe trained (``None``: not recorded, e.g. heads saved before the
+        record existed)."""
+        return self.settings.get("trained")
+
+    def mark_trained(self, names: Iterable[str]) -> None:
+        """Record that a recipe trains the heads of ``names`` (saved in ``tags_heads.json``)."""
+        names = [n for n in names if n in self.settings["names"]]
+        self.fresh -= set(names)
+        done = set(self.trained or []) | set(names)
+        self.settings["trained"] = [n for n in HEAD_NAMES if n in done]
 
     def add(self, names: tuple[str, ...]) -> list[str]:
         """Create the heads of ``names`` that are missing (e.g. WoD/WoC for TAGS-DC after a
@@ -79,6 +131,7 @@ class TagsHeads(nn.Module):
         if "woc" in new and self.mlm is not None:
             self.woc.transform.load_state_dict(self.mlm.transform.state_dict())
         s["names"] = [n for n in HEAD_NAMES if getattr(self, n) is not None]
+        self.fresh |= set(new)
         return new
 
     def tie(self, word_embeddings: nn.Embedding) -> None:
@@ -116,7 +169,11 @@ class TagsHeads(nn.Module):
             return None
         settings: dict[str, Any] = json.loads((path / HEADS_CONFIG).read_text())
         settings["names"] = tuple(settings["names"])
+        trained = settings.pop("trained", None)
         heads = cls(**settings)
+        heads.fresh = set()
+        if trained is not None:
+            heads.settings["trained"] = [n for n in HEAD_NAMES if n in trained]
         if not (path / HEADS_WEIGHTS).is_file():
             raise FileNotFoundError(f"{path}: {HEADS_CONFIG} without {HEADS_WEIGHTS}")
         missing, unexpected = heads.load_state_dict(
@@ -187,4 +244,13 @@ class TrainableBackend(nn.Module):
         return out
 
 
-__all__ = ["HEADS_CONFIG", "HEADS_WEIGHTS", "BackendOutput", "TagsHeads", "TrainableBackend"]
+__all__ = [
+    "HEADS_CONFIG",
+    "HEADS_WEIGHTS",
+    "HEAD_TRAINING",
+    "BackendOutput",
+    "TagsHeads",
+    "TrainableBackend",
+    "missing_head_weights",
+    "require_heads",
+]

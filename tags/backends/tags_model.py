@@ -16,6 +16,19 @@ from tags.backends.base import VLBackend
 from tags.backends.registry import register_backend
 
 REGION_KEYS = ("region_features", "region_boxes", "region_mask")
+#: TagsModel's heads and their state-dict prefixes
+HEAD_PREFIXES = {"itm": "itm_head.", "mlm": "mlm_head.", "wod": "wod_head.", "woc": "woc_head."}
+
+
+def load_checked(path: str | Path, **kwargs: Any) -> Any:
+    """``TagsModel.from_pretrained`` that notes, as ``model.tags_missing_heads``, the heads
+    whose weights the checkpoint lacked (transformers initialises them at random)."""
+    from tags.backends.heads import missing_head_weights
+    from tags.modeling import TagsModel
+
+    model, info = TagsModel.from_pretrained(path, output_loading_info=True, **kwargs)
+    model.tags_missing_heads = missing_head_weights(info.get("missing_keys", ()), HEAD_PREFIXES)
+    return model
 
 
 def _regions(image: dict[str, torch.Tensor] | None) -> dict[str, torch.Tensor]:
@@ -33,14 +46,32 @@ class TagsBackend(VLBackend):
     def from_pretrained(cls, path: str | Path, **kwargs: Any) -> TagsBackend:
         from transformers import AutoTokenizer
 
-        from tags.modeling import TagsModel
-
-        model = TagsModel.from_pretrained(path, **kwargs)
+        model = load_checked(path, **kwargs)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError):
             tokenizer = None
         return cls(model, tokenizer)
+
+    def head_problem(self, name: str) -> str | None:
+        """A head is usable when the config builds it, the checkpoint held its weights and,
+        where ``config.trained_heads`` is recorded, a recipe trained it."""
+        if name not in HEAD_PREFIXES:
+            return super().head_problem(name)
+        config = self.model.config
+        if not getattr(config, f"use_{name}_head", False):
+            return f"not built (config.json: use_{name}_head false)"
+        if name in getattr(self.model, "tags_missing_heads", ()):
+            return "not in the checkpoint's weights (it would be randomly initialised)"
+        trained = getattr(config, "trained_heads", None)
+        if trained is not None and name not in trained:
+            return f"saved but never trained (trained_heads: {', '.join(trained) or 'none'})"
+        return None
+
+    def mark_trained_heads(self, names: tuple[str, ...]) -> None:
+        config = self.model.config
+        done = set(getattr(config, "trained_heads", None) or []) | set(names)
+        config.trained_heads = [n for n in HEAD_PREFIXES if n in done]
 
     @property
     def max_text_length(self) -> int:
@@ -124,4 +155,4 @@ class TagsBackend(VLBackend):
         ).logits
 
 
-__all__ = ["TagsBackend"]
+__all__ = ["HEAD_PREFIXES", "TagsBackend", "load_checked"]

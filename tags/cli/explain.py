@@ -58,6 +58,7 @@ class Explainer:
         import torch
 
         from tags.backends import BackendError, load_backend
+        from tags.backends.heads import require_heads
 
         self.backend = load_backend(args.model)
         if args.tokenizer:
@@ -70,12 +71,8 @@ class Explainer:
                 f"the {self.backend.name} backend has no image-grounded token states, so no "
                 "WoD/WoC heads: explain needs a TagsModel or BLIP (ITM) model"
             )
-        if self.backend.name != "tags" and self.backend.heads is None:
-            raise BackendError(
-                f"{args.model}: no TAGS heads saved beside the model (tags_heads.json); "
-                "train it with the tags-dc recipe first"
-            )
-        self._check_heads(args.model)
+        # before trainable_module(), which would add missing heads with random weights
+        require_heads(self.backend, ("itm", "wod", "woc"), "tags explain", args.model)
         device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.backend.model.to(device).eval()
         self.module = self.backend.trainable_module().to(device).eval()
@@ -83,11 +80,6 @@ class Explainer:
         self.args = args
         self.store = self._store(args)
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
-
-    def _check_heads(self, path: str) -> None:
-        config = getattr(self.backend.model, "config", None)
-        if self.backend.name == "tags" and not (config.use_wod_head and config.use_woc_head):
-            raise ValueError(f"{path}: the model has no WoD/WoC heads (a TAGS-DC model is needed)")
 
     def _store(self, args: argparse.Namespace) -> Any:
         if self.backend.image_kind == "regions":

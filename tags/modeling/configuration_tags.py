@@ -46,6 +46,8 @@ class TagsConfig(PretrainedConfig):
         use_wod_head: Build the word discrimination head.
         use_woc_head: Build the word correction head.
         tie_word_embeddings: Tie the MLM and WoC decoders to the word embeddings.
+        trained_heads: The heads a training recipe trained (set by ``tags train``); ``None``
+            when not recorded. ``tags explain`` / ``tags generate`` refuse a head missing here.
         head_dropout: Dropout before the ITM and WoD classifiers (UNITER: 0).
         generator: ``"dynamic"`` (refill with this model's MLM head, the TAGS default) or
             ``"static"`` (a separate frozen masked LM, for the ablation).
@@ -91,6 +93,7 @@ class TagsConfig(PretrainedConfig):
     use_wod_head: bool = True
     use_woc_head: bool = True
     tie_word_embeddings: bool = True
+    trained_heads: list[str] | None = None
     head_dropout: float | int = 0.0
     # refilling generator
     generator: str = "dynamic"

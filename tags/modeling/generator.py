@@ -74,9 +74,12 @@ class StaticMLMGenerator(nn.Module):
             raise FileNotFoundError(f"no config.json in {path}: not a local model directory")
         model_type = json.loads(config_file.read_text()).get("model_type")
         if model_type == "tags":
-            model = TagsModel.from_pretrained(path, **kwargs)
-            if model.mlm_head is None:
-                raise ValueError(f"{path} has no MLM head (use_mlm_head=False)")
+            from tags.backends.heads import require_heads
+            from tags.backends.tags_model import TagsBackend, load_checked
+
+            model = load_checked(path, **kwargs)
+            # a BackendError (a ValueError) naming the head: not built, not saved or untrained
+            require_heads(TagsBackend(model), ("mlm",), "the static generator", path)
         else:
             model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, **kwargs)
             mask_token_id = find_mask_token_id(path)

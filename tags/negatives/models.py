@@ -235,12 +235,16 @@ def load_tags_model(
     path: str | Path,
     device: str | torch.device | None = None,
     tokenizer_path: str | Path | None = None,
+    heads: tuple[str, ...] = ("mlm", "itm"),
 ) -> tuple[Any, Any]:
     """``(TagsModel, tokenizer)`` from a saved TagsModel directory.
 
-    The tokenizer is read from ``tokenizer_path`` or the model directory itself.
+    The tokenizer is read from ``tokenizer_path`` or the model directory itself. ``heads``:
+    the heads the caller reads; a :class:`~tags.backends.BackendError` names any of them that
+    the checkpoint did not save or that no recipe trained.
     """
-    from tags.modeling import TagsModel
+    from tags.backends.heads import require_heads
+    from tags.backends.tags_model import TagsBackend, load_checked
 
     path = Path(path)
     config = path / "config.json"
@@ -248,7 +252,8 @@ def load_tags_model(
         raise FileNotFoundError(f"{path}: no config.json (save the model with save_pretrained)")
     if json.loads(config.read_text()).get("model_type") != "tags":
         raise ValueError(f"{path} is not a TagsModel directory; use --mlm for a plain masked LM")
-    model = TagsModel.from_pretrained(str(path))
+    model = load_checked(str(path))
+    require_heads(TagsBackend(model), heads, "tags generate --model", path)
     try:
         tokenizer = load_tokenizer(tokenizer_path or path)
     except (OSError, ValueError) as err:

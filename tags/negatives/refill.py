@@ -105,7 +105,8 @@ class PieceDecoder:
     """Word pieces -> text, with the checks of the word-piece debris filter.
 
     Understands WordPiece (``##`` continuations), SentencePiece (``▁`` word starts) and
-    byte-level BPE (``Ġ`` word starts).
+    byte-level BPE (``Ġ`` word starts). A tokenizer whose every id is banned (special or
+    unused) raises ``ValueError`` naming its directory.
     """
 
     def __init__(self, tokenizer: Any):
@@ -124,6 +125,13 @@ class PieceDecoder:
         special.update(
             i for p, i in vocab.items() if p.startswith("[unused") or p.startswith("<unused")
         )
+        if not set(vocab.values()) - special:  # else every refill dies in torch.multinomial
+            where = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
+            raise ValueError(
+                f"{where}: the tokenizer has no token a refill may draw (all {len(vocab)} "
+                "vocabulary ids are special or unused); it is degenerate or mis-built, rebuild "
+                "it from a real vocabulary (vocab.txt / tokenizer.json)"
+            )
         self.banned_ids = torch.tensor(sorted(special), dtype=torch.long)
         # per id: may it start a word / appear at all in a whole-word refill?
         self._starts_word = [not self.is_continuation(p) for p in self.pieces]

@@ -137,6 +137,13 @@ class EngineSource:
         corpus: Sequence[str] | None = None,
         planner_cache: str | Path | None = None,
     ) -> None:
+        from tags.negatives.refill import piece_decoder
+        from tags.training.config import ConfigError
+
+        try:  # up front: a tokenizer without a drawable token fails every refill
+            piece_decoder(tokenizer)
+        except ValueError as err:
+            raise ConfigError(f"tags_dc.synthetic: {err}") from err
         self.tokenizer = tokenizer
         self.config = config
         self.max_length = max_length

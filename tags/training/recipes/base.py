@@ -80,6 +80,9 @@ class Recipe:
     name: ClassVar[str] = ""
     loss_terms: ClassVar[tuple[str, ...]] = ()
     default_weights: ClassVar[dict[str, float]] = {}
+    #: the heads each loss term trains, recorded in the saved model when a phase with a
+    #: positive weight on the term begins (``tags explain`` refuses heads never trained)
+    head_terms: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init__(
         self,
@@ -143,6 +146,20 @@ class Recipe:
     def start_phase(self, index: int, phase: Any, module: nn.Module) -> None:
         """Called once when a phase begins, before the phase's ``init`` weights are loaded:
         ``module`` still holds the model the previous phase ended with."""
+        self.record_trained_heads(index)
+
+    def record_trained_heads(self, index: int) -> None:
+        """Mark the heads that phases ``0..index`` train (a positive weight on a term of
+        :attr:`head_terms`) in the backend's saved record."""
+        names = {
+            head
+            for phase in self.config.phases[: index + 1]
+            for term, weight in self.weights(phase).items()
+            if weight > 0
+            for head in self.head_terms.get(term, ())
+        }
+        if names:
+            self.backend.mark_trained_heads(tuple(sorted(names)))
 
     def phase_weights_ready(self, index: int, phase: Any, module: nn.Module) -> None:
         """Called once when a phase begins, after its ``init`` weights are loaded (not when
@@ -152,6 +169,7 @@ class Recipe:
         """Called instead of :meth:`start_phase` after resuming inside phase ``index``:
         restore per-phase choices (e.g. a miner override) without recomputing anything
         that depends on the previous phase's model."""
+        self.record_trained_heads(index)
 
     def start_epoch(self, epoch: int) -> None:
         """Called when an epoch begins (not when resuming inside it)."""

@@ -119,6 +119,7 @@ def info_nce(
 class PretrainRecipe(Recipe):
     loss_terms = ("itm", "mlm", "itc")
     default_weights: ClassVar[dict[str, float]] = {"itm": 1.0, "mlm": 1.0, "itc": 1.0}
+    head_terms: ClassVar[dict[str, tuple[str, ...]]] = {"itm": ("itm",), "mlm": ("mlm",)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """As :class:`Recipe` (``config, accelerator, model, tokenizer, dataset, backend``)."""

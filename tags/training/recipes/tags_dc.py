@@ -98,6 +98,9 @@ class TagsDCRecipe(Recipe):
         "wod": 0.0,
         "woc": 0.0,
     }
+    head_terms: ClassVar[dict[str, tuple[str, ...]]] = {
+        "itm": ("itm",), "istm": ("itm",), "mlm": ("mlm",), "wod": ("wod",), "woc": ("woc",),
+    }  # fmt: skip
 
     def __init__(self, *args: Any, source: SyntheticSource | None = None, **kwargs: Any) -> None:
         """As :class:`Recipe`; ``source``: the synthetic negatives (default: from the config)."""
