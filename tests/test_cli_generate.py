@@ -320,3 +320,35 @@ def test_progress_lines_when_stderr_is_not_a_terminal(corpus, tmp_path):
     lines = [x for x in result.stderr.splitlines() if x.startswith("generate: ")]
     assert len(lines) >= 10 and "/40 captions" in lines[0]
     assert lines[-1].startswith("generate: 40/40 captions (100%)") and lines[-1].endswith("(done)")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"x" * 4096,  # no newline at all
+        b"my notes\nsecond line\n",
+        b'{"image_id": 7, "caption": "a dog on a mat"}\n',  # a captions file
+        b'{"image_id": 7, "caption": "a dog on a mat"}',  # ... without its last newline
+    ],
+    ids=["binary", "text", "captions", "captions_no_newline"],
+)
+def test_resume_refuses_a_file_that_is_not_tags_output(corpus, tmp_path, capsys, content):
+    """Issue "every bad input": ``--resume`` on another file cut it ("dropped 4096 bytes")."""
+    out = tmp_path / "notes.jsonl"
+    out.write_bytes(content)
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "is not `tags generate` output" in err and "dropped" not in err
+    assert out.read_bytes() == content
+    assert not (tmp_path / "notes.jsonl.meta.json").exists()
+
+
+def test_resume_refuses_tags_output_followed_by_something_else(reference, corpus, tmp_path):
+    out = tmp_path / "negatives.jsonl"
+    shutil.copy(reference.with_name(reference.name + ".meta.json"), tmp_path)
+    data = reference.read_bytes() + b"appended by hand\n"
+    out.write_bytes(data)
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
+    assert main(args) == 2
+    assert out.read_bytes() == data

@@ -496,6 +496,8 @@ def run(args: argparse.Namespace) -> int:
     lock, error = _lock_output(out, state)
     if error is None and out.exists() and not (args.resume or args.overwrite):
         error = f"{out} exists; pass --resume to continue it or --overwrite"
+    if error is None and args.resume:
+        error = _check_resumable(out)
     if error is None:
         error = _check_exports(out, args)
     if error is not None:
@@ -573,6 +575,18 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
         file=sys.stderr,
     )
     return 0
+
+
+def _check_resumable(out: Path) -> str | None:
+    """A one-line error when ``--resume`` would cut a file that is not ``tags generate``
+    output (:func:`~tags.negatives.io.scan_output`), before anything is written."""
+    from tags.negatives.io import InputError, scan_output
+
+    try:
+        scan_output(out)
+    except InputError as err:
+        return str(err)
+    return None
 
 
 def _check_exports(out: Path, args: argparse.Namespace) -> str | None:

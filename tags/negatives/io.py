@@ -258,12 +258,22 @@ class ResumePoint:
     dropped_bytes: int = 0
 
 
+def _not_output(path: str | Path, number: int, why: str) -> InputError:
+    return InputError(
+        f"--resume: {path} is not `tags generate` output (line {number}: {why}); it is left "
+        "as it is: choose another --out (or --overwrite to replace that file)"
+    )
+
+
 def scan_output(path: str | Path) -> ResumePoint:
     """Find the end of the last caption whose negatives were all written.
 
     Records carry ``negative_index`` and ``num_negatives``; a caption is complete when its
-    last record (``negative_index == num_negatives - 1``) ends with a newline. A partial
-    trailing line, a partially written caption or an unreadable line ends the clean part.
+    last record (``negative_index == num_negatives - 1``) ends with a newline. What follows
+    may only be what a killed run leaves: whole records of an unfinished caption and a
+    partial last line (a prefix of a record). Anything else (a line that is not a record)
+    raises :class:`InputError`: the file is not ``tags generate`` output and nothing of it
+    may be cut.
     """
     point = ResumePoint()
     if not Path(path).exists():
@@ -271,19 +281,30 @@ def scan_output(path: str | Path) -> ResumePoint:
     offset = 0
     pending = 0
     with open(path, "rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, 1):
             offset += len(raw)
-            if not raw.endswith(b"\n"):
+            if not raw.endswith(b"\n"):  # a killed write: a prefix of one record
+                if not raw.startswith(b"{"):  # every record is a JSON object
+                    raise _not_output(path, number, "a last line that no record starts with")
+                try:
+                    whole = json.loads(raw)
+                except ValueError:
+                    break  # a prefix: the unfinished caption, cut by JsonlWriter.open
+                if not (
+                    isinstance(whole, dict) and {"negative_index", "num_negatives"} <= set(whole)
+                ):
+                    raise _not_output(path, number, "not a negative record")
                 break
             try:
                 record = json.loads(raw)
                 index, total = record["negative_index"], record["num_negatives"]
+                caption_id = record["caption_id"]
             except (ValueError, KeyError, TypeError):
-                break
+                raise _not_output(path, number, "not a negative record") from None
             pending += 1
             if index == total - 1:
                 point.offset, point.records = offset, point.records + pending
-                point.last_caption_id = record["caption_id"]
+                point.last_caption_id = caption_id
                 pending = 0
     point.dropped_bytes = os.path.getsize(path) - point.offset
     return point
