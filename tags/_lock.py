@@ -24,6 +24,14 @@ class LockError(RuntimeError):
     """Another process holds the lock of this output."""
 
 
+def lock_path(output: str | Path) -> Path:
+    """The lock file of an output file: ``<resolved output>.lock``. Keyed by the file the
+    path names (symlinks and ``..`` resolved), so two spellings of one output (a symlink, a
+    relative path) share one lock."""
+    real = Path(output).resolve()
+    return real.with_name(real.name + ".lock")
+
+
 class OutputLock:
     """Exclusive, non-blocking lock file; a context manager."""
 
@@ -87,4 +95,4 @@ class OutputLock:
         self.release()
 
 
-__all__ = ["LockError", "OutputLock"]
+__all__ = ["LockError", "OutputLock", "lock_path"]

@@ -352,3 +352,26 @@ def test_resume_refuses_tags_output_followed_by_something_else(reference, corpus
     args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
     assert main(args) == 2
     assert out.read_bytes() == data
+
+
+def test_a_second_writer_through_a_symlink_is_refused(corpus, tmp_path, capsys):
+    """Issue "every bad input": the lock was keyed by the path string, so ``--out`` naming
+    the same file through a symlink ran a second writer."""
+    from tags._lock import OutputLock
+
+    out, link = tmp_path / "negatives.jsonl", tmp_path / "link.jsonl"
+    link.symlink_to(out)
+    with OutputLock(tmp_path / "negatives.jsonl.lock"):  # a run writing negatives.jsonl
+        args = ["generate", "--captions", str(corpus), "--out", str(link), *FAST]
+        assert main(args) == 2
+        assert "in use by another run" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_lock_path_is_keyed_by_the_resolved_output(tmp_path):
+    from tags._lock import lock_path
+
+    out, link = tmp_path / "negatives.jsonl", tmp_path / "link.jsonl"
+    link.symlink_to(out)
+    assert lock_path(link) == lock_path(out) == lock_path(tmp_path / "x" / ".." / out.name)
+    assert lock_path(out) == out.resolve().with_name("negatives.jsonl.lock")

@@ -135,3 +135,16 @@ def test_parse_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
     lines = [x for x in err.splitlines() if x.startswith("parse: ")]
     assert len(lines) >= 30 and "30/" not in lines[0]  # one per caption here, then done
     assert lines[-1].startswith("parse: 30 captions") and lines[-1].endswith("(done)")
+
+
+def test_parse_output_through_a_symlink_shares_the_lock(tmp_path, capsys):
+    from tags._lock import OutputLock
+
+    src = tmp_path / "caps.txt"
+    src.write_text("a dog on a mat\n")
+    out, link = tmp_path / "out.tsv", tmp_path / "link.tsv"
+    link.symlink_to(out)
+    with OutputLock(tmp_path / "out.tsv.lock"):
+        assert main(["parse", str(src), "-o", str(link), "--no-progress"]) == 2
+        assert "in use by another run" in capsys.readouterr().err
+    assert not out.exists()

@@ -513,13 +513,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _lock_output(out: Path, state: Any) -> tuple[Any, str | None]:
-    """The main process locks ``OUT.lock`` for the run; every process gets the same error."""
-    from tags._lock import LockError, OutputLock
+    """The main process locks ``OUT.lock`` (of the resolved ``OUT``: a symlink shares its
+    target's lock) for the run; every process gets the same error."""
+    from tags._lock import LockError, OutputLock, lock_path
 
     lock, error = None, None
     if state is None or state.is_main_process:
         try:
-            lock = OutputLock(out.with_name(out.name + ".lock"), f"--out {out}").acquire()
+            lock = OutputLock(lock_path(out), f"--out {out}").acquire()
         except LockError as err:
             error = str(err)
     if state is not None and state.num_processes > 1:

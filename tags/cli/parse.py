@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from tags._lock import LockError, OutputLock
+from tags._lock import LockError, OutputLock, lock_path
 from tags.progress import DEFAULT_EVERY, progress, track
 
 
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     lock = None
     if args.output != "-":
         try:
-            lock = OutputLock(f"{args.output}.lock", f"--output {args.output}").acquire()
+            lock = OutputLock(lock_path(args.output), f"--output {args.output}").acquire()
         except LockError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
