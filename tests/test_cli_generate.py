@@ -375,3 +375,22 @@ def test_lock_path_is_keyed_by_the_resolved_output(tmp_path):
     link.symlink_to(out)
     assert lock_path(link) == lock_path(out) == lock_path(tmp_path / "x" / ".." / out.name)
     assert lock_path(out) == out.resolve().with_name("negatives.jsonl.lock")
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_precomp_features_must_have_one_row_per_five_caption_lines(
+    corpus, tags_model_dir, tmp_path, capsys, rows
+):
+    """Issue "every bad input": train and evaluate refuse a precomp caption file whose
+    line count is not 5 x the ``_ims.npy`` rows; generate paired them silently."""
+    small = tmp_path / "test_caps.txt"
+    small.write_text("\n".join(corpus.read_text().splitlines()[:10]) + "\n")  # 2 images
+    features = tmp_path / "test_ims.npy"
+    np.save(features, np.zeros((rows, 2, 8), dtype=np.float32))
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--captions", str(small), "--out", str(out), "--model"]
+    args += [str(tags_model_dir), "--features", str(features), "--format", "precomp", *FAST]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"10 caption lines, but {features} holds {rows} image rows" in err
+    assert "Traceback" not in err

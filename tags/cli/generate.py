@@ -351,6 +351,10 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
                 "captions (its rows are the split's images in caption order); use a folder "
                 "of {image_id}.npz files with Karpathy or jsonl captions"
             )
+        from tags.data.captions import check_alignment
+
+        # 5 caption lines per array row, as train and evaluate check (names both counts)
+        check_alignment(args.captions, fmt, regions)
     scorer = None
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
     mlm_options = {"num_samples": args.l, "temperature": args.temperature}
