@@ -153,3 +153,20 @@ def test_resume_drops_metric_rows_logged_after_the_checkpoint(tmp_path):
     assert torch.isfinite(
         torch.cat([p.flatten() for p in TagsModel.from_pretrained(run / "model").parameters()])
     ).all()
+
+
+def test_unusable_weights_from_the_last_step_stop_the_run_before_saving(tmp_path, capsys):
+    """Issue "every bad input": ``phases.0.lr=1e37 phases.0.steps=1`` printed "done", exit 0,
+    and saved a model whose outputs are NaN (the loss of the only step was finite)."""
+    run = tmp_path / "run"
+    cfg = tiny_config("vse", run, "phases.0.lr=1e37", "phases.0.steps=1")
+    with pytest.raises(NonFiniteLossError, match=r"non-finite weights after step 1 \(phase 0"):
+        training_function(cfg)
+    assert not (run / "model").exists() and not checkpoint_dirs(run)
+    assert not (run / "phases").exists()
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(to_dict(tiny_config("vse", tmp_path / "cli"))))
+    assert cli_main(["train", "--config", str(path), "phases.0.lr=1e37", "phases.0.steps=1"]) == 3
+    captured = capsys.readouterr()
+    assert "non-finite weights after step 1" in captured.err and "Traceback" not in captured.err
+    assert "done" not in captured.out

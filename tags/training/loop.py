@@ -145,6 +145,24 @@ class NonFiniteLossError(RuntimeError):
     """The loss became NaN or infinite (more often than ``max_nonfinite_steps`` allows)."""
 
 
+class NonFiniteWeightsError(NonFiniteLossError):
+    """The weights became unusable (NaN, infinite, or so large that their squares overflow
+    float32) in a step whose loss was still finite: found before saving them."""
+
+
+def _weights_usable(module: nn.Module, accelerator: Accelerator) -> bool:
+    """Whether every parameter's squared norm is finite in float32 (one agreed answer): a
+    NaN or infinite weight fails, and so does one past ~1e19, whose products overflow (the
+    model's outputs would be NaN although each weight is a finite number)."""
+    sums = [p.detach().float().square().sum() for p in module.parameters()]
+    bad = torch.zeros(1, device=accelerator.device)
+    if sums:
+        bad = (~torch.isfinite(torch.stack(sums))).any().float().reshape(1).to(bad.device)
+    if accelerator.num_processes > 1:
+        bad = accelerator.reduce(bad, reduction="sum")
+    return not bool(bad.item())
+
+
 def _all_finite(loss: torch.Tensor, accelerator: Accelerator) -> bool:
     """Whether the loss is finite on every process (one agreed answer)."""
     bad = (~torch.isfinite(loss.detach().float())).any().float().reshape(1)
@@ -331,8 +349,23 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         recipe.phase_weights_ready(index, phase, module)
         state.phase = index
 
+    def check_weights() -> None:
+        """Stop (:class:`NonFiniteWeightsError`, exit 3) before saving unusable weights: the
+        loss guard only sees a step's loss, computed before its update."""
+        if _weights_usable(module, accelerator):
+            return
+        progress.close()
+        phase = config.phases[max(state.phase, 0)]
+        raise NonFiniteWeightsError(
+            f"non-finite weights after step {state.step} (phase {max(state.phase, 0)} "
+            f"{phase.name!r}): NaN, infinite or overflowing float32; training stopped and "
+            f"they were not saved; last good checkpoint: {saved or 'none'}. Lower the lr "
+            "(or clip gradients: optim.max_grad_norm)"
+        )
+
     def save_model(target: Path) -> None:
         """The model (with its tokenizer, and a backend's processor) as a usable folder."""
+        check_weights()
         if main:
             recipe.tags_model(module).save_pretrained(target)
             tokenizer.save_pretrained(target)
@@ -358,6 +391,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         return bool(config.eval.patience) and state.stale >= config.eval.patience
 
     def save_checkpoint() -> Path:
+        check_weights()
         path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
         accelerator.save_state(str(path))
         if main:
@@ -497,6 +531,7 @@ def train(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
 
 __all__ = [
     "NonFiniteLossError",
+    "NonFiniteWeightsError",
     "TrainResult",
     "checkpoint_dirs",
     "resolve_checkpoint",
