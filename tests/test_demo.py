@@ -209,7 +209,7 @@ def test_oracle_rung_trains_on_scene_checked_negatives(tiny_run, tmp_path):
     result = _method_task(
         str(tmp_path), BUDGETS["tiny"], data, 0, "oracle", {"pretrained": pretrained}
     )
-    assert (tmp_path / "seed0" / "oracle.jsonl").is_file()
+    assert (tmp_path / "seed0" / "oracle-balanced.jsonl").is_file()  # the build's sampler
     rows = [json.loads(x) for x in (tmp_path / "seed0" / "oracle" / "metrics.jsonl").open()]
     assert any(r.get("loss/istm", 0.0) > 0 for r in rows)  # the oracle pools reach L_ISTM
     assert 0.0 <= result["minimal_pairs"]["overall"] <= 1.0

@@ -7,7 +7,8 @@ Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.c
 :mod:`.minimal_pairs` (negatives + accuracy), :mod:`.oracle_negatives` (minimal pairs of any
 split and scene-checked training negatives, read back from ``scenes.jsonl``),
 :mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
-:mod:`.build` (writer + cache). Names below are imported lazily (torch loads only when a
+:mod:`.build` (writer + cache), :mod:`.text_baseline` (text-only models scoring the
+pairs). Names below are imported lazily (torch loads only when a
 featurizer or the builder is used).
 """
 
@@ -20,6 +21,9 @@ _EXPORTS: dict[str, str] = {
     "BuildResult": "build",
     "build_benchmark": "build",
     "cached_manifest": "build",
+    "benchmark_version": "build",
+    "pair_sampler_of": "build",
+    "read_manifest": "build",
     "Claim": "captions",
     "Mention": "captions",
     "holds": "captions",
@@ -34,6 +38,10 @@ _EXPORTS: dict[str, str] = {
     "minimal_pair_accuracy": "minimal_pairs",
     "minimal_pair_wins": "minimal_pairs",
     "minimal_pairs": "minimal_pairs",
+    "balanced_minimal_pairs": "minimal_pairs",
+    "sample_minimal_pairs": "minimal_pairs",
+    "BASELINES": "text_baseline",
+    "text_only_baselines": "text_baseline",
     "read_pairs": "minimal_pairs",
     "role_swap_pairs": "minimal_pairs",
     "oracle_negatives": "oracle_negatives",

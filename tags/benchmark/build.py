@@ -19,11 +19,14 @@ from tags.benchmark.captions import Claim, sample_claims
 from tags.benchmark.config import SPLITS, BenchmarkConfig
 from tags.benchmark.efficientnet import packaged_weights
 from tags.benchmark.features import Featurizer, crop_regions, make_featurizer, region_boxes
-from tags.benchmark.minimal_pairs import MinimalPair, minimal_pairs, write_pairs
+from tags.benchmark.minimal_pairs import sample_minimal_pairs, write_pairs
 from tags.benchmark.render import render_scene
 from tags.benchmark.scenes import Scene, generate_scene
 
-FORMAT = "tags-benchmark/1"
+# v2: minimal pairs drawn by the ``balanced`` sampler by default (no text prior); v1 builds
+# (``uniform`` pairs) still load: :func:`pair_sampler_of` says which a build holds
+FORMAT = "tags-benchmark/2"
+FORMATS = ("tags-benchmark/1", FORMAT)
 CAPTIONS_FILE = "dataset_shapes.json"
 SCENES_FILE = "scenes.jsonl"
 PAIRS_FILE = "test_minimal_pairs.jsonl"
@@ -99,6 +102,39 @@ def cached_manifest(root: str | Path, config: BenchmarkConfig) -> dict[str, Any]
     if manifest.get("format") != FORMAT or manifest.get("config") != _cache_key(config):
         return None
     return manifest if manifest.get("content_hash") == content_hash(Path(root)) else None
+
+
+def read_manifest(root: str | Path) -> dict[str, Any]:
+    """A build's ``manifest.json``; ValueError naming the file when missing or unreadable,
+    or when it is not a tags benchmark manifest of a known version."""
+    path = Path(root) / MANIFEST_FILE
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(
+            f"{path} not found: build the benchmark with tags make-benchmark"
+        ) from None
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: unreadable benchmark manifest ({err})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise ValueError(f"{path}: format {found!r} is not one of {', '.join(FORMATS)}")
+    return manifest
+
+
+def pair_sampler_of(manifest: dict[str, Any]) -> str:
+    """The minimal-pair sampler a build used: ``uniform`` for v1 builds (before the
+    ``balanced`` sampler existed), else its config's ``pair_sampler``."""
+    return str(manifest.get("config", {}).get("pair_sampler", "uniform"))
+
+
+def benchmark_version(manifest: dict[str, Any]) -> str:
+    """``"v2 (balanced pairs)"``, ``"v1 (uniform pairs: relation words carry a text
+    prior)"``: for reports and warnings."""
+    version = str(manifest.get("format", FORMAT)).rsplit("/", 1)[-1]
+    sampler = pair_sampler_of(manifest)
+    note = ": relation words carry a text prior" if sampler == "uniform" else ""
+    return f"v{version} ({sampler} pairs{note})"
 
 
 def _chunks(n: int, size: int) -> Iterator[range]:
@@ -210,7 +246,7 @@ def _build(
         paths.images.mkdir()
 
     entries: list[dict[str, Any]] = []
-    pairs: list[MinimalPair] = []
+    test_items: list[tuple[Scene, list[Claim]]] = []
     with open(paths.scenes, "w", encoding="utf-8") as scenes_out:
         for ids in _chunks(config.num_images, chunk_images):
             scenes: list[Scene] = []
@@ -226,8 +262,7 @@ def _build(
                     config.captions_per_image,
                 )
                 if split == "test":
-                    rng = np.random.default_rng([config.seed, image_id, 2])
-                    pairs += minimal_pairs(scene, claims, rng, config.pairs_per_type)
+                    test_items.append((scene, claims))
                 entries.append(_karpathy_entry(image_id, split, claims, config.captions_per_image))
                 record = {
                     "image_id": image_id,
@@ -258,6 +293,9 @@ def _build(
                 progress(ids.stop, config.num_images)
 
     paths.captions.write_text(json.dumps({"dataset": "tags-shapes", "images": entries}))
+    pairs = sample_minimal_pairs(
+        test_items, config.seed, config.pairs_per_type, config.pair_sampler
+    )
     write_pairs(pairs, paths.pairs)
     counts = {split: getattr(config, split) for split in SPLITS}
     counts.update(captions=len(entries) * config.captions_per_image, minimal_pairs=len(pairs))
@@ -279,8 +317,11 @@ __all__ = [
     "BenchmarkConfig",
     "BenchmarkPaths",
     "BuildResult",
+    "benchmark_version",
     "build_benchmark",
     "cached_manifest",
     "content_hash",
+    "pair_sampler_of",
+    "read_manifest",
     "resolve_featurizer",
 ]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 SPLITS: tuple[str, ...] = ("train", "val", "test")
 FEATURIZERS: tuple[str, ...] = ("auto", "efficientnet", "random")
+# minimal-pair samplers (see tags.benchmark.minimal_pairs); kept here so the CLI stays light
+PAIR_SAMPLERS: tuple[str, ...] = ("balanced", "uniform")
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class BenchmarkConfig:
     whole_image: bool = True
     save_images: bool = False
     featurizer: str = "auto"
+    pair_sampler: str = "balanced"
 
     def __post_init__(self) -> None:
         if min(self.train, self.val, self.test) < 0 or self.train + self.val + self.test == 0:
@@ -33,6 +36,12 @@ class BenchmarkConfig:
             raise ValueError("objects per image: need 2 <= min_objects <= max_objects <= 4")
         if not 32 <= self.crop_size <= 224:
             raise ValueError("crop_size must lie in [32, 224]")
+        if self.pairs_per_type < 1:
+            raise ValueError(f"pairs_per_type must be >= 1, got {self.pairs_per_type}")
+        if self.pair_sampler not in PAIR_SAMPLERS:
+            raise ValueError(
+                f"pair_sampler must be one of {', '.join(PAIR_SAMPLERS)}, got {self.pair_sampler!r}"
+            )
 
     def split_of(self, image_id: int) -> str:
         if image_id < self.train:
@@ -44,4 +53,4 @@ class BenchmarkConfig:
         return self.train + self.val + self.test
 
 
-__all__ = ["FEATURIZERS", "SPLITS", "BenchmarkConfig"]
+__all__ = ["FEATURIZERS", "PAIR_SAMPLERS", "SPLITS", "BenchmarkConfig"]

@@ -19,10 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tags.benchmark.captions import Claim
-from tags.benchmark.minimal_pairs import MinimalPair, minimal_pairs, role_swap_pairs
+from tags.benchmark.minimal_pairs import (
+    MinimalPair,
+    role_swap_pairs,
+    sample_minimal_pairs,
+)
 from tags.benchmark.scenes import Scene
 
 
@@ -39,14 +41,11 @@ def read_scenes(path: str | Path, split: str | None = None) -> Iterator[tuple[Sc
 
 
 def split_minimal_pairs(
-    scenes: str | Path, split: str, seed: int = 0, per_type: int = 1
+    scenes: str | Path, split: str, seed: int = 0, per_type: int = 1, sampler: str = "balanced"
 ) -> list[MinimalPair]:
     """The minimal pairs of ``split``, drawn as the builder draws the test split's
-    (``seed`` is the benchmark's generator seed)."""
-    pairs: list[MinimalPair] = []
-    for scene, claims in read_scenes(scenes, split):
-        rng = np.random.default_rng([seed, scene.image_id, 2])
-        pairs += minimal_pairs(scene, claims, rng, per_type)
+    (``seed`` is the benchmark's generator seed, ``sampler`` its ``pair_sampler``)."""
+    pairs = sample_minimal_pairs(read_scenes(scenes, split), seed, per_type, sampler)
     if not pairs:
         raise ValueError(f"{scenes}: no images of split {split!r}")
     return pairs
@@ -90,24 +89,26 @@ def oracle_negatives(
     per_type: int = 1,
     seed: int = 0,
     captions_per_image: int = 5,
+    sampler: str = "balanced",
 ) -> list[dict[str, Any]]:
     """Per caption of ``split``, up to ``per_type`` false single edits of each type
-    (attribute, object, relation), as ``tags generate`` records keyed by the Karpathy
-    ``sentid`` (``image_id * captions_per_image + k``)."""
+    (attribute, object, relation), drawn by ``sampler`` (the benchmark's ``pair_sampler``),
+    as ``tags generate`` records keyed by the Karpathy ``sentid``
+    (``image_id * captions_per_image + k``)."""
+    items = list(read_scenes(scenes, split))
+    texts = {scene.image_id: {c.text: k for k, c in enumerate(claims)} for scene, claims in items}
     records: list[dict[str, Any]] = []
-    for scene, claims in read_scenes(scenes, split):
-        rng = np.random.default_rng([seed, scene.image_id, 3])
-        for pair in minimal_pairs(scene, claims, rng, per_type):
-            k = next(i for i, c in enumerate(claims) if c.text == pair.caption)
-            records.append(
-                {
-                    "caption_id": scene.image_id * captions_per_image + k,
-                    "image_id": scene.image_id,
-                    "positive": pair.caption,
-                    "negative": pair.negative,
-                    "edits": [word_edit(pair.caption, pair.negative, pair.type)],
-                }
-            )
+    for pair in sample_minimal_pairs(items, seed, per_type, sampler, stream=3):
+        records.append(
+            {
+                "caption_id": pair.image_id * captions_per_image
+                + texts[pair.image_id][pair.caption],
+                "image_id": pair.image_id,
+                "positive": pair.caption,
+                "negative": pair.negative,
+                "edits": [word_edit(pair.caption, pair.negative, pair.type)],
+            }
+        )
     if not records:
         raise ValueError(f"{scenes}: no images of split {split!r}")
     return records

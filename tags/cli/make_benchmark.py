@@ -8,7 +8,7 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from tags.benchmark.config import FEATURIZERS, BenchmarkConfig
+    from tags.benchmark.config import FEATURIZERS, PAIR_SAMPLERS, BenchmarkConfig
 
     d = BenchmarkConfig()
     p = subparsers.add_parser(
@@ -33,7 +33,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--pairs-per-type",
         type=int,
         default=d.pairs_per_type,
-        help="minimal pairs per type per test caption",
+        help="minimal pairs per type per test caption (default: %(default)s)",
+    )
+    p.add_argument(
+        "--pair-sampler",
+        choices=PAIR_SAMPLERS,
+        default=d.pair_sampler,
+        help="how the false unit of a minimal pair is drawn: balanced (benchmark v2: every "
+        "word as often false as true, no text prior) or uniform (v1: uniform among the false "
+        "ones, relation words carry a text prior); default: %(default)s",
     )
     p.add_argument(
         "--featurizer",
@@ -65,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             min_objects=args.min_objects,
             max_objects=args.max_objects,
             pairs_per_type=args.pairs_per_type,
+            pair_sampler=args.pair_sampler,
             whole_image=not args.no_whole_image,
             save_images=args.save_images,
             featurizer=args.featurizer,

@@ -79,15 +79,16 @@ class DualPairScoreFn:
 
 def split_pairs(data: Any, split: str) -> list[Any]:
     """The minimal pairs of ``split``: the builder's file for ``test``, else drawn from the
-    stored scenes with the benchmark's seed (:func:`tags.benchmark.split_minimal_pairs`)."""
-    import json
-
+    stored scenes with the benchmark's seed and pair sampler
+    (:func:`tags.benchmark.split_minimal_pairs`)."""
     from tags.benchmark import read_pairs, split_minimal_pairs
+    from tags.benchmark.build import pair_sampler_of, read_manifest
 
     if split == "test":
         return read_pairs(data.pairs)
-    seed = json.loads(Path(data.manifest).read_text())["config"]["seed"]
-    return split_minimal_pairs(data.scenes, split, seed)
+    manifest = read_manifest(Path(data.manifest).parent)
+    seed = manifest["config"]["seed"]
+    return split_minimal_pairs(data.scenes, split, seed, sampler=pair_sampler_of(manifest))
 
 
 def evaluate(

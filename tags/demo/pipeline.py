@@ -276,6 +276,21 @@ def build_data(root: Path, budget: Budget, seed: int, log: Callable[[str], None]
     return built, time.perf_counter() - t
 
 
+def _version(root: Path) -> str:
+    from tags.benchmark import benchmark_version, read_manifest
+
+    return benchmark_version(read_manifest(root))
+
+
+def _text_only(root: Path) -> tuple[dict[str, dict[str, float]], float]:
+    """The benchmark's text-only baselines (:func:`tags.benchmark.text_only_baselines`) and
+    the seconds they took."""
+    from tags.benchmark import text_only_baselines
+
+    t = time.perf_counter()
+    return text_only_baselines(root), time.perf_counter() - t
+
+
 def default_jobs() -> int:
     """Runs side by side: 2 on 2+ cores. Each TAGS-DC step is mostly small matrices and
     Python work, so two single-threaded runs beat one run on two threads (docs/demo.md)."""
@@ -353,10 +368,12 @@ def run_demo(
             initargs=(threads,),
         ) as pool:
             futures = {pool.submit(fn, *args): name for name, (fn, args) in tasks.items()}
+            text_only, timings["text_only"] = _text_only(data.root)  # while the workers train
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 stages.update()
     else:
+        text_only, timings["text_only"] = _text_only(data.root)
         for name, (fn, args) in tasks.items():
             results[name] = fn(*args)
             stages.update()
@@ -388,6 +405,7 @@ def run_demo(
         "seed": seed,
         "featurizer": built.featurizer,
         "benchmark": str(root),
+        "benchmark_version": _version(root),
         "methods": {
             m: {
                 "label": labels[m],
@@ -395,6 +413,7 @@ def run_demo(
             }
             for m in ("pretrained", *METHODS)
         },
+        "text_only": text_only,
         "timings_s": timings,
         "stage_seconds": {m: stage_seconds(metrics[m]) for m in METHODS},
         "samples": samples,

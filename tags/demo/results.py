@@ -97,14 +97,20 @@ def run_truth(run: Path) -> dict[str, float]:
 
 
 def oracle_file(data: Any, path: Path) -> Path:
-    """The oracle rung's negatives (scene-checked single edits of every training caption),
-    written once per benchmark (:func:`tags.benchmark.write_oracle_negatives`)."""
+    """The oracle rung's negatives (scene-checked single edits of every training caption,
+    drawn by the benchmark's pair sampler), written once per benchmark and sampler
+    (``oracle-balanced.jsonl`` for ``path`` ``oracle.jsonl``;
+    :func:`tags.benchmark.write_oracle_negatives`)."""
     from tags.benchmark import write_oracle_negatives
+    from tags.benchmark.build import pair_sampler_of, read_manifest
 
+    manifest = read_manifest(Path(data.manifest).parent)
+    sampler = pair_sampler_of(manifest)
+    path = path.with_name(f"{path.stem}-{sampler}{path.suffix}")
     if path.is_file():
         return path
-    seed = json.loads(Path(data.manifest).read_text())["config"]["seed"]
-    return write_oracle_negatives(data.scenes, path, seed=seed)
+    seed = manifest["config"]["seed"]
+    return write_oracle_negatives(data.scenes, path, seed=seed, sampler=sampler)
 
 
 def run_results(
@@ -118,6 +124,7 @@ def run_results(
 ) -> dict[str, Any]:
     """Run (or resume) the benchmark; returns ``{seed: {method: result}}`` and writes
     ``OUT/results.json`` and ``OUT/results.md``."""
+    from tags.benchmark import benchmark_version, read_manifest
     from tags.demo.pipeline import build_data, worker_init
 
     budget = BUDGETS[budget] if isinstance(budget, str) else budget
@@ -139,6 +146,7 @@ def run_results(
         initargs=(threads,),
     ) as pool:
         pre = {pool.submit(_pretrain_task, str(out), budget, data, s): s for s in seeds}
+        text_only = text_only_rows(data.root)  # here, while the workers pre-train
         pending = {}
         for future in as_completed(pre):
             seed = pre[future]
@@ -158,11 +166,12 @@ def run_results(
             results[seed][name] = future.result()
             elapsed = time.perf_counter() - started
             log(f"seed {seed}: {name} done ({elapsed / 60:.1f} min so far)")
-    summary = aggregate(results)
+    summary = {**text_only, **aggregate(results)}
     payload = {
         "budget": budget.to_dict(),
         "seeds": list(seeds),
         "featurizer": built.featurizer,
+        "benchmark_version": benchmark_version(read_manifest(data.root)),
         "summary": summary,
         # per seed: scene truth of the retrieved negatives, SelHN / FNE branch shares per phase
         "truth": {
@@ -173,10 +182,23 @@ def run_results(
     }
     (out / "results.json").write_text(json.dumps(payload, indent=1))
     plots = draw_result_plots(out, seeds[0], names)
-    table = results_markdown(summary, budget, list(seeds))
+    table = results_markdown(summary, budget, list(seeds), payload["benchmark_version"])
     table += "".join(f"\n![{name}]({path.name})\n" for name, path in plots.items())
     (out / "results.md").write_text(table)
     return payload
+
+
+def text_only_rows(root: Path) -> dict[str, dict[str, Any]]:
+    """The benchmark's text-only baselines (:func:`tags.benchmark.text_only_baselines`) as
+    summary rows ``text-only: NAME`` (family ``text``; percent, std 0: deterministic)."""
+    from tags.benchmark import text_only_baselines
+
+    rows: dict[str, dict[str, Any]] = {}
+    for name, accuracy in text_only_baselines(root).items():
+        row: dict[str, Any] = {"family": "text", "n_seeds": 1}
+        row.update({k: [100.0 * v, 0.0] for k, v in accuracy.items()})
+        rows[f"text-only: {name}"] = row
+    return rows
 
 
 def draw_result_plots(out: Path, seed: int, names: tuple[str, ...]) -> dict[str, Path]:
@@ -252,9 +274,11 @@ def aggregate(results: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return summary
 
 
-def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: list[int]) -> str:
+def results_markdown(
+    summary: dict[str, dict[str, Any]], budget: Budget, seeds: list[int], version: str = ""
+) -> str:
     """The README table: mean ± std over seeds (test split; val RSum and MP as well when
-    the runs have a val split)."""
+    the runs have a val split); ``version`` names the benchmark's pairs."""
     head = ["family", "method", "seeds", "i2t R@1/5/10", "t2i R@1/5/10", "RSum", "MP"]
     head += ["attr", "obj", "rel", "FN% i2t/t2i"]
     with_val = any("val_rsum" in row for row in summary.values())
@@ -274,7 +298,8 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
             for k in (f"{prefix}_r1", f"{prefix}_r5", f"{prefix}_r10")
         )
 
-    known = ["pretrained", *methods.list_methods("cross")]
+    known = [n for n in summary if summary[n]["family"] == "text"]
+    known += ["pretrained", *methods.list_methods("cross")]
     known += ["pretrained-dual", *methods.list_methods("dual")]
     order = [n for n in known if n in summary] + [n for n in summary if n not in known]
     for name in order:
@@ -304,10 +329,15 @@ def results_markdown(summary: dict[str, dict[str, Any]], budget: Budget, seeds: 
         )
     lines += [
         "",
-        f"Budget `{budget.name}`, seeds {seeds}: mean ± sample std. R@K and RSum in percent "
+        f"Budget `{budget.name}`, seeds {seeds}"
+        + (f", benchmark {version}" if version else "")
+        + ": mean ± sample std. R@K and RSum in percent "
         "(full ranking of the test split); MP = minimal-pair accuracy in percent (chance 50); "
         "FN% = share of the retrieved negatives entering L_ITM that are true of the anchor's "
-        "scene (shapes benchmark truth; cross-encoder runs only)."
+        "scene (shapes benchmark truth; cross-encoder runs only). text-only rows: models "
+        "that never see the image (a trigram LM of the training captions; an n-gram "
+        "classifier fitted on the training split's minimal pairs): the MP a text shortcut "
+        "gives."
         + (
             " val RSum / val MP: the same on the val split (choose settings there)."
             if with_val
@@ -340,4 +370,5 @@ __all__ = [
     "results_markdown",
     "run_results",
     "run_truth",
+    "text_only_rows",
 ]
