@@ -245,3 +245,23 @@ def test_missing_images_and_features_are_named(shapes, tmp_path, capsys):
     assert main([*argv, "--cpu"]) == 1
     assert "reads region features; give --features" in capsys.readouterr().err
     assert main(["evaluate", "--model", str(shapes["start"]), "--cpu"]) == 2
+
+
+def test_text_baseline_is_scored_beside_the_model(shapes, tmp_path, capsys):
+    """``--text-baseline CAPTIONS``: a trigram LM of the captions scores every options
+    suite; captions that only ever say "above" give away every above -> below pair."""
+    captions = tmp_path / "train_caps.txt"
+    captions.write_text("\n".join(f"a {c} circle above a star" for c in ("red", "blue")) + "\n")
+    argv = ["evaluate", "--model", str(shapes["start"]), "--suite", f"shapes={shapes['data']}"]
+    report = cli_json([*argv, "--text-baseline", str(captions)], tmp_path / "r.json")
+    text = report["suites"]["shapes"]["text_only"]
+    assert text["subsets"]["relation"]["accuracy"] == 100.0
+    assert set(text["subsets"]) == set(report["suites"]["shapes"]["subsets"])
+    assert 0.0 <= text["overall"]["accuracy"] <= 100.0
+    assert "text-only" in capsys.readouterr().out
+    plain = cli_json(argv, tmp_path / "plain.json")
+    assert plain["suites"]["shapes"]["text_only"] is None
+    capsys.readouterr()
+    assert main([*argv, "--text-baseline", str(tmp_path / "missing.txt"), "--cpu"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "missing.txt" in err[0]

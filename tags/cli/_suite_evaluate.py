@@ -29,6 +29,14 @@ def add_suite_arguments(p: argparse.ArgumentParser) -> None:
         help="image root (or features dir) of one suite, over the reader's default and "
         "--images/--features",
     )
+    p.add_argument(
+        "--text-baseline",
+        metavar="CAPTIONS",
+        default=None,
+        help="also score every suite with a text-only model (a Kneser-Ney trigram LM fitted on "
+        "CAPTIONS: a Karpathy JSON's train+restval, a JSONL, or one caption per line) and "
+        "print its accuracy beside the model's: what the captions alone give away",
+    )
 
 
 def load_model(path: str, tokenizer: str | None, device: Any) -> Any:
@@ -58,7 +66,17 @@ def suite_options(args: argparse.Namespace) -> Any:
         num_workers=args.num_workers,
         use_logits=not args.use_scores,
         allow_outside_root=getattr(args, "allow_outside_root", False),
+        text_score=text_baseline(args.text_baseline),
     )
+
+
+def text_baseline(captions: str | None) -> Any:
+    """``score(caption)`` of a trigram LM fitted on ``captions`` (None without a file)."""
+    if captions is None:
+        return None
+    from tags.evaluation.text_prior import NgramLM, training_captions
+
+    return NgramLM().fit(training_captions(captions)).score
 
 
 def suite_errors() -> tuple[type[Exception], ...]:
@@ -84,8 +102,9 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
     device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
     try:
         specs = SuiteSpec.parse_many(args.suite)
+        options = suite_options(args)  # bad option files fail before the model loads
         backend = load_model(args.model, args.tokenizer, device)
-        results = run_suites(backend, specs, suite_options(args))
+        results = run_suites(backend, specs, options)
     except suite_errors() as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

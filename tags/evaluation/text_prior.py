@@ -18,6 +18,7 @@ import re
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import torch
 
@@ -189,6 +190,31 @@ def text_only_accuracy(
     return result
 
 
+def training_captions(path: str | Path) -> list[str]:
+    """Captions to fit a text-only model on: a Karpathy JSON's ``train`` and ``restval``
+    images, a ``tags generate``-style JSONL's captions, or any other file's non-empty lines
+    (one caption per line, e.g. SCAN ``train_caps.txt``)."""
+    from tags.data.captions import load_image_groups
+    from tags.negatives.io import detect_format
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such caption file")
+    fmt = detect_format(path)
+    if fmt in ("karpathy", "jsonl"):
+        split = "train,restval" if fmt == "karpathy" else None
+        groups = load_image_groups(path, fmt, split=split)
+        return [c.text for g in groups for c in g.captions]
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not a UTF-8 text file of captions ({err.reason})") from None
+    captions = [line for line in lines if line]
+    if not captions:
+        raise ValueError(f"{path}: no captions")
+    return captions
+
+
 __all__ = [
     "NgramLM",
     "PairClassifier",
@@ -196,4 +222,5 @@ __all__ = [
     "text_only_accuracy",
     "text_only_wins",
     "tokenize",
+    "training_captions",
 ]

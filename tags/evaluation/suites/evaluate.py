@@ -12,7 +12,7 @@ relations / attribute pairs).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +36,8 @@ class SuiteResult:
     n_pairs: int
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    #: a text-only model's ``{"overall": {...}, "subsets": {...}}`` (options suites only)
+    text_only: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -122,6 +124,17 @@ def summarize(suite: Suite, matrices: Sequence[np.ndarray]) -> SuiteResult:
     )
 
 
+def text_only_result(suite: Suite, score: Callable[[str], float]) -> dict[str, Any] | None:
+    """A model that never sees the image, ``score(caption)``, on an options suite: the same
+    accuracy (strict wins, per subset, macro) as a VL model; ``None`` for group suites
+    (a caption-only score cannot tell two images apart)."""
+    if suite.task != "options":
+        return None
+    matrices = [np.array([[score(c) for c in item.captions]]) for item in suite.items]
+    result = summarize(suite, matrices)
+    return {"overall": result.overall, "subsets": result.subsets}
+
+
 def evaluate_suite(
     suite: Suite,
     scorer: PairScorer,
@@ -143,4 +156,5 @@ __all__ = [
     "rerank",
     "score_items",
     "summarize",
+    "text_only_result",
 ]

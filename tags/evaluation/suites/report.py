@@ -20,20 +20,35 @@ RETRIEVAL_ROWS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", 
 def format_suite(result: dict[str, Any]) -> str:
     """Console table of one suite: one row per subset, then overall (and macro)."""
     metrics = METRICS[result["task"]]
+    text = result.get("text_only")  # the text-only baseline's accuracy, a column of its own
     width = max([len("overall"), *(len(s) for s in result["subsets"])]) + 2
     lines = [
         f"{result['name']}: {result['n_items']} items, {result['n_pairs']} pairs",
-        f"{'subset':<{width}}{'n':>7}" + "".join(f"{m:>10}" for m in metrics),
+        f"{'subset':<{width}}{'n':>7}"
+        + "".join(f"{m:>10}" for m in metrics)
+        + (f"{'text-only':>11}" if text else ""),
     ]
+
+    def text_cell(row: dict[str, float] | None, key: str = "accuracy") -> str:
+        return f"{row[key]:>11.2f}" if text and row and key in row else ""
+
     for name, row in result["subsets"].items():
-        lines.append(f"{name:<{width}}{row['n']:>7}" + "".join(f"{row[m]:>10.2f}" for m in metrics))
+        lines.append(
+            f"{name:<{width}}{row['n']:>7}"
+            + "".join(f"{row[m]:>10.2f}" for m in metrics)
+            + text_cell(text["subsets"].get(name) if text else None)
+        )
     overall = result["overall"]
     lines.append(
         f"{'overall':<{width}}{result['n_items']:>7}"
         + "".join(f"{overall[m]:>10.2f}" for m in metrics)
+        + text_cell(text["overall"] if text else None)
     )
     if "macro" in overall:
-        lines.append(f"{'macro':<{width}}{'':>7}{overall['macro']:>10.2f}")
+        lines.append(
+            f"{'macro':<{width}}{'':>7}{overall['macro']:>10.2f}"
+            + text_cell(text["overall"] if text else None, "macro")
+        )
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tags.evaluation.suites.base import Suite, SuiteError, SuiteSpec, read_suite
-from tags.evaluation.suites.evaluate import SuiteResult, evaluate_suite
+from tags.evaluation.suites.evaluate import SuiteResult, evaluate_suite, text_only_result
 from tags.evaluation.suites.report import format_suite
 from tags.evaluation.suites.scoring import BackendScorer, ImageSource, PixelSource, RegionSource
 
@@ -38,6 +38,8 @@ class SuiteOptions:
     use_logits: bool = True
     progress: bool = True
     allow_outside_root: bool = False  # image names that leave the image root
+    #: a text-only model's ``score(caption)`` scored beside the model (``--text-baseline``)
+    text_score: Callable[[str], float] | None = None
 
 
 def labels(specs: Sequence[SuiteSpec]) -> list[str]:
@@ -125,6 +127,10 @@ def run_suite(backend: Any, spec: SuiteSpec, label: str, options: SuiteOptions) 
         close()
     result.seconds = {"read": read, "score": time.perf_counter() - start}
     result.name = label
+    if options.text_score is not None:
+        result.text_only = text_only_result(suite, options.text_score)
+        if result.text_only is None:
+            result.notes.append("text-only baseline: not defined for a two-image suite")
     result.notes += source.notes
     if options.mode != "dual" and not backend.supports("itm"):
         result.notes.append(f"the {backend.name} backend has no cross-encoder: scored as dual")
