@@ -20,6 +20,13 @@ run's ``relation`` minimal-pair accuracy from its ``result.json``.
 false relation word (mean over seeds; the pairs per word in brackets): a model that learned
 the relation words' frequencies rather than the layout wins on the words that are rarely
 true ("next to") and loses on the others.
+
+``--sampler uniform`` also scores the same models on the split's minimal pairs drawn by
+another pair sampler (``uniform``: benchmark v1's, whose relation words carry a text prior)
+and tables both MPs per type: what the change of pairs does to the same models.
+
+    python scripts/benchmarks/role_pairs.py --data runs/ladder/data --results runs/ladder \
+        --sampler uniform
 """
 
 from __future__ import annotations
@@ -47,10 +54,12 @@ def finished_runs(results: list[Path], methods: list[str] | None) -> dict[str, d
     return runs
 
 
-def score_run(run: Path, data, pairs, relation_pairs=None) -> dict:
+def score_run(run: Path, data, pairs, relation_pairs=None, other_pairs=None) -> dict:
     """The run's role-pair accuracy (``role``), its test relation MP from ``result.json``
-    (``relation``, ``None`` if absent) and, given ``relation_pairs``, their accuracy by false
-    relation word (``by_word``, :func:`accuracy_by_word`); the model is loaded once."""
+    (``relation``, ``None`` if absent), given ``relation_pairs`` their accuracy by false
+    relation word (``by_word``, :func:`accuracy_by_word`), and given ``other_pairs`` their
+    minimal-pair accuracy (``other``) beside the run's own (``own``); the model is loaded
+    once."""
     from tags.benchmark import accuracy_by_word, minimal_pair_accuracy, minimal_pair_wins
     from tags.demo.evaluate import CrossPairScoreFn, DualPairScoreFn
     from tags.negatives.models import load_tags_model
@@ -68,6 +77,9 @@ def score_run(run: Path, data, pairs, relation_pairs=None) -> dict:
     if relation_pairs:
         wins = minimal_pair_wins(score_fn, relation_pairs)
         scores["by_word"] = accuracy_by_word(relation_pairs, wins)
+    if other_pairs:
+        scores["own"] = result.get("minimal_pairs", {})
+        scores["other"] = minimal_pair_accuracy(score_fn, other_pairs)
     return scores
 
 
@@ -90,6 +102,12 @@ def main() -> int:
     parser.add_argument(
         "--by-word", action="store_true", help="relation pairs by false relation word too"
     )
+    parser.add_argument(
+        "--sampler",
+        default=None,
+        choices=("balanced", "uniform"),
+        help="also score the split's minimal pairs drawn by this pair sampler",
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -107,10 +125,16 @@ def main() -> int:
         from tags.demo.evaluate import split_pairs
 
         relation_pairs = [p for p in split_pairs(data, args.split) if p.type == "relation"]
+    other_pairs = None
+    if args.sampler:
+        from tags.benchmark import read_manifest, split_minimal_pairs
+
+        seed = read_manifest(data.root)["config"]["seed"]
+        other_pairs = split_minimal_pairs(data.scenes, args.split, seed, sampler=args.sampler)
     table: dict[str, dict[str, dict]] = {}
     for method, by_seed in runs.items():
         for seed, run in sorted(by_seed.items()):
-            scores = score_run(run, data, pairs, relation_pairs)
+            scores = score_run(run, data, pairs, relation_pairs, other_pairs)
             table.setdefault(method, {})[str(seed)] = scores
             print(f"  {method} seed {seed}: role {100 * scores['role']:.1f}", flush=True)
     print("\n| method | seeds | role pairs | per seed | relation pairs (test MP) |")
@@ -125,9 +149,26 @@ def main() -> int:
         )
     if relation_pairs:
         _print_by_word(table, len(relation_pairs), args.split)
+    if other_pairs:
+        _print_other(table, len(other_pairs), args.sampler)
     if args.json:
         Path(args.json).write_text(json.dumps({"pairs": len(pairs), "runs": table}, indent=1))
     return 0
+
+
+def _print_other(table: dict[str, dict[str, dict]], n_pairs: int, sampler: str) -> None:
+    """Each method's MP per type on its own pairs (``result.json``) and on ``sampler``'s."""
+    kinds = ("overall", "attribute", "object", "relation")
+    print(f"\nMinimal pairs: the run's own (result.json) -> {sampler} ({n_pairs}), mean ± std:\n")
+    print("| method | " + " | ".join(kinds) + " |")
+    print("|---|" + "---|" * len(kinds))
+    for method, by_seed in table.items():
+        cells = []
+        for kind in kinds:
+            own = [v["own"][kind] for v in by_seed.values() if kind in v["own"]]
+            other = [v["other"][kind] for v in by_seed.values() if kind in v["other"]]
+            cells.append(f"{_mean_std(own)} -> {_mean_std(other)}")
+        print(f"| {method} | " + " | ".join(cells) + " |")
 
 
 def _print_by_word(table: dict[str, dict[str, dict]], n_pairs: int, split: str) -> None:
