@@ -14,13 +14,15 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from tags._errors import UserError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no locking
     fcntl = None  # type: ignore[assignment]
 
 
-class LockError(RuntimeError):
+class LockError(UserError, RuntimeError):
     """Another process holds the lock of this output."""
 
 

@@ -47,7 +47,7 @@ def load_processor(path: str | Path, family: str) -> Any:
     ):
         raise BackendError(
             f"{path}: no image processor (preprocessor_config.json, or processor_config.json "
-            "with an image_processor entry); save the {family} "
+            f"with an image_processor entry); save the {family} "
             "processor beside the model (processor.save_pretrained(DIR))"
         )
     try:

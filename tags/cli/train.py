@@ -31,24 +31,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
-    from tags.data.images import ImageError
-    from tags.training import ConfigError, load_config, training_function
+    from tags.training import load_config, training_function
     from tags.training.config import to_dict
     from tags.training.loop import NonFiniteLossError
 
-    try:
-        config = load_config(args.config, args.overrides)
-    except ConfigError as err:
-        print(f"tags train: {err}", file=sys.stderr)
-        return 2
+    # bad input (ConfigError, ImageError, FeaturesError, ...): one line, exit 2, printed by
+    # tags.cli.run_command
+    config = load_config(args.config, args.overrides)
     if args.print_config:
         print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
         return 0
     try:
         result = training_function(config)
-    except (ConfigError, ImageError) as err:  # ImageError: data.images / eval.images files
-        print(f"tags train: {err}", file=sys.stderr)
-        return 2
     except NonFiniteLossError as err:
         print(f"tags train: {err}", file=sys.stderr)
         return 3

@@ -9,7 +9,13 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from tags.data.captions import check_alignment, load_image_groups
-from tags.negatives.features import CachedRegions, RegionStore, open_regions
+from tags.negatives.features import (
+    CachedRegions,
+    MissingFeaturesError,
+    NpzRegions,
+    RegionStore,
+    open_regions,
+)
 from tags.negatives.types import Caption, ImageGroup
 
 
@@ -122,6 +128,25 @@ class EpochSampler(Sampler[int]):
         return iter(torch.randperm(self.length, generator=g).tolist())
 
 
+def check_feature_files(groups: Sequence[ImageGroup], regions: RegionStore) -> None:
+    """Every image of ``groups`` has its ``.npz`` file (one ``stat`` each; a precomp array's
+    rows are checked by :func:`~tags.data.captions.check_alignment`), else a
+    :class:`MissingFeaturesError` naming how many are missing and the first."""
+    if not isinstance(regions, NpzRegions):
+        return
+    missing: list[str] = []
+    for group in groups:
+        try:
+            regions.path(group.image_id, group.filename)
+        except MissingFeaturesError as err:
+            missing.append(str(err))
+    if missing:
+        raise MissingFeaturesError(
+            f"{len(missing)} of {len(groups)} images have no features file, e.g. {missing[0]}: "
+            "extract their features or drop them from the captions"
+        )
+
+
 def build_dataset(data_config: Any, tokenizer: Any) -> ImageTextDataset:
     """An :class:`ImageTextDataset` from a :class:`~tags.training.config.DataConfig`."""
     fmt = None if data_config.format == "auto" else data_config.format
@@ -130,6 +155,7 @@ def build_dataset(data_config: Any, tokenizer: Any) -> ImageTextDataset:
     groups = load_image_groups(
         data_config.captions, fmt, data_config.split, data_config.limit_images
     )
+    check_feature_files(groups, regions)
     return ImageTextDataset(
         groups,
         regions,
@@ -139,4 +165,4 @@ def build_dataset(data_config: Any, tokenizer: Any) -> ImageTextDataset:
     )
 
 
-__all__ = ["EpochSampler", "ImageTextDataset", "build_dataset"]
+__all__ = ["EpochSampler", "ImageTextDataset", "build_dataset", "check_feature_files"]

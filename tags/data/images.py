@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from tags._errors import UserError
 from tags._paths import leaves_root, outside_root_message
 from tags.data.dataset import ImageTextDataset
 
@@ -36,7 +37,7 @@ BAD_IMAGE_POLICIES = ("error", "skip")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 
 
-class ImageError(ValueError):
+class ImageError(UserError, ValueError):
     """Images that could not be read (the message names each one)."""
 
 

@@ -380,13 +380,32 @@ def load_negative_pools(
 
 def pools_for(data_config: Any, dataset: Any) -> NegativePools:
     """``data.negatives`` (with ``negatives_format`` / ``negatives_unmatched``) matched to the
-    image groups of the training ``dataset``."""
-    return load_negative_pools(
-        data_config.negatives,
-        dataset.groups,
-        data_config.negatives_format,
-        data_config.negatives_unmatched,
-    )
+    image groups of the training ``dataset``; a file that cannot be read is a ``ConfigError``
+    naming it."""
+    import csv
+
+    from tags.training.config import ConfigError
+
+    try:
+        return load_negative_pools(
+            data_config.negatives,
+            dataset.groups,
+            data_config.negatives_format,
+            data_config.negatives_unmatched,
+        )
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"data.negatives: {data_config.negatives} is not UTF-8 text ({err.reason} at byte "
+            f"{err.start}); pass a tags generate JSONL, NegCLIP CSV/TSV, SugarCrepe JSON, "
+            "parquet or datasets folder"
+        ) from None
+    except (OSError, ValueError, csv.Error) as err:
+        if isinstance(err, ConfigError):
+            raise
+        message = str(err)
+        if not message.startswith("data.negatives"):
+            message = f"data.negatives: {message}"
+        raise ConfigError(message) from None
 
 
 __all__ = [

@@ -7,21 +7,48 @@ Two layouts are read:
   ``image_w``/``image_h``), or boxes already normalised to [0, 1], or 7-d boxes;
 - a SCAN precomp ``{split}_ims.npy`` ``[N, R, D]`` (memory-mapped; row = image id). It has no
   boxes: every region gets the whole-image box.
+
+A file that cannot be read (truncated, not an array), or whose features are not floating
+point, hold no region or hold a NaN/inf, raises :class:`FeaturesError` naming the file (and
+row): checked when a file is opened (precomp: its header) and when an image is read.
 """
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from tags._errors import UserError
 from tags._paths import leaves_root
 
+#: What to do about a bad features file (the end of every :class:`FeaturesError` about one).
+REDO = "re-extract the region features of that image (or remove it from the captions)"
 
-class MissingFeaturesError(FileNotFoundError):
+
+class FeaturesError(UserError, ValueError):
+    """Region features that are missing or unusable (the message names the file)."""
+
+
+class MissingFeaturesError(FeaturesError, FileNotFoundError):
     """No region features exist for an image."""
+
+
+def check_features(features: np.ndarray, where: str) -> None:
+    """Raise :class:`FeaturesError` unless ``features`` is a float ``[R, D]`` array with
+    ``R, D >= 1`` and only finite values (``where`` names the file, and row)."""
+    if not np.issubdtype(features.dtype, np.floating):
+        raise FeaturesError(f"{where}: features are {features.dtype}, not floating point; {REDO}")
+    if features.ndim != 2 or 0 in features.shape:
+        raise FeaturesError(
+            f"{where}: features of shape {features.shape}, expected [regions >= 1, dim >= 1]; "
+            f"{REDO}"
+        )
+    if not np.isfinite(features).all():
+        raise FeaturesError(f"{where}: features hold NaN or infinite values; {REDO}")
 
 
 @dataclass(frozen=True)
@@ -79,21 +106,38 @@ class NpzRegions:
         self, image_id: Any, filename: str | None = None, position: int | None = None
     ) -> Regions:
         path = self.path(image_id, filename)
-        with np.load(path) as data:
-            if "features" not in data or "boxes" not in data:
-                raise ValueError(f"{path}: needs arrays 'features' [R, D] and 'boxes' [R, 4]")
-            features = np.asarray(data["features"], dtype=np.float32)
-            boxes = np.asarray(data["boxes"], dtype=np.float32)
-            width = _first(data, "width", "image_w", "image_width")
-            height = _first(data, "height", "image_h", "image_height")
+        try:
+            with np.load(path) as data:
+                if "features" not in data or "boxes" not in data:
+                    raise FeaturesError(
+                        f"{path}: needs arrays 'features' [R, D] and 'boxes' [R, 4]; {REDO}"
+                    )
+                raw = np.asarray(data["features"])
+                boxes = np.asarray(data["boxes"])
+                width = _first(data, "width", "image_w", "image_width")
+                height = _first(data, "height", "image_h", "image_height")
+        except (OSError, EOFError, zipfile.BadZipFile, ValueError) as err:
+            if isinstance(err, FeaturesError):
+                raise
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise FeaturesError(f"{path}: not a readable .npz ({reason}); {REDO}") from None
+        check_features(raw, str(path))
+        features = raw.astype(np.float32, copy=False)
+        if not np.issubdtype(boxes.dtype, np.number) or not np.isfinite(boxes).all():
+            raise FeaturesError(f"{path}: boxes are not finite numbers; {REDO}")
+        boxes = boxes.astype(np.float32, copy=False)
         if boxes.ndim != 2 or boxes.shape[0] != features.shape[0] or boxes.shape[1] not in (4, 7):
-            raise ValueError(f"{path}: boxes {boxes.shape} do not match features {features.shape}")
+            raise FeaturesError(
+                f"{path}: boxes {boxes.shape} do not match features {features.shape}; {REDO}"
+            )
         if boxes.shape[1] == 4 and width is not None and height is not None:
             # pixel boxes: detectors may overshoot the border by a pixel or so
             boxes = np.clip(boxes / np.array([width, height, width, height], np.float32), 0, 1)
         boxes = np.clip(boxes, 0.0, 1.0) if boxes.max(initial=0.0) <= 1.0 + 1e-3 else boxes
         if boxes.max(initial=0.0) > 1.0:
-            raise ValueError(f"{path}: pixel boxes need 'width' and 'height' to be normalised")
+            raise FeaturesError(
+                f"{path}: pixel boxes need 'width' and 'height' to be normalised; {REDO}"
+            )
         return Regions(features, expand_boxes(boxes))
 
 
@@ -111,9 +155,22 @@ class PrecompRegions:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.array = np.load(self.path, mmap_mode="r")
-        if self.array.ndim != 3:
-            raise ValueError(f"{self.path}: expected [N, R, D] features, got {self.array.shape}")
+        try:
+            self.array = np.load(self.path, mmap_mode="r")
+        except (OSError, EOFError, ValueError) as err:  # truncated, not an .npy, pickled
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise FeaturesError(
+                f"{self.path}: not a readable .npy array ({reason}): the file is cut short or "
+                "is not SCAN precomp features; write it again"
+            ) from None
+        if not isinstance(self.array, np.ndarray) or self.array.ndim != 3:
+            shape = getattr(self.array, "shape", type(self.array).__name__)
+            raise FeaturesError(f"{self.path}: expected [N, R, D] features, got {shape}")
+        if not np.issubdtype(self.array.dtype, np.floating) or 0 in self.array.shape[1:]:
+            raise FeaturesError(
+                f"{self.path}: expected float [N, R >= 1, D >= 1] features, got "
+                f"{self.array.dtype} {self.array.shape}; write the precomp array again"
+            )
 
     def get(
         self, image_id: Any, filename: str | None = None, position: int | None = None
@@ -127,7 +184,9 @@ class PrecompRegions:
                 f"no region features for image {image_id!r}: {self.path} holds images "
                 f"0..{self.array.shape[0] - 1}"
             )
-        features = np.asarray(self.array[index], dtype=np.float32)
+        raw = np.asarray(self.array[index])
+        check_features(raw, f"{self.path} row {index}")
+        features = raw.astype(np.float32, copy=False)
         return Regions(features, whole_image_boxes(features.shape[0]))
 
 
@@ -176,11 +235,13 @@ def open_regions(path: str | Path) -> RegionStore:
 
 __all__ = [
     "CachedRegions",
+    "FeaturesError",
     "MissingFeaturesError",
     "NpzRegions",
     "PrecompRegions",
     "RegionStore",
     "Regions",
+    "check_features",
     "expand_boxes",
     "open_regions",
 ]

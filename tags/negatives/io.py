@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from tags._errors import UserError
 from tags.negatives.types import Caption, ImageGroup
 
 FORMATS = ("karpathy", "precomp", "jsonl")
 
 
-class InputError(ValueError):
+class InputError(UserError, ValueError):
     """A corrupt line or record, named by its location."""
 
 

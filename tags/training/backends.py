@@ -40,15 +40,19 @@ def uses_backend(config: Any) -> bool:
 
 
 def build_backend_parts(config: Any, log: Any = print) -> BackendParts:
+    from tags._errors import check_config_json, reading
     from tags.backends import load_backend
     from tags.data.images import PixelPairCollator, build_pixel_dataset
     from tags.training.config import ConfigError
+    from tags.training.factory import MODEL_HINT
 
     if not config.model.path:
         raise ConfigError("model.source: backend needs model.path (a BLIP/CLIP/SigLIP directory)")
     if not config.data.images:
         raise ConfigError("model.source: backend trains on raw images: set data.images")
-    backend = load_backend(config.model.path)
+    with reading(f"model.path {config.model.path}", MODEL_HINT, ConfigError):
+        check_config_json(config.model.path)
+        backend = load_backend(config.model.path)
     if backend.image_kind != "pixels":
         raise ConfigError(
             f"model.path holds a {backend.name} model (region features): use model.source: tags"

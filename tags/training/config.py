@@ -19,8 +19,10 @@ from typing import Any
 
 import yaml
 
+from tags._errors import UserError
 
-class ConfigError(ValueError):
+
+class ConfigError(UserError, ValueError):
     """A config file or override is invalid (unknown key, wrong type, bad value)."""
 
 
@@ -503,6 +505,17 @@ MINIMUMS: dict[str, int] = {
 }
 
 
+#: Probabilities and fractions, in [0, 1]: whether 1 itself is valid (dropout 1 would zero
+#: every activation: [0, 1)).
+PROBABILITIES: dict[str, bool] = {
+    "model.dropout": False,
+    "tags_dc.mlm_probability": True,
+    "tags_dc.synthetic.mask_ratio": True,
+    "pretrain.mlm_probability": True,
+    "vse.momentum": True,
+}
+
+
 def _check_minimums(flat: dict[str, Any]) -> None:
     for key, low in MINIMUMS.items():
         value: Any = flat
@@ -562,6 +575,13 @@ def validate(config: TrainConfig) -> TrainConfig:
             f"{config.optim.max_grad_norm!r}; to turn clipping off set it to 0 or null "
             "(a negative norm would flip the gradients)"
         )
+    for key in PROBABILITIES:
+        value = flat
+        for part in key.split("."):
+            value = value[part]
+        one = PROBABILITIES[key]
+        if value is not None and not (0.0 <= value <= 1.0 and (one or value < 1.0)):
+            raise ConfigError(f"{key} must lie in [0, 1{']' if one else ')'}, got {value!r}")
     if config.optim.eps <= 0:
         raise ConfigError(f"optim.eps must be > 0, got {config.optim.eps!r}")
     if config.optim.weight_decay < 0:
@@ -606,7 +626,15 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text (UTF-8) file; pass a YAML config") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{where}: not valid YAML ({problem}); fix the file") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     try:

@@ -7,7 +7,11 @@ from typing import Any
 
 from torch import nn
 
+from tags._errors import check_config_json, reading
+
 ALIASES = ("minilm", "tiny-mlm")
+#: The end of every error about a model directory that cannot be loaded.
+MODEL_HINT = "pass a complete directory written by save_pretrained (copy or save it again)"
 
 
 def resolve_path(path: str) -> str:
@@ -24,15 +28,31 @@ def resolve_path(path: str) -> str:
 def create_tokenizer(config: Any) -> Any:
     """The fast tokenizer of ``model.tokenizer`` (default: ``model.path``, else tiny-mlm)."""
     from tags.negatives.models import load_tokenizer
+    from tags.training.config import ConfigError
 
     path = config.tokenizer or (config.path if config.source in ("text", "tags") else "tiny-mlm")
-    return load_tokenizer(resolve_path(path))
+    key = "model.tokenizer" if config.tokenizer else "model.path"
+    with reading(f"{key} {path} (tokenizer)", MODEL_HINT, ConfigError):
+        return load_tokenizer(resolve_path(path))
 
 
 def create_model(config: Any, tokenizer: Any, feature_size: int | None = None) -> nn.Module:
     """A :class:`TagsModel` per ``config.source``; ``dropout`` sets BERT's hidden and
-    attention dropout; ``feature_size`` (from the data) is the default region feature size."""
+    attention dropout; ``feature_size`` (from the data) is the default region feature size.
+    A directory that cannot be loaded (no or invalid ``config.json``, truncated weights) is a
+    ``ConfigError`` naming ``model.path``."""
+    from tags.training.config import ConfigError
+
+    if config.source == "scratch" or not config.path:
+        return _create_model(config, tokenizer, feature_size)
+    with reading(f"model.path {config.path}", MODEL_HINT, ConfigError):
+        check_config_json(resolve_path(config.path))
+        return _create_model(config, tokenizer, feature_size)
+
+
+def _create_model(config: Any, tokenizer: Any, feature_size: int | None) -> nn.Module:
     from tags.modeling import TagsConfig, TagsModel
+    from tags.training.config import ConfigError
 
     overrides = dict(config.overrides)
     if config.dropout is not None:
@@ -47,7 +67,7 @@ def create_model(config: Any, tokenizer: Any, feature_size: int | None = None) -
             overrides.setdefault("region_feature_size", feature_size)
         return TagsModel(TagsConfig(**overrides))
     if not config.path:
-        raise ValueError(f"model.source={config.source} needs model.path")
+        raise ConfigError(f"model.source={config.source} needs model.path")
     path = resolve_path(config.path)
     if config.source == "text":
         if feature_size is not None:
@@ -59,7 +79,7 @@ def create_model(config: Any, tokenizer: Any, feature_size: int | None = None) -
         if not Path(path).is_file():
             raise FileNotFoundError(f"UNITER checkpoint not found: {path}")
         return TagsModel.from_uniter_checkpoint(path, **overrides)
-    raise ValueError(f"unknown model.source {config.source!r}")
+    raise ConfigError(f"unknown model.source {config.source!r}")
 
 
 __all__ = ["create_model", "create_tokenizer", "resolve_path"]

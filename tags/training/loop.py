@@ -1,8 +1,9 @@
 """The training loop (Accelerate): one :func:`training_function` for every recipe.
 
 Order of a run: input files checked -> ``output_dir`` claimed (another run refused, a lock
-held) -> tokenizer, dataset, model -> resolved config saved -> recipe -> optimizer and
-phase-aware linear schedule -> ``accelerator.prepare`` -> optional ``load_state`` (+ the
+held) -> tokenizer, dataset, model, recipe, optimizer and phase-aware linear schedule, the
+checkpoint's state files, eval sets -> resolved config saved (bad input found so far leaves
+nothing in ``output_dir``) -> ``accelerator.prepare`` -> optional ``load_state`` (+ the
 phase's recipe state) -> loop of optimizer steps (gradient accumulation, a non-finite loss
 guard, clipping, per-phase start/end hooks, metrics, JSONL / tensorboard, checkpoints) ->
 final model in ``output_dir/model``.
@@ -23,6 +24,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
+from tags._errors import UserError
 from tags._lock import LockError, OutputLock
 from tags.data import EpochSampler, PairCollator, build_dataset
 from tags.training.backends import build_backend_parts, uses_backend
@@ -31,10 +33,18 @@ from tags.training.evaluation import build_eval_sets, evaluate
 from tags.training.factory import create_model, create_tokenizer
 from tags.training.optim import create_optimizer, create_scheduler, phase_bounds, phase_of
 from tags.training.recipes import StepContext, get_recipe
-from tags.training.rundir import LOCK_FILE, check_inputs, check_output_dir, trim_metrics
+from tags.training.rundir import (
+    LOCK_FILE,
+    check_inputs,
+    check_output_dir,
+    clear_run,
+    holds_run,
+    trim_metrics,
+)
 from tags.training.state import (
     TrainState,
     accelerate_view,
+    load_custom_states,
     restore_custom_states,
     save_custom_states,
 )
@@ -74,8 +84,17 @@ def resolve_checkpoint(resume_from: str | None, output_dir: str | Path) -> Path 
         found = checkpoint_dirs(output_dir)
         return found[-1] if found else None
     path = Path(resume_from)
+    if not path.is_dir():
+        raise ConfigError(
+            f"resume_from: {path} is not a checkpoint directory; pass resume_from=latest or "
+            f"a folder OUTPUT_DIR/{CHECKPOINTS}/step_N"
+        )
     if not (path / COMPLETE).is_file():
-        raise FileNotFoundError(f"resume_from: {path} is not a complete checkpoint")
+        raise ConfigError(
+            f"resume_from: {path} is not a complete checkpoint (no {COMPLETE} marker: not a "
+            f"checkpoint, or its run stopped while saving it); pass resume_from=latest or "
+            f"another OUTPUT_DIR/{CHECKPOINTS}/step_N"
+        )
     return path
 
 
@@ -197,13 +216,23 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     Inputs are checked before ``output_dir`` is written; a directory holding another run is
     refused unless ``resume_from`` is set, and it is locked for the run. A non-finite loss
     stops the run (:class:`NonFiniteLossError`, naming the step) without updating the
-    weights, after ``max_nonfinite_steps`` skipped steps."""
+    weights, after ``max_nonfinite_steps`` skipped steps.
+
+    A run on a fresh ``output_dir`` that stops on bad input (a :class:`UserError`: e.g. a
+    features file found truncated or NaN while training) before its first checkpoint leaves
+    nothing behind, so the same command runs again once the input is fixed."""
     check_inputs(config)
+    resolve_checkpoint(config.resume_from, config.output_dir)  # a bad resume_from: now
     accelerator = _accelerator(config)
     created = not Path(config.output_dir).exists()
+    fresh = not holds_run(config.output_dir)
     lock = _claim_output_dir(config, accelerator)
     try:
         return _train(config, accelerator, **recipe_kwargs)
+    except UserError:
+        if fresh and accelerator.is_main_process and not checkpoint_dirs(config.output_dir):
+            clear_run(config.output_dir)  # what this run wrote before its input failed
+        raise
     finally:
         lock.release()
         if created and accelerator.is_main_process:  # a run that failed before writing
@@ -274,7 +303,19 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     )
     if len(loader) == 0:
         raise ConfigError(f"batch_size {config.batch_size} exceeds the {len(dataset)} pairs")
-    if main:  # inputs loaded, model and recipe built: this run now owns output_dir
+    checkpoint = resolve_checkpoint(config.resume_from, output_dir)
+    saved_states = load_custom_states(checkpoint) if checkpoint is not None else None
+    eval_sets = None
+    if config.eval.captions:
+        with accelerator.main_process_first():
+            eval_sets = build_eval_sets(
+                config.eval,
+                tokenizer,
+                config.data.max_text_len,
+                parts.backend if parts else None,
+                allow_outside_root=config.data.allow_outside_root,
+            )
+    if main:  # inputs loaded, model, recipe and checkpoint read: this run owns output_dir
         save_config(config, output_dir / "config.yaml")
     module, optimizer, loader = accelerator.prepare(module, optimizer, loader)
     for obj in recipe.stateful():
@@ -285,9 +326,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     # unpickles those with weights_only=False, so a crafted checkpoint could run code)
     custom = [scheduler, state, *recipe.stateful()]
 
-    checkpoint = resolve_checkpoint(config.resume_from, output_dir)
     if checkpoint is not None:
-        restore_custom_states(custom, checkpoint)
+        restore_custom_states(custom, checkpoint, saved_states)
         with accelerate_view(checkpoint) as view:
             accelerator.load_state(str(view))
         accelerator.step = 0  # checkpoints sit at accumulation boundaries
@@ -301,16 +341,6 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         recipe.save_extras(phase_dir(output_dir, -1, "initial"))
     accelerator.wait_for_everyone()
 
-    eval_sets = None
-    if config.eval.captions:
-        with accelerator.main_process_first():
-            eval_sets = build_eval_sets(
-                config.eval,
-                tokenizer,
-                config.data.max_text_len,
-                parts.backend if parts else None,
-                allow_outside_root=config.data.allow_outside_root,
-            )
     if use_tb:
         accelerator.init_trackers("tags")
     tracker = JsonlTracker(output_dir / "metrics.jsonl", enabled=main)

@@ -119,9 +119,12 @@ def accelerate_view(checkpoint: str | Path) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def restore_custom_states(objects: Sequence[Any], directory: str | Path) -> None:
-    """Load the states :func:`load_custom_states` reads into ``objects`` (same order)."""
-    states = load_custom_states(directory)
+def restore_custom_states(
+    objects: Sequence[Any], directory: str | Path, states: list[Any] | None = None
+) -> None:
+    """Load the states :func:`load_custom_states` reads (or already read: ``states``) into
+    ``objects`` (same order)."""
+    states = load_custom_states(directory) if states is None else states
     if len(states) != len(objects):
         raise ConfigError(
             f"resume_from: {directory} holds {len(states)} saved states but this run has "

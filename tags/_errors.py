@@ -1,0 +1,80 @@
+"""Bad input, told apart from bugs: :class:`UserError` is the one base the CLI catches.
+
+Each layer raises its own type (training config: ``ConfigError``, images: ``ImageError``,
+region features: ``FeaturesError``, caption files: ``InputError``, model directories:
+``BackendError``, output locks: ``LockError``); each of them is a :class:`UserError`. The
+``tags`` command prints such an error as one line naming the file (and line or key) and what
+to do, and exits 2; ``tags --debug COMMAND`` shows the traceback instead. Anything else is a
+bug and keeps its traceback. Light: no imports beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+#: What reading a damaged file raises besides OSError/ValueError/EOFError (by name: no import).
+_READ_ERRORS = ("SafetensorError", "BadZipFile", "UnpicklingError", "HeaderTooLarge")
+
+
+class UserError(Exception):
+    """Input the user can fix (a file, a setting, an option): never a traceback."""
+
+
+def one_line(message: object) -> str:
+    """``message`` on one line: its non-empty lines joined by ``"; "``."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    return "; ".join(lines)
+
+
+def user_message(err: BaseException) -> str | None:
+    """The one-line message of an error the user can fix, or ``None`` for a bug.
+
+    A :class:`UserError`, or an ``OSError`` about a named file (permission denied, no
+    space left, a folder where a file was expected...)."""
+    if isinstance(err, UserError):
+        return one_line(err) or type(err).__name__
+    if isinstance(err, OSError) and err.filename is not None:
+        reason = err.strerror or one_line(err)
+        return f"{err.filename}: {reason}; check the path and its permissions"
+    return None
+
+
+def _first_line(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return lines[0].strip() if lines else type(err).__name__
+
+
+def check_config_json(directory: str | Path) -> None:
+    """A model directory's ``config.json``, if there, is a JSON object (``ValueError``)."""
+    path = Path(directory) / "config.json"
+    if not path.is_file():
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ValueError(f"config.json is not valid JSON ({_first_line(err)})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config.json holds a {type(data).__name__}, not a JSON object")
+
+
+@contextlib.contextmanager
+def reading(what: str, hint: str, error: Callable[[str], Exception]) -> Iterator[None]:
+    """Turn what reading a damaged or missing file raises inside the block (``OSError``,
+    ``ValueError``, a truncated safetensors/zip/pickle) into one ``error`` that names
+    ``what`` and ends with ``hint``; a :class:`UserError` passes unchanged."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as err:
+        if not isinstance(err, (OSError, ValueError, EOFError)) and (
+            type(err).__name__ not in _READ_ERRORS
+        ):
+            raise
+        raise error(f"{what}: cannot be read ({_first_line(err)}); {hint}") from None
+
+
+__all__ = ["UserError", "check_config_json", "one_line", "reading", "user_message"]
