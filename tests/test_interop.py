@@ -126,7 +126,8 @@ def test_sugarcrepe_subsets_by_edit_type(tmp_path):
     written = export_file(src, "sugarcrepe", options=ExportOptions(by_type=True))
     names = {p.stem: json.loads(p.read_text()) for p in written}
     assert set(names) == {"replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att",
-                          "swap_rel", "mixed"}  # fmt: skip
+                          "swap_rel", "mixed", "add_obj", "add_att"}  # fmt: skip
+    assert names["add_obj"] == names["add_att"] == {}  # SugarCrepe's seven files, always
     assert [v["negative_caption"] for v in names["swap_rel"].values()] == ["n8"]
     assert [v["negative_caption"] for v in names["replace_obj"].values()] == ["n0", "n7"]
     assert [v["negative_caption"] for v in names["replace_rel"].values()] == ["n2", "n6"]
@@ -276,7 +277,8 @@ def test_export_refuses_image_paths_outside_the_root_unless_allowed(tmp_path, ca
     """A caption file naming an absolute or ``..`` path: no ``ROOT//abs/...`` filepath."""
     folder, file = name.rsplit("/", 1)
     captions = tmp_path / "dataset.json"
-    image = {"imgid": 0, "filepath": folder, "filename": file, "split": "test"}
+    image = {"imgid": 0, "filepath": folder, "filename": file, "split": "test",
+             "sentences": [{"sentid": 0, "raw": "p"}]}  # fmt: skip
     captions.write_text(json.dumps({"images": [image]}))
     src = tmp_path / "g.jsonl"
     src.write_text(json.dumps({"image_id": 0, "caption_id": 0, "positive": "p", "negative": "n"}))
@@ -346,3 +348,295 @@ def test_generate_export_refuses_an_existing_target_before_generating(tmp_path, 
     assert (tmp_path / "neg.csv").read_text() == "mine\n"
     assert main([*argv, "--overwrite"]) == 0
     assert (tmp_path / "neg.csv").read_text().startswith("title,filepath")
+
+
+# ------------------------------------------------- the loading contracts of the tools people use
+# Each contract below is the reading code of the tool, reproduced (nothing vendored):
+# - NegCLIP (vinid/neg_clip, src/training/data.py CsvDataset): pd.read_csv(path, sep=sep,
+#   converters={"neg_caption": ast.literal_eval, "neg_image": ast.literal_eval}), columns
+#   img_key / caption_key / "neg_caption" / "neg_image"; __getitem__ picks a negative caption,
+#   an index j of neg_image, and reads images[j], captions[j] and a negative of row j;
+# - open_clip (open_clip_train/data.py CsvDataset): pd.read_csv(path, sep=sep), then
+#   df[img_key].tolist() and df[caption_key].tolist() (defaults: tab, filepath, title);
+# - SugarCrepe (main_eval.py): json.load of the seven files by name, each item's filename
+#   (joined to the image root), caption and negative_caption.
+NEGCLIP_CONVERTERS = ("neg_caption", "neg_image")
+
+
+def read_table(path: Path, sep: str, converters: tuple[str, ...] = ()) -> dict[str, list]:
+    """``pd.read_csv(path, sep=sep, converters={c: ast.literal_eval})`` as columns (pandas if
+    installed, else the csv module with the same separator and quoting)."""
+    import ast
+
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas comes with datasets
+        with open(path, encoding="utf-8", newline="") as handle:
+            records = list(csv.DictReader(handle, delimiter=sep))
+        columns = {key: [r[key] for r in records] for key in (records[0] if records else {})}
+        for name in converters:
+            if name in columns:
+                columns[name] = [ast.literal_eval(v) for v in columns[name]]
+        return columns
+    frame = pd.read_csv(path, sep=sep, converters={c: ast.literal_eval for c in converters})
+    return {name: frame[name].tolist() for name in frame.columns}
+
+
+def negclip_items(path: Path, sep: str = "\t") -> list[tuple]:
+    """Every item NegCLIP's CsvDataset can draw: (filepath, title, neg_caption list, neg_image
+    list), after checking what ``__getitem__`` does with each row."""
+    table = read_table(path, sep, NEGCLIP_CONVERTERS)
+    images, captions = table["filepath"], table["title"]
+    hard_captions, hard_images = table["neg_caption"], table["neg_image"]
+    for idx in range(len(captions)):
+        assert hard_captions[idx] and all(isinstance(c, str) for c in hard_captions[idx])
+        assert hard_images[idx], f"row {idx}: random.choice(neg_image) of an empty list"
+        for j in hard_images[idx]:
+            assert isinstance(j, int) and 0 <= j < len(images)
+            assert images[j] != images[idx], f"row {idx}: neg_image {j} is its own image"
+            assert isinstance(captions[j], str) and hard_captions[j]
+    return list(zip(images, captions, hard_captions, hard_images))
+
+
+def open_clip_rows(path: Path, sep: str = "\t", img_key: str = "filepath",
+                   caption_key: str = "title") -> list[tuple[str, str]]:  # fmt: skip
+    table = read_table(path, sep)
+    return list(zip(table[img_key], table[caption_key]))
+
+
+SUGARCREPE_NAMES = ("add_obj", "add_att", "replace_obj", "replace_att", "replace_rel",
+                    "swap_obj", "swap_att")  # fmt: skip
+
+
+def sugarcrepe_items(data_root: Path, image_root: str) -> dict[str, list[tuple]]:
+    """main_eval.py: every one of the seven files opened by name and json.load-ed."""
+    import os
+
+    dataset = {}
+    for name in SUGARCREPE_NAMES:
+        with open(data_root / f"{name}.json", encoding="utf-8") as handle:
+            dataset[name] = json.load(handle)
+    return {
+        name: [(os.path.join(image_root, d["filename"]), d["caption"], d["negative_caption"])
+               for d in items.values()]
+        for name, items in dataset.items()
+    }  # fmt: skip
+
+
+def _captions_and_records(tmp_path: Path, texts: list[list[str]]) -> tuple[Path, Path]:
+    """A JSONL caption file (image i = ``img{i}.jpg``) and one negative per caption."""
+    captions, records = [], []
+    for image, group in enumerate(texts):
+        for text in group:
+            caption_id = len(captions)
+            captions.append({"image_id": image, "caption": text, "filename": f"img{image}.jpg"})
+            records.append({"image_id": image, "caption_id": caption_id, "positive": text,
+                            "negative": text.replace("dog", "cat") + " (neg)", "edits": []})  # fmt: skip
+    caption_file = tmp_path / "caps.jsonl"
+    caption_file.write_text("".join(json.dumps(c) + "\n" for c in captions))
+    src = tmp_path / "g.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return caption_file, src
+
+
+def test_negclip_export_loads_unchanged_in_negclips_loader(generated, tmp_path):
+    target = tmp_path / "train_neg.tsv"
+    argv = ["export", str(generated["out"]), "--format", "negclip", "--out", str(target),
+            "--captions", str(generated["captions"]), "--image-root", ROOT]  # fmt: skip
+    assert main(argv) == 0
+    assert b"\r" not in target.read_bytes()
+    items = negclip_items(target)  # NegCLIP's default separator: tab
+    groups = list(by_caption(read_records(generated["out"])))
+    assert [(p, t, n) for p, t, n, _ in items] == [
+        (f"{ROOT}/{coco_path(g[0]['image_id'])}", g[0]["positive"], [r["negative"] for r in g])
+        for g in groups
+    ]
+    assert all(len(others) == 3 for *_, others in items)  # --neg-images 3 (the default)
+    capped = tmp_path / "capped.tsv"
+    assert main([*argv[:5], str(capped), *argv[6:], "--negatives-per-row", "2",
+                 "--neg-images", "1"]) == 0  # fmt: skip
+    assert [(n, len(o)) for *_, n, o in negclip_items(capped)] == [
+        ([r["negative"] for r in g][:2], 1) for g in groups
+    ]
+
+
+def test_negclip_export_quotes_captions_with_quotes_commas_and_tabs(tmp_path):
+    texts = [
+        ['a dog says "hi", then\tleaves', "the dog's ball, red"],
+        ["a dog on a sofa"],
+        ["two dogs, one 'cat'", 'a "quoted" dog'],
+    ]
+    caption_file, src = _captions_and_records(tmp_path, texts)
+    target = tmp_path / "t.tsv"
+    argv = ["export", str(src), "--format", "negclip", "--out", str(target),
+            "--captions", str(caption_file)]  # fmt: skip
+    assert main(argv) == 0
+    items = negclip_items(target)
+    records = list(read_records(src))
+    assert [(p, t, n) for p, t, n, _ in items] == [
+        (f"img{r['image_id']}.jpg", r["positive"], [r["negative"]]) for r in records
+    ]
+    comma = tmp_path / "t.csv"  # another separator, named the same way to both tools
+    assert main([*argv[:5], str(comma), *argv[6:], "--csv-separator", ","]) == 0
+    assert negclip_items(comma, sep=",") == items
+
+
+def test_negclip_neg_image_rows_are_the_most_similar_other_images(tmp_path):
+    texts = [
+        ["a giraffe eating leaves", "a tall giraffe near a tree"],
+        ["a man riding a surfboard", "a surfer on a wave"],
+        ["two giraffes eating leaves from a tree"],
+        ["a surfer riding a big wave"],
+    ]
+    caption_file, src = _captions_and_records(tmp_path, texts)
+    target = tmp_path / "t.tsv"
+    assert main(["export", str(src), "--format", "negclip", "--out", str(target), "--captions",
+                 str(caption_file), "--neg-images", "1"]) == 0  # fmt: skip
+    items = negclip_items(target)
+    image = [p for p, *_ in items]
+    nearest = {image[i]: image[others[0]] for i, (*_, others) in enumerate(items)}
+    assert nearest == {"img0.jpg": "img2.jpg", "img1.jpg": "img3.jpg", "img2.jpg": "img0.jpg",
+                       "img3.jpg": "img1.jpg"}  # fmt: skip
+    # of the chosen image, the caption row closest to this row's caption
+    assert items[0][3] == [4] and items[1][3] == [4] and items[4][3] == [0]  # eating leaves
+    one = tmp_path / "one.jsonl"
+    one.write_text(src.read_text().splitlines()[0] + "\n")
+    assert main(["export", str(one), "--format", "negclip", "--captions", str(caption_file)]) == 1
+
+
+def test_open_clip_csvdataset_loads_the_documented_exports(generated, tmp_path):
+    """open_clip's CsvDataset with the flags docs/generate.md gives for each export."""
+    out, caps = generated["out"], generated["captions"]
+    want = [(f"{ROOT}/{coco_path(g[0]['image_id'])}", g[0]["positive"])
+            for g in by_caption(read_records(out))]  # fmt: skip
+    base = ["export", str(out), "--captions", str(caps), "--image-root", ROOT]
+    cases = [  # (export options, target, open_clip's --csv-separator)
+        (["--format", "negclip-csv"], "c.tsv", "\t"),
+        (["--format", "negclip-csv"], "d.csv", ","),  # --csv-separator ,
+        (["--format", "negclip"], "a.negclip.tsv", "\t"),  # open_clip's defaults throughout
+        (["--format", "negclip-csv", "--csv-separator", "tab"], "b.csv", "\t"),
+    ]
+    for options, name, sep in cases:
+        target = tmp_path / name
+        assert main([*base, *options, "--out", str(target)]) == 0
+        assert b"\r" not in target.read_bytes(), name
+        assert open_clip_rows(target, sep) == want, name
+
+
+def test_sugarcrepe_by_type_loads_in_main_eval(generated, tmp_path, capsys):
+    folder = tmp_path / "sc"
+    argv = ["export", str(generated["out"]), "--format", "sugarcrepe", "--by-type",
+            "--captions", str(generated["captions"]), "--out", str(folder)]  # fmt: skip
+    assert main(argv) == 0
+    items = sugarcrepe_items(folder, ROOT)
+    err = capsys.readouterr().err
+    assert "sugarcrepe: add_obj, add_att" in err and "written empty" in err
+    assert items["add_obj"] == items["add_att"] == []
+    records = list(read_records(generated["out"]))
+    extra = [(f"{ROOT}/{v['filename']}", v["caption"], v["negative_caption"])
+             for p in sorted(folder.glob("*.json")) if p.stem not in SUGARCREPE_NAMES
+             for v in json.loads(p.read_text()).values()]  # fmt: skip
+    got = sorted([i for name in SUGARCREPE_NAMES for i in items[name]] + extra)
+    assert got == sorted(
+        (f"{ROOT}/{coco_path(r['image_id'])}", r["positive"], r["negative"]) for r in records
+    )
+    assert all(path.endswith(".jpg") for path, *_ in got)
+
+
+def test_sugarcrepe_refuses_bare_image_ids_unless_an_extension_is_given(tmp_path, capsys):
+    src = _one_record(tmp_path)
+    folder = tmp_path / "sc"
+    argv = ["export", str(src), "--format", "sugarcrepe", "--by-type", "--out", str(folder)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "no image file name for image id 0" in err and "--image-ext" in err
+    assert len(err.strip().splitlines()) == 1 and not folder.exists()
+    assert main([*argv, "--image-ext", ".jpg"]) == 0
+    assert all(items == [] for items in sugarcrepe_items(folder, "/coco").values())
+    assert json.loads((folder / "mixed.json").read_text())["0"]["filename"] == "0.jpg"  # no edits
+    assert main(["export", str(src), "--format", "negclip", "--out", str(tmp_path / "n.tsv")]) == 1
+    assert "no image file name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["json", "parquet", "dataset"])
+def test_hf_datasets_exports_carry_the_image_file_name(generated, tmp_path, kind):
+    import datasets
+
+    target = tmp_path / f"out-{kind}"
+    argv = ["export", str(generated["out"]), "--format", kind, "--out", str(target),
+            "--captions", str(generated["captions"])]  # fmt: skip
+    assert main(argv) == 0
+    cache = str(tmp_path / "hf-cache")
+    if kind == "dataset":
+        table = datasets.load_from_disk(str(target))
+    else:
+        table = datasets.load_dataset(kind, data_files=str(target), split="train", cache_dir=cache)
+    records = list(read_records(generated["out"]))
+    assert table["filename"] == [coco_path(r["image_id"]) for r in records]
+    assert table["negative"] == [r["negative"] for r in records]
+    assert "score" not in table.column_names  # generate scored nothing (no --model)
+    bare = tmp_path / f"bare-{kind}"  # without --captions: no file names, no column
+    assert main(["export", str(generated["out"]), "--format", kind, "--out", str(bare)]) == 0
+
+
+def test_hf_datasets_score_column_when_a_record_has_a_score(tmp_path):
+    import datasets
+
+    caption_file, src = _captions_and_records(tmp_path, [["a dog", "a big dog"], ["a red dog"]])
+    records = [json.loads(line) for line in src.read_text().splitlines()]
+    records[1]["score"] = 0.75  # a scored record after an unscored one
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    target = tmp_path / "t.parquet"
+    argv = ["export", str(src), "--format", "parquet", "--out", str(target),
+            "--captions", str(caption_file)]  # fmt: skip
+    assert main(argv) == 0
+    table = datasets.load_dataset("parquet", data_files=str(target), split="train",
+                                  cache_dir=str(tmp_path / "c"))  # fmt: skip
+    assert table["score"] == [None, 0.75, None]
+    assert table["filename"] == ["img0.jpg", "img0.jpg", "img1.jpg"]
+
+
+def test_export_checks_the_captions_against_the_negatives(generated, tmp_path, capsys):
+    out = generated["out"]
+    first = next(read_records(out))
+    # another dataset's captions: same ids, other texts
+    other = json.loads(generated["captions"].read_text())
+    for image in other["images"]:
+        for sentence in image["sentences"]:
+            sentence["raw"] = "an unrelated caption"
+    wrong = tmp_path / "other.json"
+    wrong.write_text(json.dumps(other))
+    for kind in ("negclip-csv", "sugarcrepe", "parquet", "negclip"):
+        target = tmp_path / f"x-{kind}"
+        argv = ["export", str(out), "--format", kind, "--captions", str(wrong), "--out",
+                str(target)]  # fmt: skip
+        assert main(argv) == 1, kind
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and str(wrong) in err, err
+        assert f"caption id {first['caption_id']} " in err and "is not the caption" in err
+        assert not target.exists()
+    # an image id the caption file does not have: never silently the path
+    fewer = json.loads(generated["captions"].read_text())
+    fewer["images"] = [i for i in fewer["images"] if i["imgid"] != first["image_id"]]
+    missing = tmp_path / "fewer.json"
+    missing.write_text(json.dumps(fewer))
+    argv = ["export", str(out), "--format", "negclip-csv", "--captions", str(missing), "--out",
+            str(tmp_path / "y.csv")]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"caption id {first['caption_id']} (image id {first['image_id']}) is not in" in err
+    assert str(missing) in err
+
+
+def test_export_caption_check_accepts_a_positive_cut_by_generate(tmp_path, capsys):
+    """generate cuts a caption over --max-tokens at a word: its beginning still matches."""
+    caption_file, src = _captions_and_records(tmp_path, [["a dog runs on the long beach"], ["x"]])
+    records = [json.loads(line) for line in src.read_text().splitlines()]
+    records[0]["positive"] = "a dog runs on"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = ["export", str(src), "--format", "sugarcrepe", "--captions", str(caption_file)]
+    assert main(argv) == 0
+    records[0]["positive"] = "a cat runs on"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main([*argv, "--overwrite"]) == 1
+    assert "caption id 0 (image id 0): the positive 'a cat runs on'" in capsys.readouterr().err

@@ -1,6 +1,6 @@
-"""``tags export``: a finished ``tags generate`` output -> NegCLIP CSV, SugarCrepe JSON,
-Parquet or a ``datasets`` folder (``tags generate --export`` does the same at the end of a
-run). See ``docs/generate.md``."""
+"""``tags export``: a finished ``tags generate`` output -> NegCLIP's training TSV, open_clip
+CSV, SugarCrepe JSON, or JSON Lines / Parquet / a folder for ``datasets`` (``tags generate
+--export`` does the same at the end of a run). See ``docs/generate.md``."""
 
 from __future__ import annotations
 
@@ -14,35 +14,73 @@ from tags.negatives.exports import list_exporters
 EXPORT_FORMATS = tuple(list_exporters())
 
 
+def separator(value: str) -> str:
+    """``--csv-separator``: one character; ``tab`` / ``\\t`` / ``comma`` spelled out."""
+    sep = {"tab": "\t", "\\t": "\t", "comma": ","}.get(value.lower(), value)
+    if len(sep) != 1 or sep in '"\r\n':
+        raise argparse.ArgumentTypeError(f"one character (or tab, comma), got {value!r}")
+    return sep
+
+
 def add_export_options(group: argparse._ArgumentGroup) -> None:
     """The options every export shares (used by ``tags export`` and ``tags generate``)."""
     group.add_argument(
         "--image-root",
         default="",
-        help="negclip-csv: prefix of every filepath (the folder the trainer opens images in)",
+        help="negclip, negclip-csv: prefix of every filepath (the folder the trainer opens "
+        "images in)",
+    )
+    group.add_argument(
+        "--image-ext",
+        default="",
+        metavar="EXT",
+        help="file name of an image the caption file does not name: its id + EXT (.jpg); "
+        "without it negclip, sugarcrepe and the datasets exports refuse such an image",
     )
     group.add_argument(
         "--negatives-per-row",
         type=int,
-        default=1,
+        default=None,
         metavar="K",
-        help="negclip-csv: K negatives per row (neg_caption, or neg_caption_1..K; a caption "
-        "with fewer is left out)",
+        help="negclip: at most K negatives in neg_caption (default all); negclip-csv: K "
+        "negatives per row (neg_caption, or neg_caption_1..K; a caption with fewer is left "
+        "out; default 1)",
     )
     group.add_argument(
         "--neg-list",
         action="store_true",
-        help="negclip-csv: NegCLIP's own layout, neg_caption = a list literal of up to K",
+        help="negclip-csv: neg_caption = a list literal of up to K (no neg_image: NegCLIP's "
+        "trainer needs --format negclip)",
+    )
+    group.add_argument(
+        "--neg-images",
+        type=int,
+        default=3,
+        metavar="N",
+        help="negclip: neg_image lists a caption row of each of the N other images whose "
+        "captions are most similar (IDF-weighted shared words; default 3)",
+    )
+    group.add_argument(
+        "--csv-separator",
+        type=separator,
+        default=None,
+        metavar="SEP",
+        help="negclip, negclip-csv: the separator (tab, comma or one character; pass the same "
+        "to open_clip's --csv-separator); default tab for negclip and .tsv, comma for .csv",
     )
     group.add_argument(
         "--by-type",
         action="store_true",
-        help="sugarcrepe: one file per edit kind (replace_obj, swap_att, ...) in a folder",
+        help="sugarcrepe: SugarCrepe's seven subset files (add_obj ... swap_att, empty {} "
+        "when no negative is of that kind) plus swap_rel / mixed, in a folder",
     )
 
 
 def export_options(args: argparse.Namespace, captions: str | None, fmt: str | None) -> object:
-    from tags.negatives.exports import ExportOptions, image_paths
+    """The :class:`ExportOptions` of the parsed arguments: ``--captions`` gives the image file
+    names and every exported record is checked against it; a bare image id is refused for
+    the formats that open images by name (``exports.NAMED_IMAGES``)."""
+    from tags.negatives.exports import ExportOptions, caption_index, image_paths
 
     return ExportOptions(
         image_root=args.image_root,
@@ -51,6 +89,11 @@ def export_options(args: argparse.Namespace, captions: str | None, fmt: str | No
         list_column=args.neg_list,
         by_type=args.by_type,
         allow_outside_root=getattr(args, "allow_outside_root", False),
+        separator=getattr(args, "csv_separator", None),
+        image_ext=getattr(args, "image_ext", ""),
+        bare_ids=None,
+        neg_images=getattr(args, "neg_images", 3),
+        captions=caption_index(captions, fmt) if captions else None,
     )
 
 
@@ -58,9 +101,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "export",
         help="convert `tags generate` output for other trainers and test suites",
-        description="Convert a `tags generate` JSON Lines output to NegCLIP / open_clip CSV "
-        "(title, filepath, neg_caption), SugarCrepe JSON ({id: {filename, caption, "
-        "negative_caption}}), Parquet or a datasets folder.",
+        description="Convert a `tags generate` JSON Lines output to NegCLIP's training TSV "
+        "(filepath, title, neg_caption, neg_image), open_clip CSV (title, filepath, "
+        "neg_caption), SugarCrepe JSON ({id: {filename, caption, negative_caption}}), or JSON "
+        "Lines / Parquet / a folder for `datasets`.",
     )
     p.add_argument("negatives", help="a `tags generate` .jsonl output")
     p.add_argument("--format", choices=EXPORT_FORMATS, required=True, dest="kind")
@@ -74,7 +118,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--captions",
         default=None,
         help="the caption file the negatives came from: image file names (Karpathy "
-        "filepath/filename, JSONL filename); without it the image id is the file name",
+        "filepath/filename, JSONL filename); every negative's caption id, image id and "
+        "positive are checked against it",
     )
     p.add_argument("--caption-format", choices=("karpathy", "precomp", "jsonl"), default=None)
     p.add_argument(
