@@ -2,7 +2,8 @@
 
 Each layer raises its own type (training config: ``ConfigError``, images: ``ImageError``,
 region features: ``FeaturesError``, caption files: ``InputError``, model directories:
-``BackendError``, output locks: ``LockError``); each of them is a :class:`UserError`. The
+``BackendError``, output locks: ``LockError``, command-line files and options:
+:class:`CommandError`); each of them is a :class:`UserError`. The
 ``tags`` command prints such an error as one line naming the file (and line or key) and what
 to do, and exits 2; ``tags --debug COMMAND`` shows the traceback instead. Anything else is a
 bug and keeps its traceback. Light: no imports beyond the standard library.
@@ -21,6 +22,10 @@ _READ_ERRORS = ("SafetensorError", "BadZipFile", "UnpicklingError", "HeaderTooLa
 
 class UserError(Exception):
     """Input the user can fix (a file, a setting, an option): never a traceback."""
+
+
+class CommandError(UserError, ValueError):
+    """The CLI layer's own: a file or option given on the command line is unusable."""
 
 
 def one_line(message: object) -> str:
@@ -77,4 +82,4 @@ def reading(what: str, hint: str, error: Callable[[str], Exception]) -> Iterator
         raise error(f"{what}: cannot be read ({_first_line(err)}); {hint}") from None
 
 
-__all__ = ["UserError", "check_config_json", "one_line", "reading", "user_message"]
+__all__ = ["CommandError", "UserError", "check_config_json", "one_line", "reading", "user_message"]

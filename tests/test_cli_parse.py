@@ -148,3 +148,34 @@ def test_parse_output_through_a_symlink_shares_the_lock(tmp_path, capsys):
         assert main(["parse", str(src), "-o", str(link), "--no-progress"]) == 2
         assert "in use by another run" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"caption,graph\na dog,( dog )\n", "missing column(s) ['scene_graph']"),
+        (b'caption,scene_graph\na dog,"( dog , on"\n', "data row 1: not a FACTUAL scene graph"),
+        (b'caption,scene_graph\na dog,"( a , b , c , d )"\n', "data row 1: bad FACTUAL tuple"),
+        (b"caption,scene_graph\na dog\n", "data row 1 has too few columns"),
+        (b"", "missing column(s)"),
+        (b"caption,scene_graph\n", "no rows after the header"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not UTF-8 text"),
+    ],
+    ids=["columns", "graph", "tuple", "short row", "empty", "header only", "binary"],
+)
+def test_eval_parser_refuses_a_malformed_csv_in_one_line(tmp_path, capsys, content, message):
+    """Issue "every bad input": each of these was a traceback (or, header only, a
+    ZeroDivisionError)."""
+    csv = tmp_path / "gold.csv"
+    csv.write_bytes(content)
+    assert main(["eval-parser", str(csv)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"tags eval-parser: {csv}"), err
+    assert message in err and ("caption and scene_graph" in err or "remove the row" in err), err
+
+
+def test_eval_parser_refuses_a_non_positive_limit(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["eval-parser", str(tmp_path / "x.csv"), "--limit", "-5"])
+    assert exit_.value.code == 2
+    assert "--limit: must be >= 1, got -5" in capsys.readouterr().err
