@@ -139,3 +139,40 @@ def test_pipeline_drops_refills_found_in_other_captions_of_the_same_image():
     # image 1: the same caption keeps "cat" (no other caption mentions it)
     assert {r.negative for r in results[2]} == {"A cat is running .", "A horse is running ."}
     assert generator.stats.removed["false_negative"] >= 1
+
+
+def test_false_negative_counts_only_the_changed_words():
+    """The paper's rule is about the *replaced* tokens: "sitting on" -> "sitting under"
+    replaces "under" only, so a sibling caption with "under" makes it a false negative
+    (the old rule also required "sitting" there and kept it)."""
+    positive = "A man sitting on a bench ."
+    start = positive.index("sitting on")
+    edit = Edit("relation", "sitting on", "sitting under", start, start + len("sitting on"))
+    cand = Candidate(apply_edits(positive, (edit,)), (edit,))
+    assert replaced_words(cand) == {"under"}
+    removed: Counter = Counter()
+    assert filter_candidates(positive, [cand], ["A dog under a tree ."], removed) == []
+    assert removed["false_negative"] == 1
+    # a changed word no sibling has: kept, although the unchanged "sitting" is there
+    other = Edit("relation", "sitting on", "sitting near", start, start + len("sitting on"))
+    near = Candidate(apply_edits(positive, (other,)), (other,))
+    assert filter_candidates(positive, [near], ["A man sitting under a tree ."]) == [near]
+
+
+def test_positive_is_not_a_sibling_but_a_sibling_copy_is_a_false_negative():
+    """Per the paper's wording ("the image's *other* annotated captions"), the positive does
+    not count: a refill that repeats a word of the positive only is kept. A candidate equal
+    to another caption of the image is dropped whatever its edits, swaps included."""
+    repeat = candidate(("object", "bike", "man", 18, 22))  # "man" occurs in the positive only
+    assert filter_candidates(POSITIVE, [repeat], ["A woman walks ."]) == [repeat]
+    positive = "A dog chases a cat ."
+    swap = (
+        Edit("object", "dog", "cat", 2, 5, "swap"),
+        Edit("object", "cat", "dog", 15, 18, "swap"),
+    )
+    swapped = Candidate(apply_edits(positive, swap), swap)
+    assert swapped.text == "A cat chases a dog ."
+    removed: Counter = Counter()
+    assert filter_candidates(positive, [swapped], ["a cat chases a dog"], removed) == []
+    assert removed["false_negative"] == 1
+    assert filter_candidates(positive, [swapped], ["A cat sleeps ."]) == [swapped]

@@ -5,12 +5,22 @@
 3. ``duplicate``: a candidate text already kept for this caption;
 4. ``false_negative`` (TAGS-DC): every replaced word also occurs in one of the image's other
    annotated captions, so the candidate may well describe the image and is dropped.
+
+The false-negative rule follows the paper: "a candidate whose replaced tokens are all
+contained in the image's other annotated captions is treated as relevant". Replaced words are
+the words an edit changes, not every word of its span: "sitting on" -> "sitting under" replaces
+"under" only (the words of the original span and its refill are aligned with ``difflib``).
+The positive itself is not one of the *other* captions: a refill that only repeats a word of
+the positive ("a man and a dog" -> "a man and a man") is kept. A candidate whose text equals
+one of the other captions (case and punctuation aside) is dropped whatever its edits, swaps
+included.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 
 from tags.negatives.types import Candidate
 from tags.negatives.vocabulary import words
@@ -22,14 +32,28 @@ def is_identical(candidate: Candidate, positive: str) -> bool:
     return not candidate.edits or candidate.text == positive
 
 
+def changed_words(original: str, replacement: str) -> list[str]:
+    """Lower-cased words of ``replacement`` that differ from ``original`` (word alignment:
+    words kept in place, e.g. "sitting" in "sitting on" -> "sitting under", are not changed)."""
+    old, new = words(original), words(replacement)
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    return [w for tag, _, _, j1, j2 in matcher.get_opcodes() if tag != "equal" for w in new[j1:j2]]
+
+
 def replaced_words(candidate: Candidate) -> set[str]:
-    """Lower-cased words the candidate's edits bring in."""
-    return {w for edit in candidate.edits for w in words(edit.replacement)}
+    """Lower-cased words the candidate's edits bring in (only the changed ones)."""
+    return {w for edit in candidate.edits for w in changed_words(edit.original, edit.replacement)}
 
 
-def is_false_negative(candidate: Candidate, other_words: set[str]) -> bool:
-    """The paper's rule: all replaced words are contained in the other captions. Swaps
-    bring in no new word (they exchange the caption's own), so the rule does not apply."""
+def is_false_negative(
+    candidate: Candidate, other_words: set[str], other_texts: set[tuple[str, ...]] = frozenset()
+) -> bool:
+    """The paper's rule: all replaced words are contained in the other captions (their word
+    set ``other_words``). Swaps bring in no new word (they exchange the caption's own), so the
+    rule does not apply to them; a candidate equal to another caption (its words, in order, in
+    ``other_texts``) is a false negative whatever its edits."""
+    if tuple(words(candidate.text)) in other_texts:
+        return True
     if candidate.edits and all(e.operation == "swap" for e in candidate.edits):
         return False
     new = replaced_words(candidate)
@@ -45,6 +69,7 @@ def filter_candidates(
     """Apply the four filters; ``removed[name]`` is incremented per dropped candidate."""
     removed = removed if removed is not None else Counter()
     other_words = {w for text in other_captions for w in words(text)}
+    other_texts = {tuple(words(text)) for text in other_captions}
     seen: set[str] = set()
     kept: list[Candidate] = []
     for candidate in candidates:
@@ -54,7 +79,7 @@ def filter_candidates(
             removed["debris"] += 1
         elif candidate.text in seen:
             removed["duplicate"] += 1
-        elif is_false_negative(candidate, other_words):
+        elif is_false_negative(candidate, other_words, other_texts):
             removed["false_negative"] += 1
             seen.add(candidate.text)
         else:
@@ -65,6 +90,7 @@ def filter_candidates(
 
 __all__ = [
     "FILTER_NAMES",
+    "changed_words",
     "filter_candidates",
     "is_false_negative",
     "is_identical",
