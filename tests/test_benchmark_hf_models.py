@@ -1,0 +1,177 @@
+"""HF CLIP / BLIP built from configs and pre-trained on the shapes benchmark
+(``tags.benchmark.hf_models``): tokenizers, round trips, the pre-training cache."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tags.benchmark.hf_models import (
+    HFModelConfig,
+    HFTrainConfig,
+    benchmark_words,
+    blip_tokenizer,
+    build_blip,
+    build_clip,
+    chance_rsum,
+    clip_tokenizer,
+    clip_vocabulary,
+    pretrain_hf,
+)
+
+TINY = {"image_size": 32, "patch_size": 8, "hidden_size": 32, "num_layers": 2, "num_heads": 4,
+        "projection_dim": 16}  # fmt: skip
+TINY_TRAIN = HFTrainConfig(steps=2, batch_size=4, lr=1e-3)
+
+
+def _caption_words(root) -> set[str]:
+    data = json.loads((root / "dataset_shapes.json").read_text())
+    texts = [s["raw"] for im in data["images"] for s in im["sentences"]]
+    texts += [
+        json.loads(line)["negative"]
+        for line in (root / "test_minimal_pairs.jsonl").read_text().splitlines()
+    ]
+    return {w for t in texts for w in t.replace(",", " ").replace(":", " ").split()}
+
+
+def test_benchmark_words_cover_the_captions(shapes_benchmark):
+    words = benchmark_words()
+    assert _caption_words(shapes_benchmark) <= set(words)
+    assert {"circle", "hexagon", "orange", "above", "next", "top", "shapes", "three"} <= set(words)
+
+
+@pytest.mark.parametrize("make", [clip_tokenizer, blip_tokenizer])
+def test_every_benchmark_word_is_one_token(make):
+    tokenizer = make()
+    ids = {}
+    for word in benchmark_words():
+        pieces = tokenizer(word, add_special_tokens=False)["input_ids"]
+        assert len(pieces) == 1, (word, tokenizer.convert_ids_to_tokens(pieces))
+        ids[word] = pieces[0]
+    assert len(set(ids.values())) == len(ids)  # distinct tokens
+    assert tokenizer.unk_token_id not in ids.values()
+    caption = "three shapes: a small red circle, a blue star and a large hexagon"
+    tokens = tokenizer(caption, add_special_tokens=False)["input_ids"]
+    assert len(tokens) == len(caption.replace(",", " ,").replace(":", " :").split())
+
+
+def test_clip_vocabulary_resolves_merge_conflicts():
+    # "orange" contains "an" and "green" contains "re": a naive left-to-right chain of
+    # merges per word splits them; later words must never re-split earlier ones
+    words = ["an", "re", "orange", "green", "triangle"]
+    vocab, merges = clip_vocabulary(words)
+    tokenizer = clip_tokenizer(words)
+    assert len(tokenizer) == len(vocab)
+    for word in words:
+        assert tokenizer.tokenize(word) == [word + "</w>"]
+    assert len(merges) == len(set(merges))
+    # anything else falls back to characters, never to an unknown token
+    assert tokenizer.tokenize("zebra") == ["z", "e", "b", "r", "a</w>"]
+
+
+def test_build_clip_round_trip(tmp_path, shapes_benchmark):
+    import torch
+    from PIL import Image
+    from transformers import AutoProcessor, CLIPModel, CLIPTokenizer
+
+    path = build_clip(tmp_path / "clip", HFModelConfig(**TINY))
+    model = CLIPModel.from_pretrained(path)
+    processor = AutoProcessor.from_pretrained(path)
+    assert isinstance(processor.tokenizer, CLIPTokenizer)
+    assert len(processor.tokenizer) == len(clip_tokenizer())
+    assert model.config.vision_config.image_size == 32
+    assert model.config.text_config.vocab_size == len(processor.tokenizer)
+    assert processor.tokenizer.tokenize("a purple diamond") == [
+        "a</w>",
+        "purple</w>",
+        "diamond</w>",
+    ]
+    image = Image.open(next((shapes_benchmark / "images").glob("*.png"))).convert("RGB")
+    inputs = processor(text=["a red circle", "two shapes"], images=[image], return_tensors="pt",
+                       padding=True)  # fmt: skip
+    assert inputs["pixel_values"].shape == (1, 3, 32, 32)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_per_image.shape == (1, 2)
+
+
+def test_build_blip_round_trip(tmp_path):
+    import torch
+    from transformers import AutoProcessor, BlipForImageTextRetrieval
+
+    path = build_blip(tmp_path / "blip", HFModelConfig(family="blip", **TINY))
+    model = BlipForImageTextRetrieval.from_pretrained(path)
+    processor = AutoProcessor.from_pretrained(path)
+    assert len(processor.tokenizer) == len(blip_tokenizer())
+    caption = "a large star on top of a hexagon"
+    assert processor.tokenizer.tokenize(caption) == caption.split()
+    text = processor.tokenizer(["a red circle"], return_tensors="pt")
+    with torch.no_grad():
+        out = model(input_ids=text["input_ids"], pixel_values=torch.zeros(1, 3, 32, 32))
+    assert out.itm_score.shape == (1, 2)
+
+
+def test_chance_rsum_exact():
+    # two images, one caption each: R@1 = 1/2 both ways, R@5 = R@10 = 1
+    assert chance_rsum([0, 1]) == pytest.approx(500.0)
+    # 500 images, 5 captions each: t2i = (1 + 5 + 10) / 500; i2t ~ the same for 5 of 2500
+    assert chance_rsum([i for i in range(500) for _ in range(5)]) == pytest.approx(6.38, abs=0.01)
+
+
+def test_clip_pretrain_cache(tmp_path, shapes_benchmark):
+    from transformers import AutoProcessor, CLIPModel
+
+    out = tmp_path / "clip"
+    model = HFModelConfig(**TINY)
+    first = pretrain_hf(out, shapes_benchmark, model, TINY_TRAIN, log=lambda *_: None)
+    assert not first.reused and first.manifest["steps"] == 2
+    scores = first.manifest["scores"]
+    assert scores["chance_rsum"] == pytest.approx(
+        chance_rsum([i for i in range(4) for _ in range(5)])
+    )
+    assert 0 <= scores["rsum"] <= 600 and 0 <= scores["mp"] <= 1 and scores["mp_pairs"] > 0
+    CLIPModel.from_pretrained(first.model_dir)
+    AutoProcessor.from_pretrained(first.model_dir)
+    # trained: the weights moved away from the random init
+    init = CLIPModel.from_pretrained(out / "init").state_dict()
+    trained = CLIPModel.from_pretrained(first.model_dir).state_dict()
+    assert any(not (init[k] == trained[k]).all() for k in init)
+
+    again = pretrain_hf(out, shapes_benchmark, model, TINY_TRAIN, log=lambda *_: None)
+    assert again.reused and again.manifest == first.manifest
+
+    # a changed argument retrains
+    other = pretrain_hf(out, shapes_benchmark, model, HFTrainConfig(steps=1, batch_size=4),
+                        evaluate=False, log=lambda *_: None)  # fmt: skip
+    assert not other.reused and other.manifest["steps"] == 1
+    # a changed model file retrains
+    (out / "model" / "config.json").write_text(
+        (out / "model" / "config.json")
+        .read_text()
+        .replace('"projection_dim": 16', '"projection_dim": 16 ')
+    )
+    changed = pretrain_hf(out, shapes_benchmark, model, HFTrainConfig(steps=1, batch_size=4),
+                          evaluate=False, log=lambda *_: None)  # fmt: skip
+    assert not changed.reused
+
+
+def test_pretrain_refuses_a_foreign_directory(tmp_path, shapes_benchmark):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not a pre-training directory"):
+        pretrain_hf(tmp_path, shapes_benchmark, HFModelConfig(**TINY), TINY_TRAIN)
+    assert (tmp_path / "notes.txt").is_file()
+
+
+def test_blip_pretrain_two_steps(tmp_path, shapes_benchmark):
+    from transformers import AutoProcessor, BlipForImageTextRetrieval
+
+    result = pretrain_hf(tmp_path / "blip", shapes_benchmark, HFModelConfig(family="blip", **TINY),
+                         TINY_TRAIN, log=lambda *_: None)  # fmt: skip
+    metrics = result.manifest["last_metrics"]
+    assert result.manifest["steps"] == 2
+    assert any(k.startswith("loss/") for k in metrics)
+    BlipForImageTextRetrieval.from_pretrained(result.model_dir)
+    AutoProcessor.from_pretrained(result.model_dir)
+    assert (result.model_dir / "tags_heads.json").is_file()  # the pretrain MLM head
+    assert 0 <= result.manifest["scores"]["mp"] <= 1
