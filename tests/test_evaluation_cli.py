@@ -179,3 +179,55 @@ def test_evaluate_model_that_is_not_a_tags_model(assets, tmp_path, capsys, kind,
     assert main([*argv, "--features", str(assets["npz"])]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_truncated_model_and_the_wrong_feature_width_are_one_line(assets, tmp_path, capsys):
+    """Issue "every bad input": a SafetensorError traceback, and a shape error deep in the
+    model's forward."""
+    import shutil
+
+    cut = tmp_path / "model"
+    shutil.copytree(assets["model"], cut)
+    weights = cut / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    argv = ["evaluate", "--captions", str(assets["caps"]), "--cpu"]
+    assert main([*argv, "--model", str(cut), "--features", str(assets["npz"])]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--model {cut}: cannot be read" in err, err
+    wide = tmp_path / "test_ims.npy"
+    np.save(wide, np.zeros((N_IMAGES, 3, FEATURE + 4), "f4"))
+    assert main([*argv, "--model", str(assets["model"]), "--features", str(wide)]) == 1
+    err = capsys.readouterr().err
+    assert f"{FEATURE + 4}-d region features" in err and f"takes {FEATURE}-d" in err, err
+    assert "Traceback" not in err
+
+
+def test_an_unwritable_out_is_refused_before_evaluating(assets, tmp_path, capsys):
+    """Before: the whole evaluation ran, then a traceback (IsADirectoryError /
+    PermissionError) and no report."""
+    argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(assets["caps"])]
+    argv += ["--features", str(assets["npz"]), "--cpu"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out {tmp_path}: a folder" in err, err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main([*argv, "--out", str(blocker / "sub" / "r.json")]) == 2
+    assert "cannot write in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--batch-size", "0", "must be >= 1"),
+        ("--topk", "0", "must be >= 1"),
+        ("--fusion", "nan", "must be a finite number"),
+        ("--max-images", "-2", "must be >= 1"),
+        ("--num-workers", "-1", "must be >= 0"),
+    ],
+)
+def test_out_of_range_options_are_usage_errors(capsys, option, value, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", "--model", "m", "--captions", "c", option, value])
+    assert exit_.value.code == 2
+    assert f"argument {option}: {message}" in capsys.readouterr().err

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._types import finite_float, non_negative_int, positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -48,7 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="image root for raw images (BLIP/CLIP/SigLIP models); instead of --features",
     )
     p.add_argument("--on-bad-image", choices=("error", "skip"), default="error")
-    p.add_argument("--num-workers", type=int, default=0, help="image decoding workers")
+    p.add_argument(
+        "--num-workers",
+        type=non_negative_int,
+        default=0,
+        help="image decoding workers (0: decode in this process)",
+    )
     p.add_argument(
         "--allow-outside-root",
         action="store_true",
@@ -70,17 +77,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--mode", choices=("cross", "dual", "two-stage"), default="cross")
     p.add_argument(
-        "--topk", type=int, default=128, help="two-stage: candidates (suites: options) reranked"
+        "--topk",
+        type=positive_int,
+        default=128,
+        help="two-stage: candidates (suites: options) reranked",
     )
     p.add_argument(
         "--fusion",
-        type=float,
+        type=finite_float,
         default=None,
         help="two-stage: rerank by dual + FUSION * cross score (default: the cross score)",
     )
-    p.add_argument("--batch-size", type=int, default=256, help="pairs (or items) per forward")
-    p.add_argument("--max-length", type=int, default=None, help="truncate captions (tokens)")
-    p.add_argument("--max-images", type=int, default=None, help="only the first N images")
+    p.add_argument(
+        "--batch-size", type=positive_int, default=256, help="pairs (or items) per forward"
+    )
+    p.add_argument(
+        "--max-length", type=positive_int, default=None, help="truncate captions (tokens)"
+    )
+    p.add_argument("--max-images", type=positive_int, default=None, help="only the first N images")
     p.add_argument(
         "--use-scores",
         action="store_true",
@@ -115,7 +129,46 @@ def check_model_dir(path: str | Path) -> None:
         )
 
 
+def check_out(out: str | None) -> None:
+    """``--out`` can be written (a file, or a new file in a folder that can be made), checked
+    before any work; else a :class:`~tags._errors.CommandError` naming it."""
+    import os
+
+    from tags._errors import CommandError
+
+    if not out:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise CommandError(f"--out {path}: a folder; pass a file path for the JSON report")
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), Path("."))
+    if path.exists() and not os.access(path, os.W_OK):
+        raise CommandError(f"--out {path}: not writable; pass a file you can write")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise CommandError(f"--out {path}: cannot write in {parent}; pass a writable path")
+
+
+def write_report(out: str | Path, report: dict[str, Any]) -> None:
+    """``report`` as JSON at ``out`` via a temporary file + ``os.replace`` (never half
+    written); an ``OSError`` is a :class:`~tags._errors.CommandError` naming ``--out``."""
+    import os
+
+    from tags._errors import CommandError
+
+    path = Path(out)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise CommandError(f"--out {path}: cannot be written ({err.strerror or err})") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    if not args.suite:  # (the suites check their own options)
+        check_out(args.out)
     if args.suite:  # issue 14: compositional suites
         from tags.cli._suite_evaluate import run_suite_evaluate
 
@@ -135,15 +188,18 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from transformers import AutoTokenizer
 
+    from tags._errors import CommandError, reading
     from tags.evaluation.io import load_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
     from tags.modeling import TagsModel
+    from tags.training.factory import MODEL_HINT
 
     accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
     say = accelerator.print
     try:
         check_model_dir(args.model)
-        model = TagsModel.from_pretrained(args.model).to(accelerator.device).eval()
+        with reading(f"--model {args.model}", MODEL_HINT, CommandError):
+            model = TagsModel.from_pretrained(args.model).to(accelerator.device).eval()
         source = args.tokenizer or args.model
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
@@ -161,6 +217,12 @@ def run(args: argparse.Namespace) -> int:
             max_length=args.max_length or model.config.max_position_embeddings,
             limit_images=args.max_images,
         )
+        width, expected = images.features.shape[-1], model.config.region_feature_size
+        if width != expected:
+            raise CommandError(
+                f"--features {args.features}: {width}-d region features, but the model in "
+                f"{args.model} takes {expected}-d ones; pass the features it was trained on"
+            )
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
@@ -215,7 +277,6 @@ def finish(
                 "num_processes": accelerator.num_processes,
                 "seconds": round(seconds, 3),
             }
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write_report(args.out, report)
     accelerator.wait_for_everyone()
     return 0
