@@ -47,8 +47,10 @@ def _primed(preset="official", **kw):
     return miner
 
 
-def _expected_weight(s, s_pos, tau, threshold, alpha, mu_p=0.8, mu_n=0.4, var=0.02, prior=1e-4):
-    if s <= mu_p - 0.2:
+def _expected_weight(
+    s, s_pos, tau, threshold, alpha, mu_p=0.8, mu_n=0.4, var=0.02, prior=1e-4, cut=True
+):
+    if cut and s <= mu_p - 0.2:
         return 0.0
     pdf = lambda x, mu: math.exp(-((x - mu) ** 2) / (2 * var)) / math.sqrt(2 * math.pi * var)  # noqa: E731
     p = prior * pdf(s, mu_p) / (prior * pdf(s, mu_p) + (1 - prior) * pdf(s, mu_n))
@@ -56,17 +58,18 @@ def _expected_weight(s, s_pos, tau, threshold, alpha, mu_p=0.8, mu_n=0.4, var=0.
 
 
 @pytest.mark.parametrize(
-    ("preset", "tau", "threshold", "alpha"),
-    [("official", 0.5, 1e-3, 0.5), ("paper", 1.0, 1e-2, 0.5)],
+    ("preset", "tau", "threshold", "alpha", "cut"),
+    [("official", 0.5, 1e-3, 0.5, True), ("paper", 1.0, 1e-2, 0.5, False)],
 )
-def test_sampling_weights_match_bayes_posterior(preset, tau, threshold, alpha):
+def test_sampling_weights_match_bayes_posterior(preset, tau, threshold, alpha, cut):
     miner = _primed(preset)
-    assert (miner.tau, miner.threshold, miner.alpha) == (tau, threshold, alpha)
+    assert (miner.tau, miner.threshold, miner.alpha, miner.cut) == (tau, threshold, alpha, cut)
     cand = [0.85, 0.8, 0.65, 0.55, 0.95]
     scores = torch.tensor([cand], dtype=torch.float64)
     mask = torch.tensor([[True, True, True, True, False]])
     w = miner.sampling_weights(scores, torch.tensor([0.9], dtype=torch.float64), mask)
-    expected = [_expected_weight(s, 0.9, tau, threshold, alpha) for s in cand[:4]] + [0.0]
+    expected = [_expected_weight(s, 0.9, tau, threshold, alpha, cut=cut) for s in cand[:4]]
+    expected += [0.0]
     torch.testing.assert_close(w[0], torch.tensor(expected, dtype=torch.float64))
 
 
@@ -82,6 +85,20 @@ def test_presets_differ_where_posterior_between_thresholds():
     )
     with pytest.raises(ValueError):
         get_miner("fne", preset="nope")
+
+
+def test_cut_at_mu_pos_minus_margin_is_a_switch():
+    """The zero weight at or below mu_p - margin is the official code's, not the paper's:
+    ``cut`` switches it (default: the preset's; the paper preset has none)."""
+    scores = torch.tensor([[0.55, 0.85]], dtype=torch.float64)  # mu_p - margin = 0.6
+    args = (scores, torch.tensor([0.9], dtype=torch.float64), torch.ones(1, 2, dtype=torch.bool))
+    assert _primed("official").sampling_weights(*args)[0, 0] == 0
+    assert _primed("official", cut=False).sampling_weights(*args)[0, 0] == pytest.approx(
+        math.exp(-0.5 * (0.55 - 0.9) ** 2)
+    )
+    assert _primed("paper").sampling_weights(*args)[0, 0] > 0
+    assert _primed("paper", cut=True).sampling_weights(*args)[0, 0] == 0
+    assert not get_miner("fne", preset="paper").cut and get_miner("fne").cut
 
 
 def test_sampling_frequencies_follow_weights():

@@ -58,9 +58,10 @@ def _hand_posterior(s):
 
 
 @pytest.mark.parametrize(
-    ("preset", "tau", "threshold"), [("official", 0.5, 1e-3), ("paper", 1, 1e-2)]
+    ("preset", "tau", "threshold", "cut"),
+    [("official", 0.5, 1e-3, True), ("paper", 1, 1e-2, False)],
 )
-def test_posterior_and_weights_by_hand(preset, tau, threshold):
+def test_posterior_and_weights_by_hand(preset, tau, threshold, cut):
     miner = _primed(preset)
     draw = draw_from_pool(miner, POOL, S_POS, torch.ones_like(POOL, dtype=torch.bool), 3, _gens(1))
     expected_p = [_hand_posterior(s) for s in POOL[0].tolist()]
@@ -69,18 +70,19 @@ def test_posterior_and_weights_by_hand(preset, tau, threshold):
     assert expected_p[4] == pytest.approx(0.0989, abs=1e-3)
     weights = []
     for s, p in zip(POOL[0].tolist(), expected_p):
-        if s <= 0.8 - 0.2:  # mu_pos - margin
+        if cut and s <= 0.8 - 0.2:  # mu_pos - margin (official code only)
             weights.append(0.0)
         elif p > threshold:
             weights.append(math.exp(-tau * p))
         else:
             weights.append(math.exp(-0.5 * (s - 0.8) ** 2))
     assert draw.weights[0].tolist() == pytest.approx(weights, rel=1e-5)
-    assert weights[0] == 0.0 and weights[1] == pytest.approx(math.exp(-0.5 * 0.15**2))
+    assert (weights[0] == 0.0) == cut and weights[1] == pytest.approx(math.exp(-0.5 * 0.15**2))
     # the presets disagree at s = .75 (P = .0020: damped by "official", cut-down by "paper")
     assert (expected_p[2] > threshold) == (preset == "official")
     assert draw.branch.tolist() == [BRANCH_SAMPLED]
-    assert 0 not in draw.index[0].tolist() and len(set(draw.index[0].tolist())) == 3
+    assert (0 not in draw.index[0].tolist()) or not cut
+    assert len(set(draw.index[0].tolist())) == 3
 
 
 def test_first_draw_frequencies_follow_the_weights():

@@ -10,7 +10,8 @@ and a sampling weight
 
     w = exp(-tau * P)                   if P > threshold   (likely false negatives: damped)
     w = exp(-alpha * (s - s_pos) ** 2)  otherwise          ("cut-down" for easy negatives)
-    w = 0   for masked candidates (same image) and for s <= mu_p - margin.
+    w = 0   for masked candidates (same image) and, with ``cut`` (the official code; not in
+            the paper), for s <= mu_p - margin.
 
 One negative per anchor is drawn with ``torch.multinomial`` and the loss is the hinge with it.
 Rows whose weights are all zero take their hardest negative; until ``min_count`` right anchors
@@ -40,12 +41,13 @@ __all__ = [
     "right_anchor_similarities",
 ]
 
-#: ``(tau, threshold, alpha)`` per preset. ``official``: LuminosityX/FNE ``loss.py``
-#: (``tau = 0.5`` for both exponentials, ``false_margin = 0.999`` i.e. P > 1e-3);
-#: ``paper``: exp(-P) and threshold 0.01 as written in the paper (alpha kept at the code's 0.5).
-FNE_PRESETS: dict[str, dict[str, float]] = {
-    "official": {"tau": 0.5, "threshold": 1e-3, "alpha": 0.5},
-    "paper": {"tau": 1.0, "threshold": 1e-2, "alpha": 0.5},
+#: ``(tau, threshold, alpha, cut)`` per preset. ``official``: LuminosityX/FNE ``loss.py``
+#: (``tau = 0.5`` for both exponentials, ``false_margin = 0.999`` i.e. P > 1e-3, and the cut
+#: of candidates at or below ``mu_p - margin``); ``paper``: exp(-P) and threshold 0.01 as
+#: written in the paper, no cut (the paper has none); alpha kept at the code's 0.5 in both.
+FNE_PRESETS: dict[str, dict[str, float | bool]] = {
+    "official": {"tau": 0.5, "threshold": 1e-3, "alpha": 0.5, "cut": True},
+    "paper": {"tau": 1.0, "threshold": 1e-2, "alpha": 0.5, "cut": False},
 }
 
 BRANCH_WARMUP = 0  # not enough statistics yet: hardest negative
@@ -173,8 +175,11 @@ class FNEMiner(Miner):
     Args:
         margin: triplet margin (also the ``mu_p - margin`` cut-off), 0.2.
         preset: ``"official"`` (default: the released code that produced the paper's numbers,
-            exp(-0.5 P), threshold 1e-3) or ``"paper"`` (exp(-P), threshold 0.01).
+            exp(-0.5 P), threshold 1e-3, cut on) or ``"paper"`` (exp(-P), threshold 0.01, no
+            cut).
         tau, threshold, alpha: override the preset's constants.
+        cut: zero weight for candidates at or below ``mu_p - margin`` (official code only);
+            ``None``: the preset's.
         prior: prior probability of a match, 1e-4 (the code's ``match_para = 10000``).
         min_count: right anchors needed in the current epoch before sampling (official
             ``nums_right_sims = 200``; strictly more are required, as there).
@@ -195,6 +200,7 @@ class FNEMiner(Miner):
         alpha: float | None = None,
         prior: float = 1e-4,
         min_count: int = 200,
+        cut: bool | None = None,
     ) -> None:
         super().__init__(margin)
         if preset not in FNE_PRESETS:
@@ -204,6 +210,7 @@ class FNEMiner(Miner):
         self.tau = float(constants["tau"] if tau is None else tau)
         self.threshold = float(constants["threshold"] if threshold is None else threshold)
         self.alpha = float(constants["alpha"] if alpha is None else alpha)
+        self.cut = bool(constants["cut"] if cut is None else cut)
         if not 0.0 < prior < 1.0:
             raise ValueError("prior must lie in (0, 1)")
         self.prior = float(prior)
@@ -257,8 +264,9 @@ class FNEMiner(Miner):
         easy = torch.exp(-self.alpha * (s - positive.detach().to(dtype)[:, None]) ** 2)
         damped = torch.exp(-self.tau * p)
         w = torch.where(p > self.threshold, damped, easy)
-        mu_p = self.stats.pos_moments[0]
-        keep = negative_mask & (s > mu_p - self.margin)
+        keep = negative_mask
+        if self.cut:
+            keep = keep & (s > self.stats.pos_moments[0] - self.margin)
         return torch.where(keep, w, torch.zeros_like(w))
 
     # loss -------------------------------------------------------------------------------
@@ -301,5 +309,5 @@ class FNEMiner(Miner):
         return (
             f"margin={self.margin}, preset={self.preset!r}, tau={self.tau}, "
             f"threshold={self.threshold}, alpha={self.alpha}, prior={self.prior}, "
-            f"min_count={self.min_count}"
+            f"min_count={self.min_count}, cut={self.cut}"
         )

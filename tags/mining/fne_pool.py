@@ -12,7 +12,7 @@ other images). The same rules carry over:
   of an :class:`~tags.mining.fne.FNEMiner`, all-reduced over processes);
 - **weights**: the miner's :meth:`~tags.mining.fne.FNEMiner.sampling_weights` (Bayes posterior,
   ``exp(-tau P)`` / cut-down ``exp(-alpha (s - s_pos)^2)`` / zero at or below
-  ``mu_pos - margin``), unchanged;
+  ``mu_pos - margin`` when the miner's ``cut`` is on), unchanged;
 - **draw** (:func:`draw_from_pool`): ``m`` candidates per anchor with ``torch.multinomial``
   without replacement from those weights, one generator per anchor (seeded by the step and the
   anchor's dataset index, so the draw is the same on any process layout and after a resume).
