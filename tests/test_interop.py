@@ -452,6 +452,7 @@ def test_negclip_export_loads_unchanged_in_negclips_loader(generated, tmp_path):
         for g in groups
     ]
     assert all(len(others) == 3 for *_, others in items)  # --neg-images 3 (the default)
+    assert triples(target) == [(p, t, n) for p, t, n, _ in items]  # tags' own reader too
     capped = tmp_path / "capped.tsv"
     assert main([*argv[:5], str(capped), *argv[6:], "--negatives-per-row", "2",
                  "--neg-images", "1"]) == 0  # fmt: skip

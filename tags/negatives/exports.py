@@ -22,7 +22,8 @@ records and an :class:`ExportOptions` and returns the paths it wrote:
 Image paths come from the caption file the negatives were generated from
 (:func:`image_paths`: Karpathy ``filepath/filename``, JSONL ``filename``); an image it does
 not name is ``id + image_ext``, or the bare id unless ``bare_ids`` is off (``tags export``
-turns it off for ``negclip`` and ``sugarcrepe``, whose readers open the files by name).
+and ``generate --export`` turn it off for :data:`NAMED_IMAGES`, whose readers open the
+files by name; the datasets formats only write ``filename`` when some name is known).
 :func:`caption_index` checks that the negatives came from that caption file.
 
 Targets (:func:`check_target`): never the input itself nor a folder holding it; an existing
