@@ -73,6 +73,29 @@ def test_sample_quintuplet_members(tmp_path):
     assert (C2I[out["t_off"]] != images).all() and (out["i_off"] != images).all()
 
 
+def test_derived_offline_pairs_are_never_true_pairs(monkeypatch):
+    """Caption 0 (image 0): its offline captions are both of image 1, its offline images
+    [1, 2]. Rank 0 gives t_off = 3 (image 1) with i_off = 1, so (i_off, t_off) and
+    (i_off', t_off') would be the true pair (1, 3): such rows are redrawn."""
+    c2i = torch.tensor([0, 0, 1, 1, 2, 2])
+    i2t = torch.tensor([[3, 2], [0, 4], [1, 2]])
+    t2i = torch.tensor([[1, 2], [1, 2], [0, 2], [0, 2], [0, 1], [0, 1]])
+    neg = OfflineNegatives(i2t, t2i, c2i)
+    caps = torch.zeros(400, dtype=torch.long)
+    out = neg.sample(caps, generator=torch.Generator().manual_seed(0))
+    assert (c2i[out["t_off"]] != out["i_off"]).all()  # (i_off, t_off) is not a true pair
+    assert (out["i_off2"] != c2i[out["t_off2"]]).all()  # nor (i_off', t_off')
+    # without redraws: the first offline image that is not the offline caption's
+    monkeypatch.setattr(OfflineNegatives, "REDRAWS", 0)
+    out = neg.sample(caps, generator=torch.Generator().manual_seed(0))
+    assert ((out["i_off"] == 2) | (out["t_off"] == 2)).all()
+    assert (c2i[out["t_off"]] != out["i_off"]).all()
+    # no offline image that is not the offline caption's own image: refused, not a true pair
+    stuck = OfflineNegatives(i2t, t2i[:, :1], c2i)
+    with pytest.raises(ValueError, match="true pairs"):
+        stuck.sample(torch.zeros(1, dtype=torch.long), generator=torch.Generator())
+
+
 def test_eq5_values_with_negative_weight():
     # anchor 0: online hardest .45, offline .95 -> w = 1.5 - (.95 - .45)/.3 = -1/6 (not clamped)
     #   online .2+.45-.5 = .15 -> -.025; offline [.95-.5]+ = .45; pair [.3-.5]+ = 0 -> .425

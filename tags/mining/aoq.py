@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -85,6 +85,9 @@ class OfflineNegatives:
     t2i: torch.Tensor
     caption_to_image: torch.Tensor
 
+    #: new ranks drawn for a row whose derived pairs are true pairs, before the fallback
+    REDRAWS: ClassVar[int] = 10
+
     def save(self, path: str | Path) -> None:
         torch.save(
             {"i2t": self.i2t, "t2i": self.t2i, "caption_to_image": self.caption_to_image}, path
@@ -109,6 +112,12 @@ class OfflineNegatives:
         Returns caption/image indices ``t_off`` (offline negative caption of the image),
         ``i_off`` (offline negative image of the caption), ``i_off2`` (the image of ``t_off``)
         and ``t_off2`` (a uniformly drawn caption of ``i_off``).
+
+        The derived pairs ``(i_off, t_off)`` and ``(i_off2, t_off2)`` are true pairs exactly
+        when ``t_off`` is a caption of ``i_off``: such rows are redrawn (a new rank, up to
+        ``REDRAWS`` times, then the first image of the caption's list that is not
+        ``t_off``'s), so an offline term never pushes a true pair below margin 0. Rows
+        without a collision use the random numbers they always did.
         """
         caption_index = torch.as_tensor(caption_index, dtype=torch.long).reshape(-1)
         image_index = self.caption_to_image[caption_index]
@@ -116,6 +125,24 @@ class OfflineNegatives:
         n = torch.randint(0, h, (caption_index.numel(),), generator=generator)
         t_off = self.i2t[image_index, n]
         i_off = self.t2i[caption_index, n * h_cap // h]
+        clash = self.caption_to_image[t_off] == i_off
+        for _ in range(self.REDRAWS):
+            if not clash.any():
+                break
+            rows = torch.nonzero(clash).squeeze(1)
+            n_new = torch.randint(0, h, (rows.numel(),), generator=generator)
+            t_off[rows] = self.i2t[image_index[rows], n_new]
+            i_off[rows] = self.t2i[caption_index[rows], n_new * h_cap // h]
+            clash = self.caption_to_image[t_off] == i_off
+        for row in torch.nonzero(clash).squeeze(1).tolist():
+            others = self.t2i[caption_index[row]]
+            others = others[others != self.caption_to_image[t_off[row]]]
+            if others.numel() == 0:
+                raise ValueError(
+                    f"AOQ: every offline image of caption {int(caption_index[row])} is the image "
+                    "of its offline caption (the derived pairs would be true pairs); raise h"
+                )
+            i_off[row] = others[0]
         i_off2 = self.caption_to_image[t_off]
         counts = torch.bincount(self.caption_to_image)
         order = torch.argsort(self.caption_to_image, stable=True)
