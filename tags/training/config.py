@@ -196,8 +196,14 @@ class TagsDCConfig:
 
 @dataclass
 class AOQConfig:
+    """AOQ offline ranking (``h`` captions per image, ``h // 5`` images per caption). Round 2
+    (a phase with ``miner: aoq``) retrains from the initial weights (``init: initial``), as
+    the paper; ``allow_finetune: true`` lets it fine-tune round 1's model instead (``init:
+    previous`` / ``continue``; the paper's Table 3 puts that about 3 R@1 lower)."""
+
     h: int = 300
     chunk_size: int = 1024
+    allow_finetune: bool = False
 
 
 @dataclass
@@ -379,8 +385,25 @@ def build(cls: type, data: dict[str, Any], where: str = "") -> Any:
     return cls(**kwargs)
 
 
+#: Settings added after runs were made, with the value every earlier run had: a resolved
+#: config leaves them out while they hold it, so it reads as before (the demo's cache compares
+#: resolved configs); :func:`build` fills them back in.
+LATER_SETTINGS: dict[str, Any] = {"vse.aoq.allow_finetune": False}
+
+
 def to_dict(config: Any) -> dict[str, Any]:
-    return dataclasses.asdict(config)
+    """The config as plain data (settings of :data:`LATER_SETTINGS` at their old value left
+    out)."""
+    data = dataclasses.asdict(config)
+    if isinstance(config, TrainConfig):
+        for key, old in LATER_SETTINGS.items():
+            *parents, last = key.split(".")
+            node = data
+            for part in parents:
+                node = node[part]
+            if node.get(last) == old:
+                del node[last]
+    return data
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -613,8 +636,18 @@ def validate(config: TrainConfig) -> TrainConfig:
 def config_from_dict(
     data: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
 ) -> TrainConfig:
-    """Build, override and validate a :class:`TrainConfig` from a raw mapping."""
-    data = to_dict(build(TrainConfig, dict(data or {})))  # defaults filled in
+    """Build, override and validate a :class:`TrainConfig` from a raw mapping: its presets
+    (``preset:`` key, ``preset=NAME`` overrides; :mod:`tags.training.presets`) underneath."""
+    from tags.training.presets import apply_presets
+
+    named = [t for t in overrides if t.split("=", 1)[0].strip() == "preset"]
+    overrides = [t for t in overrides if t not in named]
+    extra: list[str] = []
+    for text in named:
+        value = parse_override(text)[1]
+        extra += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    data = apply_presets(dict(data or {}), extra)
+    data = to_dict(build(TrainConfig, data))  # defaults filled in
     for text in overrides:
         path, value = parse_override(text)
         _set_path(data, TrainConfig, path, value, text)

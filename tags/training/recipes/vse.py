@@ -146,6 +146,17 @@ class VSERecipe(Recipe):
         for i, phase in enumerate(config.phases):
             if phase.miner == "aoq" and i == 0:
                 raise ConfigError("phases.0.miner: aoq needs a previous (round 1) phase")
+            if (
+                phase.miner == "aoq"
+                and phase.init != "initial"
+                and not config.vse.aoq.allow_finetune
+            ):
+                raise ConfigError(
+                    f"phases.{i}: AOQ's round 2 retrains from scratch (init: initial, the "
+                    f"paper); init: {phase.init} would fine-tune round 1's model (the paper's "
+                    "Table 3: about 3 R@1 lower). Set init: initial, or vse.aoq.allow_finetune"
+                    "=true to fine-tune on purpose"
+                )
 
     @property
     def module(self) -> nn.Module:
