@@ -394,3 +394,60 @@ def test_precomp_features_must_have_one_row_per_five_caption_lines(
     err = capsys.readouterr().err
     assert f"10 caption lines, but {features} holds {rows} image rows" in err
     assert "Traceback" not in err
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_anything(corpus, tmp_path, capsys):
+    """Issue "every bad input": ``--out`` under a regular file was a traceback."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = blocker / "sub" / "o.jsonl"
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out {out}: cannot write in {blocker}" in err, err
+
+
+def test_a_vocabulary_cut_short_is_rebuilt_with_a_warning(reference, corpus, tmp_path, capsys):
+    """A vocabulary cut short (a kill or a full disk during its write) blocked every later
+    ``--resume`` with a JSONDecodeError until deleted by hand."""
+    out = tmp_path / "negatives.jsonl"
+    shutil.copy(reference, out)
+    shutil.copy(reference.with_name(reference.name + ".meta.json"), tmp_path)
+    vocab = out.with_name(out.name + ".vocab.json")
+    full = reference.with_name(reference.name + ".vocab.json").read_text()
+    vocab.write_text(full[:100])
+    capsys.readouterr()
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == [f"warning: vocabulary {vocab} is not valid JSON (cut short); rebuilding it"]
+    assert json.loads(vocab.read_text()) == json.loads(full)
+    assert out.read_bytes() == reference.read_bytes()
+    assert not list(tmp_path.glob(".*.tmp"))  # written via a temporary file + os.replace
+
+
+@pytest.mark.parametrize("content", ['{"a": 1}', "[1, 2]", '{"counts": {"object": [[1]]}}'])
+def test_a_vocabulary_of_another_schema_is_named(corpus, tmp_path, capsys, content):
+    vocab = tmp_path / "vocab.json"
+    vocab.write_text(content)
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--vocab", str(vocab)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{vocab}: not a tags vocabulary JSON" in err, err
+    assert vocab.read_text() == content  # not replaced
+
+
+def test_a_truncated_npz_is_named(corpus, tags_model_dir, tmp_path, capsys):
+    small = tmp_path / "caps.txt"
+    small.write_text("\n".join(corpus.read_text().splitlines()[:10]) + "\n")
+    features = tmp_path / "features"
+    features.mkdir()
+    for i in range(2):
+        np.savez(features / f"{i}.npz", features=np.ones((3, 8), np.float32),
+                 boxes=np.array([[0.1, 0.1, 0.5, 0.5]] * 3, np.float32))  # fmt: skip
+    cut = features / "1.npz"
+    cut.write_bytes(cut.read_bytes()[:60])
+    args = ["generate", "--captions", str(small), "--out", str(tmp_path / "o.jsonl")]
+    args += ["--model", str(tags_model_dir), "--features", str(features), *FAST]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"{cut}: not a readable .npz" in err and "Traceback" not in err, err

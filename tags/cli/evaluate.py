@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._outputs import check_out, write_json
 from tags.cli._types import finite_float, non_negative_int, positive_int
 
 
@@ -129,46 +130,9 @@ def check_model_dir(path: str | Path) -> None:
         )
 
 
-def check_out(out: str | None) -> None:
-    """``--out`` can be written (a file, or a new file in a folder that can be made), checked
-    before any work; else a :class:`~tags._errors.CommandError` naming it."""
-    import os
-
-    from tags._errors import CommandError
-
-    if not out:
-        return
-    path = Path(out)
-    if path.is_dir():
-        raise CommandError(f"--out {path}: a folder; pass a file path for the JSON report")
-    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), Path("."))
-    if path.exists() and not os.access(path, os.W_OK):
-        raise CommandError(f"--out {path}: not writable; pass a file you can write")
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise CommandError(f"--out {path}: cannot write in {parent}; pass a writable path")
-
-
-def write_report(out: str | Path, report: dict[str, Any]) -> None:
-    """``report`` as JSON at ``out`` via a temporary file + ``os.replace`` (never half
-    written); an ``OSError`` is a :class:`~tags._errors.CommandError` naming ``--out``."""
-    import os
-
-    from tags._errors import CommandError
-
-    path = Path(out)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise CommandError(f"--out {path}: cannot be written ({err.strerror or err})") from None
-
-
 def run(args: argparse.Namespace) -> int:
     if not args.suite:  # (the suites check their own options)
-        check_out(args.out)
+        check_out(args.out)  # before any work
     if args.suite:  # issue 14: compositional suites
         from tags.cli._suite_evaluate import run_suite_evaluate
 
@@ -277,6 +241,6 @@ def finish(
                 "num_processes": accelerator.num_processes,
                 "seconds": round(seconds, 3),
             }
-            write_report(args.out, report)
+            write_json(args.out, report)
     accelerator.wait_for_everyone()
     return 0

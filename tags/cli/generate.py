@@ -205,7 +205,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def check_paths(args: argparse.Namespace) -> str | None:
-    """A one-line error for a bad ``--captions`` / ``--out``, else ``None``."""
+    """A one-line error for a bad ``--captions`` / ``--out`` (also one that cannot be
+    written), else ``None``."""
+    from tags.cli._outputs import out_problem
+
     captions, out = Path(args.captions), Path(args.out)
     if captions.is_dir():
         return (
@@ -218,7 +221,7 @@ def check_paths(args: argparse.Namespace) -> str | None:
         return f"--out {out} is a directory; pass a .jsonl file name"
     if out.resolve() == captions.resolve():
         return f"--out {out} is the captions file"
-    return None
+    return out_problem(out)
 
 
 # ---------------------------------------------------------------------- setup helpers
@@ -288,11 +291,15 @@ def _regroup(graphs: Iterable[Any], sizes: deque[int]) -> Iterator[list[Any]]:
 def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -> Any:
     """Load the vocabulary from ``path`` or build it from the whole corpus and save it there."""
     from tags.negatives.io import ErrorPolicy
-    from tags.negatives.vocabulary import SceneGraphVocabulary
+    from tags.negatives.vocabulary import SceneGraphVocabulary, read_vocabulary
 
     def build() -> SceneGraphVocabulary:
         if path.exists() and (args.vocab or args.resume):
-            return SceneGraphVocabulary.load(path)
+            found = read_vocabulary(path)  # another schema: InputError naming the file
+            if found is not None:
+                return found
+            warning = f"warning: vocabulary {path} is not valid JSON (cut short); rebuilding it"
+            print(warning, file=sys.stderr)
         sizes: deque[int] = deque()  # captions per image, read ahead of the parses
 
         def texts() -> Iterator[str]:

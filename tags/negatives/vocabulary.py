@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import random
 import re
 from collections import Counter
@@ -20,6 +21,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from parsers import SceneGraph
+from tags.negatives.io import InputError
 from tags.negatives.lexical import ATTRIBUTE_CLASSES
 from tags.negatives.masking import trim_units
 from tags.negatives.scenes import SceneCounts
@@ -208,16 +210,59 @@ class SceneGraphVocabulary:
             },
             "scenes": self.scenes.to_dict(),
         }
-        Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp")
+        try:  # a temporary file + os.replace: a kill or a full disk never leaves half a file
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, path: str | Path) -> SceneGraphVocabulary:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        vocab = cls(min_count=data.get("min_count", 1), min_pool=data.get("min_pool", 5))
-        for key, items in data["counts"].items():
-            vocab.counts[key] = Counter({tuple(s): c for s, c in items})
-        vocab.scenes = SceneCounts.from_dict(data.get("scenes", {}))
+        """A vocabulary :meth:`save` wrote; anything else is an
+        :class:`~tags.negatives.io.InputError` naming the file (:func:`read_vocabulary`
+        tells a file cut short apart)."""
+        found = read_vocabulary(path)
+        if found is None:
+            raise InputError(f"{path}: not valid JSON (cut short?): not a tags vocabulary")
+        return found
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "vocabulary") -> SceneGraphVocabulary:
+        """The vocabulary of :meth:`save`'s mapping (``InputError`` naming ``where``)."""
+        try:
+            vocab = cls(
+                min_count=int(data.get("min_count", 1)), min_pool=int(data.get("min_pool", 5))
+            )
+            for key, items in data["counts"].items():
+                vocab.counts[str(key)] = Counter({tuple(s): int(c) for s, c in items})
+            vocab.scenes = SceneCounts.from_dict(data.get("scenes", {}))
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
+            raise InputError(
+                f"{where}: not a tags vocabulary JSON ({type(err).__name__}: {err}); pass the "
+                "file tags generate saved (--vocab), or a new path to build one there"
+            ) from None
         return vocab
 
 
-__all__ = ["SceneGraphVocabulary", "draw", "is_plural", "normalize", "unit_form", "words"]
+def read_vocabulary(path: str | Path) -> SceneGraphVocabulary | None:
+    """The vocabulary saved at ``path``; ``None`` when the file is not JSON at all (cut
+    short by a kill or a full disk before writes were atomic: rebuild it); a JSON file of
+    another schema is an :class:`~tags.negatives.io.InputError` naming it."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
+        return None
+    return SceneGraphVocabulary.from_dict(data, str(path))
+
+
+__all__ = [
+    "SceneGraphVocabulary",
+    "draw",
+    "is_plural",
+    "normalize",
+    "read_vocabulary",
+    "unit_form",
+    "words",
+]

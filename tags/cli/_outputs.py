@@ -1,0 +1,49 @@
+"""Output paths of the CLI: checked before any work, JSON written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tags._errors import CommandError
+
+
+def out_problem(out: str | Path, option: str = "--out") -> str | None:
+    """Why ``out`` cannot be written as a file (a folder, a read-only file, no writable
+    folder to create it in), as one line; ``None`` when it can."""
+    path = Path(out)
+    if path.is_dir():
+        return f"{option} {path}: a folder; pass a file path"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{option} {path}: not writable; pass a file you can write"
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot write in {parent}; pass a writable path"
+    return None
+
+
+def check_out(out: str | Path | None, option: str = "--out") -> None:
+    """:func:`out_problem` as a :class:`~tags._errors.CommandError` (nothing for ``None``)."""
+    problem = out_problem(out, option) if out else None
+    if problem is not None:
+        raise CommandError(problem)
+
+
+def write_json(out: str | Path, data: Any, option: str = "--out") -> None:
+    """``data`` as indented JSON at ``out`` via a temporary file + ``os.replace`` (never
+    half written); an ``OSError`` is a :class:`~tags._errors.CommandError` naming it."""
+    path = Path(out)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as err:
+        raise CommandError(f"{option} {path}: cannot be written ({err.strerror or err})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+__all__ = ["check_out", "out_problem", "write_json"]
