@@ -24,6 +24,22 @@ def out_problem(out: str | Path, option: str = "--out") -> str | None:
     return None
 
 
+def dir_problem(out: str | Path, option: str = "--out") -> str | None:
+    """Why ``out`` cannot be used as an output folder (an existing file, or no writable
+    folder to create it in), as one line; ``None`` when it can."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        return f"{option} {path}: an existing file, not a folder; pass a folder path"
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{option} {path}: not writable; pass a folder you can write"
+        return None
+    parent = next((p for p in path.parents if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot create it in {parent}; pass a writable path"
+    return None
+
+
 def check_out(out: str | Path | None, option: str = "--out") -> None:
     """:func:`out_problem` as a :class:`~tags._errors.CommandError` (nothing for ``None``)."""
     problem = out_problem(out, option) if out else None
@@ -46,4 +62,4 @@ def write_json(out: str | Path, data: Any, option: str = "--out") -> None:
         tmp.unlink(missing_ok=True)
 
 
-__all__ = ["check_out", "out_problem", "write_json"]
+__all__ = ["check_out", "dir_problem", "out_problem", "write_json"]

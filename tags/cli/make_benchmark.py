@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tags.cli._types import non_negative_int, positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from tags.benchmark.config import FEATURIZERS, PAIR_SAMPLERS, BenchmarkConfig
@@ -21,17 +23,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "arguments reuses the output.",
     )
     p.add_argument("output", help="output directory")
-    p.add_argument("--train", type=int, default=d.train, help="training images")
-    p.add_argument("--val", type=int, default=d.val, help="validation images")
-    p.add_argument("--test", type=int, default=d.test, help="test images")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--image-size", type=int, default=d.image_size, help="image side (pixels)")
-    p.add_argument("--crop-size", type=int, default=d.crop_size, help="CNN input side")
-    p.add_argument("--min-objects", type=int, default=d.min_objects)
-    p.add_argument("--max-objects", type=int, default=d.max_objects)
+    # split sizes: 0 leaves the split out (not all three 0: the config refuses it)
+    p.add_argument("--train", type=non_negative_int, default=d.train, help="training images")
+    p.add_argument("--val", type=non_negative_int, default=d.val, help="validation images")
+    p.add_argument("--test", type=non_negative_int, default=d.test, help="test images")
+    p.add_argument("--seed", type=non_negative_int, default=d.seed)
+    p.add_argument(
+        "--image-size", type=positive_int, default=d.image_size, help="image side (pixels)"
+    )
+    p.add_argument(
+        "--crop-size", type=positive_int, default=d.crop_size, help="CNN input side (32..224)"
+    )
+    p.add_argument("--min-objects", type=positive_int, default=d.min_objects)
+    p.add_argument("--max-objects", type=positive_int, default=d.max_objects)
     p.add_argument(
         "--pairs-per-type",
-        type=int,
+        type=positive_int,
         default=d.pairs_per_type,
         help="minimal pairs per type per test caption (default: %(default)s)",
     )
@@ -51,8 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-whole-image", action="store_true", help="object regions only")
     p.add_argument("--save-images", action="store_true", help="also write the PNGs")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    p.add_argument("--batch-size", type=int, default=256, help="crops per CNN forward")
+    p.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads")
+    p.add_argument("--batch-size", type=positive_int, default=256, help="crops per CNN forward")
     p.add_argument("--force", action="store_true", help="rebuild even if cached")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
@@ -61,6 +68,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tags.benchmark.build import build_benchmark
     from tags.benchmark.config import BenchmarkConfig
+    from tags.cli._outputs import dir_problem
+
+    problem = dir_problem(args.output, "output")
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
 
     try:
         config = BenchmarkConfig(

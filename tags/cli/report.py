@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._types import non_negative_int, positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from tags.cli._suite_evaluate import add_suite_arguments
@@ -34,11 +36,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--images", default=None, help="image root (pixel backends)")
     add_suite_arguments(p)
     p.add_argument("--mode", choices=("cross", "dual", "two-stage"), default="cross")
-    p.add_argument("--topk", type=int, default=128, help="two-stage: candidates reranked")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--max-length", type=int, default=None)
-    p.add_argument("--max-images", type=int, default=None, help="retrieval: first N images")
-    p.add_argument("--num-workers", type=int, default=0, help="image loading workers")
+    p.add_argument("--topk", type=positive_int, default=128, help="two-stage: candidates reranked")
+    p.add_argument("--batch-size", type=positive_int, default=256)
+    p.add_argument("--max-length", type=positive_int, default=None)
+    p.add_argument(
+        "--max-images", type=positive_int, default=None, help="retrieval: first N images"
+    )
+    p.add_argument(
+        "--num-workers",
+        type=non_negative_int,
+        default=0,
+        help="image loading workers (0: in this process)",
+    )
     p.add_argument("--use-scores", action="store_true", help="sigmoid scores, not logits")
     p.add_argument("--cpu", action="store_true", help="force the CPU")
     p.add_argument("--out", required=True, help="output folder")
@@ -133,11 +142,16 @@ def write_report(
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from tags.cli._outputs import dir_problem
     from tags.cli._suite_evaluate import suite_errors
     from tags.evaluation.suites.report import markdown_table
 
     if not args.captions and not args.suite:
         print("error: give --captions (retrieval) and/or --suite", file=sys.stderr)
+        return 2
+    problem = dir_problem(args.out)  # before evaluating anything
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
     names = {"model": args.name or Path(args.model).name}
