@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tags.cli._types import non_negative_int, positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -20,9 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="runs/demo", help="output directory (default runs/demo)")
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
                    help="small: ~5-6 min on 2 CPU cores; tiny: ~20 s smoke run")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--data", default=None, help="benchmark directory (default OUT/data)")
-    p.add_argument("--jobs", type=int, default=None,
+    p.add_argument("--jobs", type=positive_int, default=None,
                    help="worker processes for the fine-tunings and the pre-trained model's "
                    "evaluation, side by side (default 2 on 2+ cores; 1: all in this process)")  # fmt: skip
     p.set_defaults(func=run)

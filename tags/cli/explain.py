@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tags.cli._types import positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -43,9 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", default=None, help="write the explanations (or accuracy) here")
     p.add_argument("--html", default=None, help="write the highlighted captions here")
-    p.add_argument("--max-length", type=int, default=40, help="text tokens read")
-    p.add_argument("--batch-size", type=int, default=32, help="pairs per forward")
-    p.add_argument("--limit", type=int, default=None, help="--negatives: only the first N")
+    p.add_argument("--max-length", type=positive_int, default=40, help="text tokens read")
+    p.add_argument("--batch-size", type=positive_int, default=32, help="pairs per forward")
+    p.add_argument("--limit", type=positive_int, default=None, help="--negatives: only the first N")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     p.set_defaults(func=run)
 

@@ -22,6 +22,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from tags.cli._types import (
+    finite_float,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    probability,
+)
 from tags.cli.export import EXPORT_FORMATS, add_export_options, export_options
 from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE
 from tags.progress import DEFAULT_EVERY, progress
@@ -131,10 +139,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
 
     gen = p.add_argument_group("generation")
-    gen.add_argument("--k", "--num-copies", type=int, default=20, help="masked copies per caption")
-    gen.add_argument("--l", "--num-samples", type=int, default=20, help="refills per masked copy")
-    gen.add_argument("--temperature", type=float, default=1.5)
-    gen.add_argument("--top-m", type=int, default=31, help="negatives kept per caption")
+    gen.add_argument(
+        "--k", "--num-copies", type=positive_int, default=20, help="masked copies per caption"
+    )
+    gen.add_argument(
+        "--l", "--num-samples", type=positive_int, default=20, help="refills per masked copy"
+    )
+    gen.add_argument("--temperature", type=positive_float, default=1.5)
+    gen.add_argument("--top-m", type=positive_int, default=31, help="negatives kept per caption")
     gen.add_argument(
         "--preset",
         choices=sorted(PRESETS),
@@ -144,7 +156,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     gen.add_argument(
         "--max-edits",
-        type=int,
+        type=positive_int,
         default=None,
         help="most scene-graph units edited per negative (minimal: 1; paper: no cap)",
     )
@@ -174,20 +186,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     gen.add_argument(
         "--max-surprise",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="NATS",
         help=f"with --plausibility-lm: drop negatives whose summed token NLL exceeds their "
         f"caption's by more than this (default {DEFAULT_MAX_SURPRISE})",
     )
     gen.add_argument("--masking", choices=("unit", "word"), default="unit")
-    gen.add_argument("--mask-ratio", type=float, default=0.15)
-    gen.add_argument("--max-tokens", type=int, default=64, help="longer captions are cut")
-    gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--batch-size", type=int, default=256, help="captions per batch")
+    gen.add_argument("--mask-ratio", type=probability, default=0.15)
+    gen.add_argument("--max-tokens", type=positive_int, default=64, help="longer captions are cut")
+    gen.add_argument("--seed", type=non_negative_int, default=0)
+    gen.add_argument("--batch-size", type=positive_int, default=256, help="captions per batch")
     gen.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=None,
         help="processes (default: 2 with the weight-free refill on a machine with 2+ cores, "
         "else 1; the output is the same for any number)",
@@ -196,10 +208,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     gen.add_argument(
         "--progress-every",
-        type=float,
+        type=non_negative_float,
         default=DEFAULT_EVERY,
         metavar="SECONDS",
-        help="seconds between progress lines when stderr is not a terminal",
+        help="seconds between progress lines when stderr is not a terminal (0: every update)",
     )
     p.set_defaults(func=run)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from tags._lock import LockError, OutputLock, lock_path
+from tags.cli._types import non_negative_float, positive_int
 from tags.progress import DEFAULT_EVERY, progress, track
 
 
@@ -39,18 +40,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="factual: 'caption<TAB>graph' lines; json: one SceneGraph object a line",
     )
     p.add_argument("--model", default=None, help="spaCy model package (default: auto)")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--workers", type=int, default=1, help="parser processes (fork)")
-    p.add_argument("--max-chars", type=int, default=None, help="cut longer captions")
+    p.add_argument("--batch-size", type=positive_int, default=256)
+    p.add_argument("--workers", type=positive_int, default=1, help="parser processes (fork)")
+    p.add_argument("--max-chars", type=positive_int, default=None, help="cut longer captions")
     p.add_argument("--strict", action="store_true", help="stop at the first undecodable line")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument(
         "--progress-every",
-        type=float,
+        type=non_negative_float,
         default=DEFAULT_EVERY,
         metavar="SECONDS",
-        help="seconds between progress lines when stderr is not a terminal",
+        help="seconds between progress lines when stderr is not a terminal (0: every update)",
     )
     p.set_defaults(func=run)
 
