@@ -8,8 +8,9 @@ Modules: :mod:`.scenes` (seeded scene graphs), :mod:`.render` (Pillow), :mod:`.c
 split and scene-checked training negatives, read back from ``scenes.jsonl``),
 :mod:`.efficientnet` / :mod:`.features` (region featurizers), :mod:`.config` (arguments),
 :mod:`.build` (writer + cache), :mod:`.text_baseline` (text-only models scoring the
-pairs). Names below are imported lazily (torch loads only when a
-featurizer or the builder is used).
+pairs), :mod:`.hf_models` (HF CLIP / BLIP pre-trained from scratch on the rendered
+images). Names below are imported lazily (torch loads only when a featurizer or the builder
+is used).
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ _EXPORTS: dict[str, str] = {
     "parse_claim": "truth",
     "truth_shares": "truth",
     "TruthOracle": "oracle",
+    "HFModelConfig": "hf_models",
+    "HFTrainConfig": "hf_models",
+    "build_blip": "hf_models",
+    "build_clip": "hf_models",
+    "evaluate_hf": "hf_models",
+    "pretrain_hf": "hf_models",
 }
 
 
