@@ -57,9 +57,9 @@ def test_every_benchmark_word_is_one_token(make):
 
 
 def test_clip_vocabulary_resolves_merge_conflicts():
-    # "orange" contains "an" and "green" contains "re": a naive left-to-right chain of
-    # merges per word splits them; later words must never re-split earlier ones
-    words = ["an", "re", "orange", "green", "triangle"]
+    # "orange" and "triangle" hold "an" (merged first for "and"), "green" and "three" hold
+    # "re" (merged for "red"): a naive left-to-right chain of merges per word splits them
+    words = ["and", "red", "the", "orange", "green", "triangle", "three", "there"]
     vocab, merges = clip_vocabulary(words)
     tokenizer = clip_tokenizer(words)
     assert len(tokenizer) == len(vocab)
