@@ -218,8 +218,10 @@ def test_oracle_rung_trains_on_scene_checked_negatives(tiny_run, tmp_path):
 def test_demo_refuses_zero_jobs(capsys):
     from tags.cli import main
 
-    assert main(["demo", "--budget", "tiny", "--jobs", "0"]) == 2
-    assert "--jobs must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["demo", "--budget", "tiny", "--jobs", "0"])
+    assert exit_.value.code == 2
+    assert "argument --jobs" in capsys.readouterr().err
 
 
 def test_a_cached_run_made_under_other_defaults_is_not_reused(tiny_run):

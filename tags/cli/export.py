@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from tags.cli._types import positive_int
 from tags.negatives.exports import list_exporters
 
 EXPORT_FORMATS = tuple(list_exporters())
@@ -39,7 +40,7 @@ def add_export_options(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--negatives-per-row",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="K",
         help="negclip: at most K negatives in neg_caption (default all); negclip-csv: K "
@@ -54,7 +55,7 @@ def add_export_options(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--neg-images",
-        type=int,
+        type=positive_int,
         default=3,
         metavar="N",
         help="negclip: neg_image lists a caption row of each of the N other images whose "
