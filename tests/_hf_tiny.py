@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from tags.benchmark.hf_models import _bytes_to_unicode  # CLIP's byte table
+
 WORDS = [
     "[PAD]",
     "[UNK]",
@@ -130,18 +132,6 @@ def make_blip(path: Path, seed: int = 0) -> Path:
         path
     )
     return Path(path)
-
-
-def _bytes_to_unicode() -> dict[int, str]:
-    bs = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, [chr(c) for c in cs]))
 
 
 def clip_tokenizer(directory: Path):
