@@ -152,10 +152,15 @@ class PairClassifier:
         generator = torch.Generator().manual_seed(seed)
         w = 0.01 * torch.randn(len(self.index), 1, generator=generator)
         optimizer = torch.optim.Adam([w], lr=self.lr)
-        for _ in range(self.steps):  # the gradient by hand: two sparse products a step
-            margin = x @ w
-            w.grad = xt @ (-torch.sigmoid(-margin) / len(pairs)) + 2 * self.weight_decay * w
-            optimizer.step()
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # one summation order: the same weights on any machine
+        try:
+            for _ in range(self.steps):  # the gradient by hand: two sparse products a step
+                margin = x @ w
+                w.grad = xt @ (-torch.sigmoid(-margin) / len(pairs)) + 2 * self.weight_decay * w
+                optimizer.step()
+        finally:
+            torch.set_num_threads(threads)
         self.weights = w[:, 0].clone()
         return self
 
