@@ -222,12 +222,23 @@ def _oracle(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return {**config, "data": {"negatives": str(assets["oracle_negatives"])}}
 
 
-@register_method("tags", "cross", "TAGS (+ dynamic synthetic negatives, L_ISTM)")
+@register_method(
+    "tags",
+    "cross",
+    "TAGS, demo recipe (hardest ITM miner + L_ISTM on dynamic synthetic negatives; "
+    "not the paper's Table 5 weights)",
+)
 def _tags(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return _cross(budget, {"source": "dynamic"}, dc=False)
 
 
-@register_method("tags-dc", "cross", "TAGS-DC (NSG -> NSGDC: + WoD/WoC)")
+@register_method(
+    "tags-dc",
+    "cross",
+    "TAGS-DC, demo recipe (NSG -> NSGDC: + WoD/WoC; hardest ITM miner, lambda_ISTM and "
+    "WoD/WoC weights of the demo budget, not the paper's Table 5: "
+    "scripts/configs/tags_dc_*.yaml)",
+)
 def _tags_dc(budget: Budget, assets: dict[str, Any]) -> dict[str, Any]:
     return _cross(budget, {"source": "dynamic"}, dc=True)
 
