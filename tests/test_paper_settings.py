@@ -75,8 +75,65 @@ def test_tags_dc_official_preset_differs_where_the_code_does():
     paper, official = get_preset("tags-dc-paper"), get_preset("tags-dc-official")
     assert official["tags_dc"]["wod_class_weights"] == [1.0, 0.11]
     assert official["tags_dc"]["woc_positions"] == "edited"
+    assert official["tags_dc"]["synthetic"]["fn_filter"] == "official"
     official["tags_dc"] |= {"wod_class_weights": None, "woc_positions": "all"}
+    official["tags_dc"]["synthetic"].pop("fn_filter")
     assert official == paper
+    assert config_from_dict({"preset": "tags-dc-paper"}).tags_dc.synthetic.fn_filter == "paper"
+
+
+def test_fn_filter_is_checked_and_left_out_of_old_resolved_configs():
+    with pytest.raises(ConfigError, match="fn_filter"):
+        config_from_dict({"tags_dc": {"synthetic": {"fn_filter": "nope"}}})
+    # a config resolved before the setting existed compares equal to one at the default
+    assert "fn_filter" not in to_dict(config_from_dict({}))["tags_dc"]["synthetic"]
+    official = to_dict(config_from_dict({"tags_dc": {"synthetic": {"fn_filter": "official"}}}))
+    assert official["tags_dc"]["synthetic"]["fn_filter"] == "official"
+
+
+@pytest.fixture(scope="module")
+def shapes_bench(tmp_path_factory):
+    from tags.benchmark.build import BenchmarkConfig, build_benchmark
+
+    root = tmp_path_factory.mktemp("bench")
+    config = BenchmarkConfig(train=24, val=0, test=2, featurizer="random", crop_size=32)
+    return build_benchmark(root / "data", config, threads=1).paths
+
+
+@pytest.mark.parametrize("fn_filter", ["paper", "official"])
+def test_fn_filter_reaches_the_training_engine(shapes_bench, tmp_path, monkeypatch, fn_filter):
+    """The paper's filter sees the image's other captions; the official code's sees none."""
+    from _training_utils import tiny_config
+
+    import tags.negatives.pipeline as pipeline
+    from tags.training import training_function
+
+    seen: list[list[str]] = []
+    real = pipeline.filter_candidates
+
+    def spy(positive, candidates, others, removed=None):
+        seen.append(list(others))
+        return real(positive, candidates, others, removed)
+
+    monkeypatch.setattr(pipeline, "filter_candidates", spy)
+    config = tiny_config(
+        "tags-dc",
+        tmp_path / "run",
+        f"data.captions={shapes_bench.captions}",
+        f"data.features={shapes_bench.features}",
+        "data.split=train",
+        "batch_size=4",
+        "tags_dc.synthetic.masking=unit",
+        "tags_dc.synthetic.top_m=4",
+        f"tags_dc.synthetic.fn_filter={fn_filter}",
+        "phases.0.steps=1",
+    )
+    training_function(config)
+    assert seen
+    if fn_filter == "paper":
+        assert all(others for others in seen)  # every shapes image has several captions
+    else:
+        assert not any(seen)
 
 
 def test_selhn_paper_preset():

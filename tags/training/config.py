@@ -144,7 +144,11 @@ class SyntheticConfig:
     ``swaps``: the planner's attribute and head-noun swaps join the refills (``false``: the
     paper; ``tags generate`` has them on). ``role_swaps``: the whole noun phrases around an
     asymmetric relation exchanged, a relation negative ("a red circle left of a blue square"
-    -> "a blue square left of a red circle"; ``false``: the paper)."""
+    -> "a blue square left of a red circle"; ``false``: the paper). ``fn_filter``: the
+    false-negative filter. ``paper``: a candidate whose changed words all occur in the image's
+    other captions, or that equals one of them, is dropped (Sec. 3.2); ``official``: only copies
+    of the positive and duplicates are dropped, as LibertFan/TAGS ``model/nsgd.py`` does (no
+    check against the other captions)."""
 
     source: str = "dynamic"
     masking: str = "unit"
@@ -162,6 +166,7 @@ class SyntheticConfig:
     stratify_types: bool = False
     swaps: bool = False
     role_swaps: bool = False
+    fn_filter: str = "paper"
 
 
 @dataclass
@@ -388,7 +393,10 @@ def build(cls: type, data: dict[str, Any], where: str = "") -> Any:
 #: Settings added after runs were made, with the value every earlier run had: a resolved
 #: config leaves them out while they hold it, so it reads as before (the demo's cache compares
 #: resolved configs); :func:`build` fills them back in.
-LATER_SETTINGS: dict[str, Any] = {"vse.aoq.allow_finetune": False}
+LATER_SETTINGS: dict[str, Any] = {
+    "vse.aoq.allow_finetune": False,
+    "tags_dc.synthetic.fn_filter": "paper",
+}
 
 
 def to_dict(config: Any) -> dict[str, Any]:
@@ -468,6 +476,7 @@ VALID = {
     "tags_dc.retrieval.mode": ("pool", "dual"),
     "tags_dc.synthetic.source": ("dynamic", "static", "fixed", "none"),
     "tags_dc.synthetic.masking": ("unit", "word"),
+    "tags_dc.synthetic.fn_filter": ("paper", "official"),
     "tags_dc.woc_positions": ("all", "edited"),
     "tags_dc.woc_init": ("mlm", "random"),
     "tags_dc.mlm_masking": ("bert", "unit"),
@@ -559,7 +568,7 @@ def validate(config: TrainConfig) -> TrainConfig:
     from tags.mining import list_miners
     from tags.training.recipes import get_recipe, list_recipes
 
-    flat = to_dict(config)
+    flat = dataclasses.asdict(config)  # every key, later settings included
     _check_finite(flat, "")
     for key, choices in VALID.items():
         value: Any = flat

@@ -123,10 +123,15 @@ register_preset(
     "tags-dc-official",
     {
         "preset": "tags-dc-paper",
-        "tags_dc": {"wod_class_weights": [1.0, 0.11], "woc_positions": "edited"},
+        "tags_dc": {
+            "wod_class_weights": [1.0, 0.11],
+            "woc_positions": "edited",
+            "synthetic": {"fn_filter": "official"},
+        },
     },
     "LibertFan/TAGS model/nsgd2.py: WoD class weights (1.0, 0.11), WoC on the refilled "
-    "positions only; the run scripts' per-dataset values are quoted in scripts/configs",
+    "positions only; model/nsgd.py: the false-negative filter drops only copies of the "
+    "positive and duplicates; the run scripts' per-dataset values are quoted in scripts/configs",
 )
 register_preset(
     "tags-dc-planned",

@@ -218,10 +218,14 @@ class EngineSource:
                 else PixelImageStore(request.pixel_values),
                 planner=self.planner,
             )
+            # fn_filter "official": no check against the image's other captions
+            checks_siblings = getattr(cfg, "fn_filter", "paper") == "paper"
             items = []
             for i, (text, caption_id) in enumerate(zip(request.texts, request.caption_ids)):
                 others = [
-                    Caption(i, f"__other_{j}__", t) for j, t in enumerate(request.other_captions[i])
+                    Caption(i, f"__other_{j}__", t)
+                    for j, t in enumerate(request.other_captions[i])
+                    if checks_siblings
                 ]
                 caption = Caption(i, caption_id, text)
                 items.append((caption, ImageGroup(i, [*others, caption])))
