@@ -451,3 +451,35 @@ def test_a_truncated_npz_is_named(corpus, tags_model_dir, tmp_path, capsys):
     assert main(args) == 1
     err = capsys.readouterr().err
     assert f"{cut}: not a readable .npz" in err and "Traceback" not in err, err
+
+
+def _preset(*argv: str):
+    from tags.cli import build_parser
+    from tags.cli.generate import apply_preset
+
+    args = build_parser().parse_args(["generate", "--captions", "c.jsonl", "--out", "o", *argv])
+    apply_preset(args)
+    return args
+
+
+def test_the_paper_preset_is_the_paper_and_multi_unit_keeps_the_planner(tmp_path):
+    """paper: ~15 % unit masking, MLM refills over the vocabulary, no planner, no swaps;
+    multi-unit: the same masking with the planner's refills (the former meaning of paper)."""
+    paper = _preset("--preset", "paper", "--mlm", str(tmp_path))
+    assert (paper.max_edits, paper.swaps, paper.unconstrained) == (None, False, True)
+    multi = _preset("--preset", "multi-unit")
+    assert (multi.max_edits, multi.swaps, multi.unconstrained) == (None, False, False)
+    minimal = _preset()
+    assert (minimal.max_edits, minimal.swaps, minimal.unconstrained) == (1, True, False)
+
+
+def test_the_paper_preset_without_a_masked_lm_is_one_line(tmp_path, capsys):
+    from tags.cli import main
+
+    captions = tmp_path / "c.jsonl"
+    captions.write_text('{"id": "1", "caption": "a dog on a red sofa"}\n')
+    out = tmp_path / "neg.jsonl"
+    code = main(["generate", "--captions", str(captions), "--out", str(out), "--preset", "paper"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "--mlm" in err and "multi-unit" in err and len(err.splitlines()) == 1
+    assert not out.exists()

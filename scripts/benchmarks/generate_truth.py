@@ -19,12 +19,16 @@ from pathlib import Path
 
 SETTINGS: dict[str, list[str]] = {
     "vocab, minimal (default)": [],
-    "vocab, paper preset": ["--preset", "paper"],
+    "vocab, multi-unit preset": ["--preset", "multi-unit"],
     "vocab, unconstrained": ["--unconstrained"],
 }
 MODEL_SETTINGS: dict[str, list[str]] = {
     "--model, minimal": [],
-    "--model, paper preset, no swaps (as in training)": ["--preset", "paper", "--no-swaps"],
+    "--model, multi-unit preset, no swaps (as in training)": [
+        "--preset",
+        "multi-unit",
+        "--no-swaps",
+    ],
     "--model, unconstrained (any MLM word piece)": ["--unconstrained"],
 }
 

