@@ -203,10 +203,16 @@ class SceneCounts:
         """A new :class:`SceneCounts` holding both corpora's counts (``self`` + a background
         corpus): substitutes and combinations attested in either count."""
         out = SceneCounts()
-        for name in self._FIELDS:
-            getattr(out, name).update(getattr(self, name))
-            getattr(out, name).update(getattr(other, name))
+        out.update(self)
+        out.update(other)
         return out
+
+    def update(self, other: SceneCounts) -> None:
+        """Add ``other``'s counts to these (in place): counting two parts of a corpus and
+        adding them gives the counts of the whole (:mod:`tags.negatives.counts`)."""
+        for name in self._FIELDS:
+            getattr(self, name).update(getattr(other, name))
+        self._index = None
 
     # ---------------------------------------------------------------- queries
     @property

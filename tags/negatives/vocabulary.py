@@ -200,8 +200,10 @@ class SceneGraphVocabulary:
         return draw(*self.pool_for(unit_type, original), rng, tries)
 
     # ---------------------------------------------------------------- storage
-    def save(self, path: str | Path) -> None:
-        data = {
+    def to_dict(self) -> dict:
+        """The JSON mapping :meth:`save` writes (sorted: the same counts give the same
+        mapping whatever order they were counted in); :meth:`from_dict` reads it."""
+        return {
             "min_count": self.min_count,
             "min_pool": self.min_pool,
             "counts": {
@@ -210,6 +212,9 @@ class SceneGraphVocabulary:
             },
             "scenes": self.scenes.to_dict(),
         }
+
+    def save(self, path: str | Path) -> None:
+        data = self.to_dict()
         path = Path(path)
         tmp = path.with_name(f".{path.name}.tmp")
         try:  # a temporary file + os.replace: a kill or a full disk never leaves half a file
