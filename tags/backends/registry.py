@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tags.backends.base import BackendError, VLBackend
+from tags.backends.hub import resolve_model
 
 _BACKENDS: dict[str, type[VLBackend]] = {}
 #: modules holding the built-in backends, imported on first lookup
@@ -65,9 +66,7 @@ def backend_class(model_type: str, where: str = "") -> type[VLBackend]:
 def read_model_type(path: str | Path) -> tuple[str, dict[str, Any]]:
     """``(model_type, config dict)`` of a local checkpoint directory, with errors that name
     what is missing."""
-    path = Path(path)
-    if not path.exists():
-        raise BackendError(f"model directory not found: {path}")
+    path = resolve_model(path)  # a folder, or a hub id in the local cache
     if not path.is_dir():
         raise BackendError(f"{path} is a file; give the model directory (save_pretrained)")
     config_file = path / "config.json"
@@ -87,11 +86,13 @@ def read_model_type(path: str | Path) -> tuple[str, dict[str, Any]]:
 
 
 def load_backend(path: str | Path, **kwargs: Any) -> VLBackend:
-    """The backend of a local checkpoint directory (model, tokenizer and processor).
+    """The backend of a local checkpoint directory, or of a hub id in the local cache
+    (model, tokenizer and processor).
 
     Nothing is downloaded. ``kwargs`` go to the backend's ``from_pretrained`` (e.g.
     ``dtype``).
     """
+    path = resolve_model(path)
     model_type, _ = read_model_type(path)
     cls = backend_class(model_type, f"{Path(path) / 'config.json'}: ")
     if not any((Path(path) / name).is_file() for name in WEIGHT_FILES):

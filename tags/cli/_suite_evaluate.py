@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tags.cli._model import typed_name
+
 
 def add_suite_arguments(p: argparse.ArgumentParser) -> None:
     """``--suite`` and ``--suite-images`` (the image options are the command's own)."""
@@ -109,7 +111,7 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     if args.out:
-        report = {"model": str(args.model), "backend": backend.name, "mode": args.mode,
+        report = {"model": typed_name(args.model), "backend": backend.name, "mode": args.mode,
                   "suites": results}  # fmt: skip
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._model import model_ref, typed_name
 from tags.cli._outputs import check_out, write_json
 from tags.cli._types import finite_float, non_negative_int, positive_int
 
@@ -28,8 +29,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ARO, Winoground, shapes minimal pairs, pair JSONL) for any backend. Prints a table; "
         "--out writes JSON.",
     )
-    p.add_argument("--model", required=True, help="TagsModel directory (save_pretrained)")
-    p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: --model)")
+    p.add_argument(
+        "--model",
+        required=True,
+        type=model_ref,
+        help="model directory (save_pretrained), or a hub id in the local cache",
+    )
+    p.add_argument(
+        "--tokenizer", default=None, type=model_ref, help="tokenizer directory (default: --model)"
+    )
     p.add_argument(
         "--captions", default=None, help="caption file, or a SCAN data dir ({split}_caps.txt)"
     )
@@ -112,7 +120,9 @@ def check_model_dir(path: str | Path) -> None:
     ``ValueError`` that says what ``path`` is instead."""
     path = Path(path)
     if not path.exists():
-        raise ValueError(f"--model {path}: not found")
+        from tags.backends.hub import missing_model_message
+
+        raise ValueError(f"--model {missing_model_message(path)}")
     config = path / "config.json"
     if not config.is_file():
         raise ValueError(
@@ -233,7 +243,7 @@ def finish(
         print(f"({seconds:.1f}s)", file=sys.stderr)
         if args.out:
             report = result.to_dict() | {
-                "model": str(args.model),
+                "model": typed_name(args.model),
                 **{k: v for k, v in sources.items() if k == "backend"},
                 "captions": str(args.captions),
                 **{k: v for k, v in sources.items() if k != "backend"},

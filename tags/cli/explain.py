@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tags.cli._model import model_ref
 from tags.cli._types import positive_int
 
 
@@ -24,8 +25,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "corrections and the ITM score, to the console, JSON (--json) and HTML (--html). "
         "--negatives FILE reports WoD/WoC accuracy on `tags generate` output instead.",
     )
-    p.add_argument("--model", required=True, help="TagsModel or BLIP (with TAGS heads) directory")
-    p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: --model)")
+    p.add_argument(
+        "--model",
+        required=True,
+        type=model_ref,
+        help="TagsModel or BLIP (with TAGS heads) directory, or a hub id in the local cache",
+    )
+    p.add_argument(
+        "--tokenizer", default=None, type=model_ref, help="tokenizer directory (default: --model)"
+    )
     what = p.add_argument_group("pairs (one of)")
     what.add_argument("--caption", action="append", default=None, help="a caption (repeatable)")
     what.add_argument(

@@ -22,6 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from tags.cli._model import model_ref
 from tags.cli._types import (
     finite_float,
     non_negative_float,
@@ -58,10 +59,12 @@ _RESUME_KEYS = (
     "unconstrained",
     "plausibility_lm",
     "max_surprise",
+    "background",
+    "noun_classes",
 )
 
 #: Settings added after the first release, with the value a run that predates them had.
-_LATER_SETTINGS = {"role_swaps": False}
+_LATER_SETTINGS = {"role_swaps": False, "background": "factual", "noun_classes": None}
 
 #: ``--preset`` values: generation settings filled in where the command line leaves them.
 PRESETS = {
@@ -112,19 +115,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     io.add_argument("--on-error", choices=("skip", "stop"), default="skip", help="bad lines")
     io.add_argument("--overwrite", action="store_true", help="replace an existing output")
     io.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    io.add_argument(
+        "--resume-changed-input",
+        action="store_true",
+        help="with --resume: continue although --captions changed since the interrupted run "
+        "(its fingerprint differs): the records written are kept when their captions are "
+        "unchanged and still before the resume point, the rest is generated with the run's "
+        "saved vocabulary (not byte-identical to a fresh run on the new file)",
+    )
     io.add_argument("--shard", default=None, metavar="I/N", help="process only shard I of N")
 
     add_export_options(p.add_argument_group("export (with --export)"))
 
     src = p.add_argument_group("refill source (one of)")
     source = src.add_mutually_exclusive_group()
-    source.add_argument("--model", default=None, help="TagsModel directory (MLM + ITM)")
-    source.add_argument("--mlm", default=None, help="local masked-LM directory (text only)")
+    source.add_argument(
+        "--model", default=None, type=model_ref, help="TagsModel directory (MLM + ITM)"
+    )
+    source.add_argument(
+        "--mlm",
+        default=None,
+        type=model_ref,
+        help="masked-LM directory or cached hub id (text only)",
+    )
     source.add_argument("--refill", choices=("vocab",), default=None, help="default: vocab")
     src.add_argument(
         "--vocab", default=None, help="vocabulary JSON (loaded if it exists, else saved)"
     )
-    src.add_argument("--tokenizer", default=None, help="tokenizer directory for WoD/WoC labels")
+    src.add_argument(
+        "--tokenizer", default=None, type=model_ref, help="tokenizer directory for WoD/WoC labels"
+    )
     src.add_argument(
         "--background",
         default="factual",
@@ -265,16 +285,63 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(args, key) for key in _RESUME_KEYS}
 
 
-def _check_settings(meta: Path, args: argparse.Namespace, resume: bool) -> None:
+def _check_resume(meta: Path, target: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Refuse (:class:`~tags.negatives.io.InputError`, one line) a resume whose settings or
+    input content (sha256 of ``--captions``) differ from the interrupted run's saved in
+    ``meta``; returns the input's fingerprint for :func:`_write_meta`."""
+    from tags.negatives.io import InputError, scan_output
+    from tags.negatives.resume import check_kept, fingerprint, fingerprint_change, kept_captions
+
+    now = fingerprint(args.captions)
+    if not (args.resume and meta.exists()):
+        return now
+    try:
+        saved = json.loads(meta.read_text(encoding="utf-8"))
+        if not isinstance(saved, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise InputError(
+            f"--resume: {meta} is not valid JSON ({err}); it records the interrupted run's "
+            "settings: run without --resume (--overwrite) to start over"
+        ) from None
     settings = _settings(args)
-    if resume and meta.exists():
-        saved = json.loads(meta.read_text())
-        changed = [k for k in _RESUME_KEYS if saved.get(k, _LATER_SETTINGS.get(k)) != settings[k]]
-        if changed:
-            raise ValueError(
-                f"--resume with settings different from the interrupted run: {', '.join(changed)}"
-            )
-    meta.write_text(json.dumps(settings, indent=1))
+    changed = [k for k in _RESUME_KEYS if saved.get(k, _LATER_SETTINGS.get(k)) != settings[k]]
+    if changed:
+        raise InputError(
+            f"--resume with settings different from the interrupted run ({meta}): "
+            f"{', '.join(changed)}; resume with the same settings or run with --overwrite"
+        )
+    change = fingerprint_change(saved["input"], now) if "input" in saved else None
+    if change is not None and not args.resume_changed_input:
+        raise InputError(
+            f"--resume: --captions {args.captions} changed since the interrupted run ({change}): "
+            "its records and vocabulary come from the old file; pass --resume-changed-input "
+            "to keep them and continue on the new file, or --overwrite to start over"
+        )
+    if change is not None:
+        point = scan_output(target)
+        if point.last_caption_id is not None:
+            kept = kept_captions(target, point.offset)
+            check_kept(kept, _reader(args, _policy(args)), args.captions, point.last_caption_id)
+        print(
+            f"warning: --resume-changed-input: {args.captions} changed ({change}); keeping the "
+            f"finished captions and the vocabulary of the interrupted run",
+            file=sys.stderr,
+        )
+    return now
+
+
+def _write_meta(meta: Path, args: argparse.Namespace, input_print: dict[str, Any]) -> None:
+    """The run's settings and input fingerprint, written atomically."""
+    tmp = meta.with_name(f".{meta.name}.tmp")
+    tmp.write_text(json.dumps({**_settings(args), "input": input_print}, indent=1))
+    os.replace(tmp, meta)
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    from tags.negatives.io import ErrorPolicy
+
+    return ErrorPolicy(args.on_error)
 
 
 def _reader(args: argparse.Namespace, policy: Any) -> Iterator[Any]:
@@ -295,14 +362,13 @@ def _no_captions(args: argparse.Namespace) -> str:
 
 
 def _count(args: argparse.Namespace) -> tuple[int, int]:
-    """(image groups, captions) of the whole input; bad lines raise only with --on-error stop."""
-    from tags.negatives.io import ErrorPolicy
+    """(image groups, captions) of the whole input; bad lines raise only with --on-error stop,
+    a caption id given twice always (one line naming it)."""
+    from tags.negatives.io import detect_format
+    from tags.negatives.resume import count_unique
 
-    groups = captions = 0
-    for group in _reader(args, ErrorPolicy(args.on_error)):
-        groups += 1
-        captions += len(group.captions)
-    return groups, captions
+    fmt = args.format or detect_format(args.captions)
+    return count_unique(_reader(args, _policy(args)), args.captions, fmt)
 
 
 def _regroup(graphs: Iterable[Any], sizes: deque[int]) -> Iterator[list[Any]]:
@@ -521,6 +587,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         apply_preset(args)
         shard = parse_shard(args.shard) if args.shard else (0, 1)
+        if args.resume_changed_input and not args.resume:
+            raise ValueError("--resume-changed-input goes with --resume")
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -682,12 +750,14 @@ def _generate(
     if total_captions == 0:
         raise InputError(_no_captions(args))
     first, stop = shard_bounds(total_groups, *shard)
+    meta = target.with_name(target.name + ".meta.json")
+    input_print = _check_resume(meta, target, args)  # before the vocabulary is read or built
     parser = default_parser()
     components = _components(args, parser, out, state)
     generator = NegativeGenerator(
         config=config, parser=parser, processes=_workers(args, state), **components
     )
-    _check_settings(target.with_name(target.name + ".meta.json"), args, args.resume)
+    _write_meta(meta, args, input_print)
     writer = JsonlWriter(target)
     point = writer.open(resume=args.resume)
     if point.dropped_bytes:

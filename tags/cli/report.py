@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._model import model_ref, typed_name
 from tags.cli._types import non_negative_int, positive_int
 
 
@@ -23,11 +24,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "from) on retrieval (--captions) and compositional suites (--suite) in one run. "
         "Writes OUT/report.md, OUT/report.json and OUT/report.png (grouped bars).",
     )
-    p.add_argument("--model", required=True, help="model directory (any tags backend)")
-    p.add_argument("--baseline", default=None, help="starting checkpoint to compare against")
+    p.add_argument(
+        "--model",
+        required=True,
+        type=model_ref,
+        help="model directory (any tags backend), or a hub id in the local cache",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        type=model_ref,
+        help="starting checkpoint to compare against (folder or cached hub id)",
+    )
     p.add_argument("--name", default=None, help="model column name (default: its folder)")
     p.add_argument("--baseline-name", default=None, help="baseline column name")
-    p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: the model's)")
+    p.add_argument(
+        "--tokenizer",
+        default=None,
+        type=model_ref,
+        help="tokenizer directory (default: the model's)",
+    )
     p.add_argument("--captions", default=None, help="retrieval captions (as tags evaluate)")
     p.add_argument("--format", choices=("karpathy", "precomp", "jsonl"), default=None)
     p.add_argument("--split", default="test")
@@ -154,10 +170,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
-    names = {"model": args.name or Path(args.model).name}
+    names = {"model": args.name or Path(typed_name(args.model)).name}
     paths = {"model": args.model}
     if args.baseline:
-        names["baseline"] = args.baseline_name or Path(args.baseline).name
+        names["baseline"] = args.baseline_name or Path(typed_name(args.baseline)).name
         paths = {"baseline": args.baseline, **paths}
     if len(set(names.values())) != len(names):
         names = {k: f"{k}: {v}" for k, v in names.items()}
@@ -170,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     settings = {
-        "model": args.model, "baseline": args.baseline, "captions": args.captions,
+        "model": typed_name(args.model), "baseline": args.baseline and typed_name(args.baseline),
+        "captions": args.captions,
         "split": args.split if args.captions else None,
         "protocol": args.protocol if args.captions else None, "mode": args.mode,
         "suites": ", ".join(args.suite) or None,
