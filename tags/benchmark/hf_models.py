@@ -474,16 +474,49 @@ def _pair_scorer(backend: Any, images: Any, batch_size: int = 128) -> Any:
     return score
 
 
+def split_minimal_pairs(benchmark: str | Path, split: str) -> list[Any]:
+    """The minimal pairs of ``split``: the build's test pairs for ``test``; for another
+    split (``val``) the same sampler, seed and pairs per type as the test pairs, drawn from
+    the split's scenes (``scenes.jsonl``), in memory (the benchmark folder is not touched)."""
+    from tags.benchmark.build import PAIRS_FILE, SCENES_FILE, pair_sampler_of, read_manifest
+    from tags.benchmark.captions import Claim
+    from tags.benchmark.minimal_pairs import read_pairs, sample_minimal_pairs
+    from tags.benchmark.scenes import Scene
+
+    benchmark = Path(benchmark)
+    if split == "test":
+        return read_pairs(benchmark / PAIRS_FILE)
+    manifest = read_manifest(benchmark)
+    items = []
+    with open(benchmark / SCENES_FILE, encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            if record["split"] == split:
+                claims = [Claim.from_dict(c) for c in record["captions"]]
+                items.append((Scene.from_dict(record["scene"]), claims))
+    if not items:
+        raise ValueError(f"{benchmark / SCENES_FILE}: no scene of split {split!r}")
+    config = manifest.get("config", {})
+    return sample_minimal_pairs(
+        items, int(config.get("seed", 0)), int(config.get("pairs_per_type", 1)),
+        pair_sampler_of(manifest),
+    )  # fmt: skip
+
+
 def evaluate_hf(
-    model_dir: str | Path, benchmark: str | Path, split: str = "test", mode: str = "dual"
+    model_dir: str | Path,
+    benchmark: str | Path,
+    split: str = "test",
+    mode: str = "dual",
+    pairs: list[Any] | None = None,
 ) -> dict[str, float]:
     """Retrieval (R@1/5/10, ``rsum``, ``chance_rsum``) on ``split`` of the benchmark and
-    minimal-pair accuracy (``mp``, ``mp_attribute``, ``mp_object``, ``mp_relation``) on its
-    test pairs (test split only)."""
+    minimal-pair accuracy (``mp``, ``mp_attribute``, ``mp_object``, ``mp_relation``) on the
+    split's pairs (``pairs``, default :func:`split_minimal_pairs`)."""
     import torch
 
     from tags.backends import load_backend
-    from tags.benchmark.minimal_pairs import minimal_pair_accuracy, read_pairs
+    from tags.benchmark.minimal_pairs import minimal_pair_accuracy
     from tags.evaluation.images import load_image_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
 
@@ -499,13 +532,12 @@ def evaluate_hf(
         result = evaluate_retrieval(backend, images, texts, "full", mode)
     scores = {k: float(v) for k, v in result.metrics.items()}
     scores["chance_rsum"] = chance_rsum([int(i) for i in texts.txt2img])
-    if split == "test":
-        pairs = read_pairs(benchmark / "test_minimal_pairs.jsonl")
-        with torch.no_grad():
-            accuracy = minimal_pair_accuracy(_pair_scorer(backend, images), pairs)
-        scores["mp"] = accuracy.pop("overall")
-        scores.update({f"mp_{k}": v for k, v in accuracy.items()})
-        scores["mp_pairs"] = len(pairs)
+    pairs = split_minimal_pairs(benchmark, split) if pairs is None else pairs
+    with torch.no_grad():
+        accuracy = minimal_pair_accuracy(_pair_scorer(backend, images), pairs)
+    scores["mp"] = accuracy.pop("overall")
+    scores.update({f"mp_{k}": v for k, v in accuracy.items()})
+    scores["mp_pairs"] = len(pairs)
     return scores
 
 
@@ -525,5 +557,6 @@ __all__ = [
     "clip_vocabulary",
     "evaluate_hf",
     "pretrain_hf",
+    "split_minimal_pairs",
     "train_config",
 ]

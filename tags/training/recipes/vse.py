@@ -76,8 +76,14 @@ class DualEncoder(nn.Module):
 
 @register_recipe("vse")
 class VSERecipe(Recipe):
-    loss_terms = ("triplet", "contrastive")
-    default_weights: ClassVar[dict[str, float]] = {"triplet": 1.0, "contrastive": 1.0}
+    loss_terms = ("triplet", "contrastive", "hard_negative")
+    # hard_negative (vse.loss: contrastive with synthetic negatives): cross-entropy of each
+    # image over its own caption and that caption's synthetic negatives only, off by default
+    default_weights: ClassVar[dict[str, float]] = {
+        "triplet": 1.0,
+        "contrastive": 1.0,
+        "hard_negative": 0.0,
+    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """As :class:`Recipe` (``config, accelerator, model, tokenizer, dataset, backend``)."""
@@ -339,9 +345,17 @@ class VSERecipe(Recipe):
                 syn = text_all[b : b + layout.get("syn_owner", torch.empty(0)).numel()]
                 if self.pools is not None:  # every process's synthetic columns, in rank order
                     syn = gather_with_grad(syn)
-                return self._contrastive_step(
+                out = self._contrastive_step(
                     img, txt, all_img, all_txt, syn, own, ids, all_ids, ctx, logit_params
                 )
+                if "syn_owner" in layout and ctx.weights.get("hard_negative", 0.0) > 0:
+                    local_syn = text_all[b : b + layout["syn_owner"].numel()]
+                    term = self._hard_negative_loss(
+                        img, txt, local_syn, layout["syn_owner"], logit_params
+                    )
+                    out.loss = out.loss + ctx.weights["hard_negative"] * term
+                    out.metrics["loss/hard_negative"] = term.detach()
+                return out
             i2t = direction_pairs(sim(img, all_txt), own, ids, all_ids)
             t2i = direction_pairs(text_sim(txt, all_img), own, ids, all_ids)
 
@@ -390,6 +404,25 @@ class VSERecipe(Recipe):
         if self.queue is not None:
             metrics["queue/filled"] = torch.tensor(float(len(self.queue)), device=device)
         return StepOutput(loss=loss, metrics=metrics)
+
+    def _hard_negative_loss(
+        self,
+        img: torch.Tensor,
+        txt: torch.Tensor,
+        syn: torch.Tensor,
+        owner: torch.Tensor,
+        params: dict[str, torch.Tensor],
+    ) -> torch.Tensor:
+        """Cross-entropy of each local image over ``[own caption, own synthetic negatives]``
+        (the in-batch captions left out): the compositional signal of the synthetic
+        negatives, not diluted by the batch's easy negatives. Images whose caption has no
+        synthetic negative contribute 0."""
+        rows = torch.arange(img.shape[0], device=img.device)
+        pos = self.backend.scale_logits(self.backend.pair_similarity(img, txt), params).float()
+        neg = self.backend.contrastive_logits(img, syn.to(img.dtype), params).float()
+        neg = neg.masked_fill(owner[None, :] != rows[:, None], float("-inf"))
+        logits = torch.cat([pos[:, None], neg], 1)
+        return torch.nn.functional.cross_entropy(logits, torch.zeros_like(rows))
 
     def _contrastive_step(
         self,

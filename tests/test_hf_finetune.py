@@ -1,0 +1,149 @@
+"""The HF fine-tuning comparison's parts: val minimal pairs of the shapes benchmark, the
+``vse`` recipe's hard-negative term, and the benchmark script's negative ordering."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from tags.benchmark.hf_models import split_minimal_pairs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def shapes_with_val(tmp_path_factory):
+    from tags.cli import main
+
+    root = tmp_path_factory.mktemp("shapes_val")
+    args = ["--train", "2", "--val", "3", "--test", "2", "--image-size", "64", "--crop-size",
+            "32", "--featurizer", "random", "--save-images", "--threads", "1", "--quiet"]  # fmt: skip
+    assert main(["make-benchmark", str(root), *args]) == 0
+    return root
+
+
+def test_val_minimal_pairs_come_from_val_scenes_and_are_false(shapes_with_val):
+    from tags.benchmark.captions import Claim
+    from tags.benchmark.minimal_pairs import read_pairs
+
+    scenes = [json.loads(x) for x in (shapes_with_val / "scenes.jsonl").read_text().splitlines()]
+    val_ids = {s["image_id"] for s in scenes if s["split"] == "val"}
+    captions = {s["image_id"]: {Claim.from_dict(c).text for c in s["captions"]} for s in scenes}
+    pairs = split_minimal_pairs(shapes_with_val, "val")
+    assert pairs and {p.image_id for p in pairs} <= val_ids
+    assert {p.type for p in pairs} >= {"attribute", "object"}
+    for p in pairs:
+        assert p.caption in captions[p.image_id] and p.negative != p.caption
+    # the test split: the build's own file; the build folder is not written
+    before = sorted(x.name for x in shapes_with_val.iterdir())
+    assert split_minimal_pairs(shapes_with_val, "test") == read_pairs(
+        shapes_with_val / "test_minimal_pairs.jsonl"
+    )
+    assert sorted(x.name for x in shapes_with_val.iterdir()) == before
+    with pytest.raises(ValueError, match="no scene of split 'restval'"):
+        split_minimal_pairs(shapes_with_val, "restval")
+
+
+def test_evaluate_hf_scores_the_val_pairs(tmp_path, shapes_with_val):
+    from tags.benchmark.hf_models import HFModelConfig, build_clip, evaluate_hf
+
+    model = build_clip(tmp_path / "clip", HFModelConfig(image_size=32, patch_size=8,
+                       hidden_size=32, num_layers=1, num_heads=4, projection_dim=16))  # fmt: skip
+    scores = evaluate_hf(model, shapes_with_val, "val")
+    assert scores["mp_pairs"] == len(split_minimal_pairs(shapes_with_val, "val"))
+    assert 0 <= scores["mp"] <= 1 and 0 <= scores["rsum"] <= 600
+
+
+class _Backend:
+    """Dot-product similarities scaled by 10 (a CLIP-like logit scale)."""
+
+    def pair_similarity(self, image, text):
+        return (image * text).sum(-1)
+
+    def scale_logits(self, sims, params=None):
+        return 10 * sims
+
+    def contrastive_logits(self, image, text, params=None):
+        return 10 * image @ text.t()
+
+
+def test_hard_negative_term_is_cross_entropy_over_own_negatives_only():
+    from tags.training.recipes.vse import VSERecipe
+
+    recipe = VSERecipe.__new__(VSERecipe)
+    recipe.backend = _Backend()
+    torch.manual_seed(0)
+    img, txt, syn = torch.randn(3, 4), torch.randn(3, 4), torch.randn(4, 4)
+    owner = torch.tensor([0, 0, 2, 2])  # image 1 has no synthetic negative
+    loss = VSERecipe._hard_negative_loss(recipe, img, txt, syn, owner, {})
+    expected = []
+    for i, own in ((0, [0, 1]), (1, []), (2, [2, 3])):
+        logits = torch.stack([10 * img[i] @ txt[i], *[10 * img[i] @ syn[j] for j in own]])
+        expected.append(-torch.log_softmax(logits, 0)[0])
+    assert loss.item() == pytest.approx(torch.stack(expected).mean().item(), rel=1e-5)
+    assert expected[1].item() == 0.0
+
+
+def test_hard_negative_weight_trains_the_term(tmp_path):
+    from tags.training import load_config, training_function
+    from tests._hf_tiny import MAKERS
+    from tests.test_training_backends import CONFIG, write_corpus
+
+    clip = MAKERS["clip"](tmp_path / "clip")
+    captions, images, negatives = write_corpus(tmp_path / "data")
+
+    def run(name, *extra):
+        config = load_config(CONFIG, [
+            f"model.path={clip}", f"data.captions={captions}", f"data.images={images}",
+            f"data.negatives={negatives}", f"output_dir={tmp_path / name}",
+            "progress_bar=false", "tensorboard=false", "phases.0.steps=8",
+            "phases.0.lr=3.0e-3", "optim.warmup_ratio=0.0", "vse.loss=contrastive",
+            "vse.synthetic_negatives=1", "log_every=1", *extra,
+        ])  # fmt: skip
+        training_function(config)
+        text = (tmp_path / name / "metrics.jsonl").read_text().splitlines()
+        return [json.loads(x) for x in text]
+
+    rows = run("hn", "phases.0.weights.hard_negative=2.0")
+    terms = [r["loss/hard_negative"] for r in rows if "loss/hard_negative" in r]
+    assert len(terms) == 8 and all(math.isfinite(t) for t in terms)
+    assert sum(terms[-2:]) / 2 < terms[0]  # the term is trained
+    # the total holds the weighted term on top of the NegCLIP InfoNCE
+    first = rows[0]
+    infonce = 0.5 * (first["loss/infonce_i2t"] + first["loss/infonce_t2i"])
+    assert first["loss/total"] == pytest.approx(infonce + 2.0 * terms[0], rel=1e-4)
+    assert not any("loss/hard_negative" in r for r in run("plain"))  # off by default
+
+
+def _script():
+    path = ROOT / "scripts" / "benchmarks" / "hf_finetune.py"
+    spec = importlib.util.spec_from_file_location("hf_finetune", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_relation_first_order_and_mix(tmp_path):
+    script = _script()
+    rows = [
+        {"image_id": 0, "caption_id": 0, "negative": "a", "edits": [{"type": "attribute"}]},
+        {"image_id": 0, "caption_id": 0, "negative": "b", "edits": [{"type": "object"}]},
+        {"image_id": 0, "caption_id": 0, "negative": "c", "edits": [{"type": "relation"}]},
+        {"image_id": 0, "caption_id": 1, "negative": "d", "edits": [{"type": "attribute"}]},
+        {"image_id": 0, "caption_id": 1, "negative": "e", "edits": [{"type": "attribute"}]},
+    ]
+    path = tmp_path / "neg.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert script.order_negatives(path, "generated") == path
+    ordered = script.order_negatives(path, "relation-first")
+    got = [json.loads(x)["negative"] for x in ordered.read_text().splitlines()]
+    assert got == ["c", "b", "a", "d", "e"]
+    mix = script.negatives_mix(ordered, 1)
+    assert mix == {"attribute": 50.0, "object": 0.0, "relation": 50.0,
+                   "captions_with_relation": 50.0}  # fmt: skip
+    assert script.negatives_mix(path, 1)["relation"] == 0.0
