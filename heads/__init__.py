@@ -9,7 +9,7 @@ wires them:
 - :class:`WordCorrectionHead`: per token, the positive caption's token (vocabulary logits).
 """
 
-from heads.itm import ITMHead
+from heads.itm import ITMHead, fp32_linear
 from heads.mlm import MLMHead, PredictionHeadTransform
 from heads.word_correction import WordCorrectionHead
 from heads.word_discrimination import WordDiscriminationHead
@@ -20,4 +20,5 @@ __all__ = [
     "PredictionHeadTransform",
     "WordCorrectionHead",
     "WordDiscriminationHead",
+    "fp32_linear",
 ]

@@ -165,3 +165,41 @@ def test_retrieval_top_k_follows_the_logits_under_bf16(tmp_path):
         )
         best = logit[pool].float().topk(8).values
         assert logit[caps[row]].float().tolist() == best.tolist()
+
+
+def test_itm_head_logits_are_fp32_and_keep_close_pairs_apart_under_bf16():
+    """A ``Linear`` under bf16 autocast gives 3-digit logits: 6.50 and 6.51 would both be 6.5."""
+    from heads import ITMHead
+
+    head = ITMHead(4).eval()
+    with torch.no_grad():
+        head.classifier.weight.copy_(torch.tensor([[1.0, 0.0, 0.0, 0.0]]))
+        head.classifier.bias.zero_()
+    pooled = torch.tensor([[6.50, 0, 0, 0], [6.51, 0, 0, 0], [6.52, 0, 0, 0]])
+    with torch.no_grad(), bf16_autocast():
+        logits = head(pooled)
+    assert logits.dtype == torch.float32
+    assert logits[0] < logits[1] < logits[2]
+    with torch.no_grad():
+        torch.testing.assert_close(
+            head(pooled), head.classifier(pooled).squeeze(-1), rtol=0, atol=0
+        )
+
+
+@pytest.mark.parametrize("name", ["blip", "blip-2", "clip", "siglip"])
+def test_backend_pair_logits_are_fp32_under_bf16(tmp_path, name):
+    """The score every backend ranks by leaves the model in fp32 (the evaluator's cross
+    mode, the engine's top-m), and in fp32 runs it equals the model's own forward."""
+    from tags.backends import load_backend
+    from tests._hf_tiny import MAKERS, render_images
+
+    backend = load_backend(MAKERS[name](tmp_path / name))
+    backend.model.eval()
+    captions = ["a red dog runs on the grass", "two cats sit near a table"]
+    text, pixels = backend.text_inputs(captions), backend.image_inputs(render_images(2))
+    with torch.no_grad():
+        full = backend.score_pairs(text, pixels)
+        with bf16_autocast():
+            half = backend.score_pairs(text, pixels)
+    assert full.dtype == half.dtype == torch.float32
+    torch.testing.assert_close(half, full, rtol=0.05, atol=0.05)

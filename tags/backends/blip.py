@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from heads import fp32_linear
 from tags.backends.base import BackendError, VLBackend, broadcast_pair, normalize
 from tags.backends.registry import register_backend
 
@@ -216,11 +217,11 @@ class BlipBackend(VLBackend):
 
     def itm_logits(self, text, image) -> torch.Tensor:
         """``[B, 2]`` ITM logits (no match, match) of row-aligned pairs."""
-        return self.model.itm_head(self._grounded_states(text, image)[:, 0, :])
+        return fp32_linear(self.model.itm_head, self._grounded_states(text, image)[:, 0, :])
 
     def itm_head_logits(self, states: torch.Tensor) -> torch.Tensor:
-        """Match log-odds from image-grounded token states (first token)."""
-        logits = self.model.itm_head(states[:, 0, :])
+        """Match log-odds from image-grounded token states (first token), in fp32."""
+        logits = fp32_linear(self.model.itm_head, states[:, 0, :])
         return logits[:, 1] - logits[:, 0]
 
     def score_pairs(self, text, image):

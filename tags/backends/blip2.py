@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from heads import fp32_linear
 from tags.backends.base import BackendError, broadcast_pair, normalize
 from tags.backends.blip import BlipBackend, check_architecture, load_processor
 from tags.backends.registry import register_backend
@@ -100,14 +101,14 @@ class Blip2Backend(BlipBackend):
 
     def itm_head_logits(self, states: torch.Tensor) -> torch.Tensor:
         q = self.num_queries
-        logits = self.model.itm_head(states[:, :q, :].to(self.model.itm_head.weight.dtype))
+        logits = fp32_linear(self.model.itm_head, states[:, :q, :])
         logits = logits.mean(dim=1)
         return logits[:, 1] - logits[:, 0]
 
     def itm_logits(self, text, image) -> torch.Tensor:
         """``[B, 2]`` ITM logits averaged over the query positions."""
         states = self._itm_states(text, image)[:, : self.num_queries, :]
-        return self.model.itm_head(states.to(self.model.itm_head.weight.dtype)).mean(dim=1)
+        return fp32_linear(self.model.itm_head, states).mean(dim=1)
 
     def score_pairs(self, text, image):
         return self.itm_head_logits(self._itm_states(text, image))

@@ -97,7 +97,8 @@ class ClipBackend(VLBackend):
         return sims * params["scale"] + params.get("bias", 0.0)
 
     def score_pairs(self, text, image):
-        t, i = self.encode_text(text), self.encode_image(image)
+        # fp32 product: bf16 cosines have 3 significant digits, so ranked pairs would tie
+        t, i = self.encode_text(text).float(), self.encode_image(image).float()
         if t.shape[0] != i.shape[0]:
             t, i = (
                 (t.expand(i.shape[0], -1), i) if t.shape[0] == 1 else (t, i.expand(t.shape[0], -1))
