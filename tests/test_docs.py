@@ -18,7 +18,8 @@ from tags.cli import build_parser
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELL_LANGS = {"", "bash", "sh", "shell", "console", "text"}
-STOP_TOKENS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1"}
+SEPARATORS = {"|", "||", "&&", ";", "&"}
+REDIRECTIONS = {">", ">>", "<", "2>", "2>&1", ">&"}
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -72,8 +73,9 @@ def logical_lines(body: list[str], first: int) -> list[tuple[int, str]]:
     return out
 
 
-def tokens(line: str) -> list[str]:
-    """The first simple command of a shell line (comments, pipes and redirections cut)."""
+def simple_commands(line: str) -> list[list[str]]:
+    """The simple commands of a shell line: split at pipes, ``&&``, ``;``; comments and
+    redirections cut."""
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -81,10 +83,16 @@ def tokens(line: str) -> list[str]:
         words = list(lexer)
     except ValueError:  # an unbalanced quote: not a shell line
         return []
-    for k, word in enumerate(words):
-        if word in STOP_TOKENS:
-            return words[:k]
-    return words
+    commands, current, redirected = [], [], False
+    for word in words:
+        if word in SEPARATORS:
+            commands.append(current)
+            current, redirected = [], False
+        elif word in REDIRECTIONS or redirected:
+            redirected = True
+        else:
+            current.append(word)
+    return [c for c in [*commands, current] if c]
 
 
 def tags_argv(words: list[str]) -> list[str] | None:
@@ -124,9 +132,11 @@ def doc_commands(path: Path) -> list[Command]:
         if lang not in SHELL_LANGS:
             continue
         for number, line in logical_lines(body, first):
-            argv = tags_argv(tokens(line))
-            if argv is not None:
-                commands.append(Command(f"{_rel(path)}:{number}", line.strip(), tuple(argv)))
+            for words in simple_commands(line):
+                argv = tags_argv(words)
+                if argv is not None:
+                    where = f"{_rel(path)}:{number}"
+                    commands.append(Command(where, line.strip(), tuple(argv)))
     return commands
 
 
@@ -137,7 +147,7 @@ def script_paths(path: Path) -> list[tuple[str, str]]:
         if lang not in SHELL_LANGS:
             continue
         for number, line in logical_lines(body, first):
-            for word in tokens(line):
+            for word in (w for words in simple_commands(line) for w in words):
                 if re.match(r"^scripts/[\w./-]+\.(py|ya?ml|sh)$", word):
                     found.append((f"{_rel(path)}:{number}", word))
     return found
@@ -253,14 +263,17 @@ def test_the_check_refuses_a_broken_command_and_link(tmp_path):
     page.write_text(
         "# Title\n\n```bash\n$ HF_HUB_OFFLINE=1 tags generate --captions C \\\n"
         "    --out o.jsonl --no-such-flag   # comment\ntags frobnicate\n"
-        "accelerate launch --num_processes 2 scripts/train.py --config c.yaml a.b=1\n```\n\n"
+        "accelerate launch --num_processes 2 scripts/train.py --config c.yaml a.b=1\n"
+        "cat caps.txt | tags parse - --bogus > out.tsv\n```\n\n"
         "[ok](#title) [bad](#nope) [gone](missing.md)\n"
     )
     commands = doc_commands(page)
-    assert [c.argv[0] for c in commands] == ["generate", "frobnicate", "train"]
+    assert [c.argv[0] for c in commands] == ["generate", "frobnicate", "train", "parse"]
+    assert commands[3].argv == ("parse", "-", "--bogus")  # after the pipe, before the redirection
     assert "--no-such-flag" in parse_problem(commands[0].argv)
     assert parse_problem(commands[1].argv) is not None
     assert parse_problem(commands[2].argv) is None
+    assert "--bogus" in parse_problem(commands[3].argv)
     assert parse_problem(["generate", "--captions", "C", "--out", "o.jsonl"]) is None
     problems = [link_problem(page, target) for _, target in links(page)]
     assert problems[0] is None and "nope" in problems[1] and "missing.md" in problems[2]
