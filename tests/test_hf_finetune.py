@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
 from tags.benchmark.hf_models import split_minimal_pairs
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -120,16 +116,9 @@ def test_hard_negative_weight_trains_the_term(tmp_path):
     assert not any("loss/hard_negative" in r for r in run("plain"))  # off by default
 
 
-def _script():
-    path = ROOT / "scripts" / "benchmarks" / "hf_finetune.py"
-    spec = importlib.util.spec_from_file_location("hf_finetune", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_relation_first_order_and_mix(tmp_path):
-    script = _script()
+    from tags.benchmark import hf_finetune as script
+
     rows = [
         {"image_id": 0, "caption_id": 0, "negative": "a", "edits": [{"type": "attribute"}]},
         {"image_id": 0, "caption_id": 0, "negative": "b", "edits": [{"type": "object"}]},
@@ -147,3 +136,20 @@ def test_relation_first_order_and_mix(tmp_path):
     assert mix == {"attribute": 50.0, "object": 0.0, "relation": 50.0,
                    "captions_with_relation": 50.0}  # fmt: skip
     assert script.negatives_mix(path, 1)["relation"] == 0.0
+    with pytest.raises(ValueError, match="order must be one of"):
+        script.order_negatives(path, "random")
+
+
+def test_finetune_config_variants():
+    from tags.benchmark.hf_finetune import finetune_config
+
+    base = {"data": {}, "phases": [{"name": "main", "steps": 5}], "recipe": "vse"}
+    plain = finetune_config(base, "plain")
+    assert plain["vse"] == {"loss": "contrastive"} and "negatives" not in plain["data"]
+    neg = finetune_config(base, "negclip", "n.jsonl", per_caption=3, hn_weight=2.0)
+    assert neg["vse"]["synthetic_negatives"] == 3 and neg["data"]["negatives"] == "n.jsonl"
+    assert neg["phases"][0]["weights"] == {"hard_negative": 2.0}
+    assert "weights" not in base["phases"][0]  # the base is not changed
+    assert finetune_config(base, "hardest")["vse"]["miner"]["name"] == "hardest"
+    with pytest.raises(ValueError, match="needs a negatives file"):
+        finetune_config(base, "negclip")

@@ -32,11 +32,9 @@ to ``OUT/results_<split>.md`` (and ``--results``), with ``results_<split>.json``
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
@@ -48,134 +46,7 @@ ROWS = {
     "negclip": "CLIP + tags negatives (NegCLIP-style)",
     "hardest": "CLIP hardest",
 }
-VARIANTS = ("plain", "negclip", "hardest")
-# each caption's negatives in this order of edit type (a negative of mixed types ranks by
-# its first type in this order)
-TYPE_ORDER = {"relation": 0, "object": 1, "attribute": 2}
 METRICS = ("rsum", "mp", "mp_attribute", "mp_object", "mp_relation")
-
-
-def generate_negatives(data: Path, out: Path, top_m: int, role_swaps: bool) -> Path:
-    """``tags generate`` on the benchmark's training captions, weight-free (planner refills
-    from the captions' own vocabulary, the six shapes one noun class), generation seed 0;
-    reused if present."""
-    from tags.benchmark.scenes import SHAPES
-    from tags.cli import main as cli_main
-
-    path = out / f"negatives_top{top_m}{'_roles' if role_swaps else ''}.jsonl"
-    if path.is_file() and path.stat().st_size:
-        return path
-    classes = out / "noun_classes.json"
-    classes.write_text(json.dumps({"shape": list(SHAPES)}))
-    argv = [
-        "generate", "--captions", str(data / "dataset_shapes.json"), "--split", "train",
-        "--out", str(path), "--refill", "vocab", "--background", "none",
-        "--noun-classes", str(classes), "--top-m", str(top_m), "--seed", "0",
-        "--no-progress", "--overwrite", *(["--role-swaps"] if role_swaps else []),
-    ]  # fmt: skip
-    start = time.perf_counter()
-    if cli_main(argv) != 0:
-        raise SystemExit(f"tags generate failed: {' '.join(argv)}")
-    print(f"negatives: {path} ({time.perf_counter() - start:.0f}s)")
-    return path
-
-
-def _rank(row: dict[str, Any]) -> int:
-    return min((TYPE_ORDER.get(e["type"], len(TYPE_ORDER)) for e in row["edits"]), default=9)
-
-
-def order_negatives(path: Path, order: str) -> Path:
-    """``path`` itself (``generated``) or a copy whose rows are, per caption, sorted by edit
-    type (``relation-first``: relation, object, attribute; stable): the trainer takes each
-    caption's first ``vse.synthetic_negatives`` rows."""
-    if order == "generated":
-        return path
-    target = path.with_name(path.stem + f".{order}.jsonl")
-    if target.is_file() and target.stat().st_mtime >= path.stat().st_mtime:
-        return target
-    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            groups.setdefault((row["image_id"], row["caption_id"]), []).append(row)
-    with open(target, "w", encoding="utf-8") as f:
-        for rows in groups.values():
-            for row in sorted(rows, key=_rank):
-                f.write(json.dumps(row) + "\n")
-    return target
-
-
-def negatives_mix(path: Path, per_caption: int) -> dict[str, float]:
-    """Edit-type shares (percent) of the negatives the trainer uses (first ``per_caption``
-    rows of each caption) and the share of captions with at least one relation negative."""
-    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            groups.setdefault((row["image_id"], row["caption_id"]), []).append(row)
-    counts = {"attribute": 0, "object": 0, "relation": 0}
-    with_relation = 0
-    for rows in groups.values():
-        used = rows[:per_caption]
-        types = [{e["type"] for e in r["edits"]} for r in used]
-        with_relation += any("relation" in t for t in types)
-        for t in types:
-            for kind in t & set(counts):
-                counts[kind] += 1
-    total = sum(counts.values()) or 1
-    mix = {k: round(100 * v / total, 1) for k, v in counts.items()}
-    mix["captions_with_relation"] = round(100 * with_relation / max(1, len(groups)), 1)
-    return mix
-
-
-def variant_config(
-    base: dict[str, Any], variant: str, negatives: Path | None, per_caption: int, hn: float
-) -> dict[str, Any]:
-    """The ``tags train`` mapping of one variant, from the shared base."""
-    config = copy.deepcopy(base)
-    if variant == "plain":
-        config["vse"] = {"loss": "contrastive"}
-    elif variant == "negclip":
-        config["vse"] = {"loss": "contrastive", "synthetic_negatives": per_caption}
-        config["data"]["negatives"] = str(negatives)
-        if hn:
-            config["phases"][0]["weights"] = {"hard_negative": hn}
-    elif variant == "hardest":
-        config["vse"] = {"loss": "miner", "miner": {"name": "hardest", "kwargs": {"margin": 0.2}}}
-    else:
-        raise ValueError(f"unknown variant {variant!r}")
-    return config
-
-
-def run_variant(
-    name: str, config: dict[str, Any], out: Path, data: Path, split: str, pairs: list[Any]
-) -> dict[str, Any]:
-    """Train (unless ``result.json`` has the same config) and evaluate one run on
-    ``split`` (scores kept per split)."""
-    from tags.benchmark.hf_models import evaluate_hf
-    from tags.training import training_function
-    from tags.training.config import config_from_dict
-
-    result_path = out / "result.json"
-    record: dict[str, Any] | None = None
-    if result_path.is_file():
-        cached = json.loads(result_path.read_text())
-        if cached.get("config") == config and (out / "train" / "model").is_dir():
-            record = cached
-            print(f"{name}: reused {result_path}")
-    if record is None:
-        start = time.perf_counter()
-        result = training_function(config_from_dict(config))
-        record = {
-            "config": config,
-            "train_seconds": round(time.perf_counter() - start, 1),
-            "last_metrics": {k: float(v) for k, v in result.last_metrics.items()},
-            "scores": {},
-        }
-    if split not in record["scores"]:
-        record["scores"][split] = evaluate_hf(out / "train" / "model", data, split, pairs=pairs)
-        result_path.write_text(json.dumps(record, indent=1) + "\n")
-    return record
 
 
 def summarize(records: list[dict[str, Any]], split: str) -> dict[str, Any]:
@@ -231,6 +102,15 @@ def run_name(variant: str, args: argparse.Namespace) -> str:
 
 
 def main() -> None:
+    from tags.benchmark.hf_finetune import (
+        ORDERS,
+        VARIANTS,
+        finetune_config,
+        generate_negatives,
+        negatives_mix,
+        order_negatives,
+        run_finetune,
+    )
     from tags.benchmark.hf_models import (
         MODEL_DIR,
         HFTrainConfig,
@@ -252,7 +132,7 @@ def main() -> None:
     parser.add_argument("--top-m", type=int, default=8, help="negatives generated per caption")
     parser.add_argument("--role-swaps", action="store_true", help="tags generate --role-swaps")
     parser.add_argument("--per-caption", type=int, default=3, help="NegCLIP columns per caption")
-    parser.add_argument("--order", choices=("generated", "relation-first"),
+    parser.add_argument("--order", choices=ORDERS,
                         default="relation-first", help="which negatives of a caption are used")  # fmt: skip
     parser.add_argument("--hn-weight", type=float, default=0.0,
                         help="hard-negative term weight (vse hard_negative)")  # fmt: skip
@@ -283,8 +163,8 @@ def main() -> None:
             run_dir = out / f"{run_name(variant, args)}_seed{seed}"
             base = train_config(pretrained, data, run_dir / "train", "clip", train)
             base["log_every"] = 25
-            config = variant_config(base, variant, negatives, args.per_caption, args.hn_weight)
-            record = run_variant(variant, config, run_dir, data, args.split, pairs)
+            config = finetune_config(base, variant, negatives, args.per_caption, args.hn_weight)
+            record = run_finetune(config, run_dir, data, (args.split,), {args.split: pairs})
             records.setdefault(variant, []).append(record)
             s = record["scores"][args.split]
             print(f"{ROWS[variant]} seed {seed}: RSum {s['rsum']:.1f}, MP {100 * s['mp']:.1f} "

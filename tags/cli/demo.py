@@ -18,7 +18,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "three (R@K, RSum, minimal pairs) and write OUT/report.md. Finished runs are reused "
         "when re-run with the same arguments.",
     )
-    p.add_argument("--out", default="runs/demo", help="output directory (default runs/demo)")
+    p.add_argument("--out", default=None,
+                   help="output directory (default runs/demo, runs/demo-clip with --backend clip)")  # fmt: skip
+    p.add_argument("--backend", choices=("tags", "clip"), default="tags",
+                   help="tags: TagsModel on region features (default); clip: a small HF CLIPModel "
+                   "pre-trained on the rendered images, plain vs NegCLIP-style fine-tuning with "
+                   "tags generate negatives")  # fmt: skip
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
                    help="small: ~5-6 min on 2 CPU cores; tiny: ~20 s smoke run")  # fmt: skip
     p.add_argument("--seed", type=non_negative_int, default=0)
@@ -30,7 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.backend != "tags":
+        from tags.demo.hf import run_hf_demo
+
+        out = args.out or f"runs/demo-{args.backend}"
+        run_hf_demo(out, args.backend, args.budget, args.seed, data_root=args.data, jobs=args.jobs)
+        return 0
     from tags.demo.pipeline import run_demo
 
-    run_demo(args.out, args.budget, args.seed, data_root=args.data, jobs=args.jobs)
+    run_demo(args.out or "runs/demo", args.budget, args.seed, data_root=args.data, jobs=args.jobs)
     return 0
