@@ -118,8 +118,8 @@ def test_resume_refuses_changed_settings(reference, corpus, tmp_path):
     shutil.copy(reference, out)
     shutil.copy(reference.with_name(reference.name + ".meta.json"), tmp_path)
     args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--resume"]
-    assert main([*args, "--seed", "5"]) == 1
-    assert main([*args, "--role-swaps"]) == 1
+    assert main([*args, "--seed", "5"]) == 2
+    assert main([*args, "--role-swaps"]) == 2
 
 
 def test_resume_of_a_run_from_before_role_swaps(reference, corpus, tmp_path):
@@ -159,7 +159,7 @@ def test_bad_input_named_counted_or_stopping(tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     # the unconstrained engine edits any caption: input handling is what is tested here
     args = ["generate", "--captions", str(path), "--out", str(out), *FAST, "--unconstrained"]
-    assert main([*args, "--on-error", "stop"]) == 1
+    assert main([*args, "--on-error", "stop"]) == 2
     assert "caps.jsonl:3: invalid JSON" in capsys.readouterr().err
     assert main([*args, "--on-error", "skip", "--overwrite"]) == 0
     err = capsys.readouterr().err
@@ -215,7 +215,7 @@ def test_tags_model_scores_with_features_and_missing_features_fail(
     out = tmp_path / "tags.jsonl"
     args = ["generate", "--captions", str(small), "--out", str(out), "--model", str(tags_model_dir)]
     args += ["--features", str(features), *FAST]
-    assert main(args) == 1  # image 1 has no features
+    assert main(args) == 2  # image 1 has no features
     assert "no region features for image 1" in capsys.readouterr().err
     np.savez(features / "1.npz", features=rng.normal(size=(3, 8)).astype(np.float32),
              boxes=np.array([[0.1, 0.1, 0.5, 0.5]] * 3, np.float32))  # fmt: skip
@@ -307,7 +307,7 @@ def test_bad_paths_and_a_missing_split_fail_cleanly(corpus, tmp_path, capsys):
         json.dumps({"images": [{"split": "test", "imgid": 0, "sentences": [{"raw": "a dog"}]}]})
     )
     argv = ["generate", "--captions", str(karpathy), "--out", out, *FAST, "--split", "val"]
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert "no captions in split 'val' (splits present: test)" in capsys.readouterr().err
 
 
@@ -390,7 +390,7 @@ def test_precomp_features_must_have_one_row_per_five_caption_lines(
     out = tmp_path / "o.jsonl"
     args = ["generate", "--captions", str(small), "--out", str(out), "--model"]
     args += [str(tags_model_dir), "--features", str(features), "--format", "precomp", *FAST]
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert f"10 caption lines, but {features} holds {rows} image rows" in err
     assert "Traceback" not in err
@@ -430,7 +430,7 @@ def test_a_vocabulary_of_another_schema_is_named(corpus, tmp_path, capsys, conte
     vocab.write_text(content)
     out = tmp_path / "o.jsonl"
     args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST, "--vocab", str(vocab)]
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{vocab}: not a tags vocabulary JSON" in err, err
     assert vocab.read_text() == content  # not replaced
@@ -448,7 +448,7 @@ def test_a_truncated_npz_is_named(corpus, tags_model_dir, tmp_path, capsys):
     cut.write_bytes(cut.read_bytes()[:60])
     args = ["generate", "--captions", str(small), "--out", str(tmp_path / "o.jsonl")]
     args += ["--model", str(tags_model_dir), "--features", str(features), *FAST]
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert f"{cut}: not a readable .npz" in err and "Traceback" not in err, err
 

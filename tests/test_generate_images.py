@@ -82,7 +82,7 @@ def test_trained_blip_heads_refill_and_missing_image_is_named(setup, tmp_path, c
     assert records(out)
     (images / "img1.png").rename(tmp_path / "moved.png")
     try:
-        assert main([*args, "--overwrite"]) == 1
+        assert main([*args, "--overwrite"]) == 2
         err = capsys.readouterr().err
         assert "image 1" in err and "img1.png" in err
     finally:
@@ -101,7 +101,7 @@ def test_image_names_outside_the_root_are_refused_unless_allowed(setup, tmp_path
     out = tmp_path / "neg.jsonl"
     args = ["generate", "--captions", str(captions), "--out", str(out)]
     args += ["--model", str(dirs["clip"]), "--images", str(images), *FAST]
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert f"image file name {name!r} points outside the image root" in err
     assert "--allow-outside-root" in err and "Traceback" not in err

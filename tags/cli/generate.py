@@ -22,6 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from tags._errors import one_line
 from tags.cli._model import model_ref
 from tags.cli._types import (
     finite_float,
@@ -305,7 +306,9 @@ def _check_resume(meta: Path, target: Path, args: argparse.Namespace) -> dict[st
             "settings: run without --resume (--overwrite) to start over"
         ) from None
     settings = _settings(args)
-    changed = [k for k in _RESUME_KEYS if saved.get(k, _LATER_SETTINGS.get(k)) != settings[k]]
+    # with a fingerprint the content decides, not the path (a moved file resumes)
+    keys = [k for k in _RESUME_KEYS if not (k == "captions" and "input" in saved)]
+    changed = [k for k in keys if saved.get(k, _LATER_SETTINGS.get(k)) != settings[k]]
     if changed:
         raise InputError(
             f"--resume with settings different from the interrupted run ({meta}): "
@@ -648,8 +651,16 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
     try:
         stats, point = _generate(args, out, target, shard, state, policy)
     except (InputError, MissingFeaturesError, FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:  # e.g. no space left: the finished captions stay, --resume goes on
+        where = err.filename or target
+        print(
+            f"error: {where}: {err.strerror or one_line(err)}; fix that and run again with "
+            "--resume (the finished captions are kept)",
+            file=sys.stderr,
+        )
+        return 2
     if state is not None:
         state.wait_for_everyone()
         if state.is_main_process:
@@ -660,8 +671,8 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
                 for path in export_paths(out, kind, args):
                     print(f"exported {path}", file=sys.stderr)
         except (OSError, ValueError) as err:
-            print(f"error: export: {err}", file=sys.stderr)
-            return 1
+            print(f"error: export: {one_line(err)}", file=sys.stderr)
+            return 2
     print(stats.summary(), file=sys.stderr)
     resumed = (
         f"; resumed after caption {point.last_caption_id!r} ({point.records} records kept)"
