@@ -235,6 +235,28 @@ def test_documented_command_parses(command: Command):
     assert problem is None, f"{command.where}: `{command.text}` does not parse: {problem}"
 
 
+TRAIN_COMMANDS = [
+    c for c in ALL_COMMANDS if c.argv[:1] == ("train",) and parse_problem(c.argv) is None
+]
+
+
+@pytest.mark.parametrize("command", TRAIN_COMMANDS, ids=lambda c: c.where)
+def test_documented_train_overrides_load(command: Command):
+    """A documented ``tags train --config FILE key=value ...`` names keys the config schema
+    has, with values of the right type (``...`` stands for options shown above it; a config
+    that is a placeholder such as CONFIG is not checked)."""
+    from tags.training import load_config
+
+    args = build_parser().parse_args(list(command.argv))
+    if not (ROOT / args.config).is_file():
+        pytest.skip(f"{args.config} is a placeholder")
+    overrides = [o for o in args.overrides if o != "..."]
+    try:
+        load_config(ROOT / args.config, overrides)
+    except Exception as err:  # ConfigError: one line naming the key
+        pytest.fail(f"{command.where}: `{command.text}`: {err}")
+
+
 def test_documented_scripts_exist():
     missing = [
         f"{where}: {name}"
@@ -275,5 +297,8 @@ def test_the_check_refuses_a_broken_command_and_link(tmp_path):
     assert parse_problem(commands[2].argv) is None
     assert "--bogus" in parse_problem(commands[3].argv)
     assert parse_problem(["generate", "--captions", "C", "--out", "o.jsonl"]) is None
+    bad_key = ("train", "--config", "scripts/configs/tiny_vse_cpu.yaml", "vse.no_such_key=1")
+    with pytest.raises(pytest.fail.Exception, match="no_such_key"):
+        test_documented_train_overrides_load(Command("page.md:1", "", bad_key))
     problems = [link_problem(page, target) for _, target in links(page)]
     assert problems[0] is None and "nope" in problems[1] and "missing.md" in problems[2]
