@@ -15,7 +15,10 @@ One module per stage:
 - ``labels``: WoD labels and WoC targets of a negative;
 - ``pipeline``: :class:`NegativeGenerator`, the streaming pipeline;
 - ``io`` / ``features``: caption readers, resumable writer, region features;
-- ``exports``: NegCLIP CSV, SugarCrepe JSON, Parquet and ``datasets`` exports (a registry).
+- ``exports``: NegCLIP CSV, SugarCrepe JSON, Parquet and ``datasets`` exports (a registry);
+- ``batch`` / ``counts`` / ``columns``: the engine-neutral batch function
+  (:class:`GenerateBatch`) and the counting pass as map + merge (:class:`CountBatch`,
+  :func:`merge_counts`) for Hugging Face ``datasets`` and Ray Data.
 
 Heavy modules (torch, transformers) load on first attribute access.
 """
@@ -66,6 +69,12 @@ _EXPORTS = {
     "scan_output": "io",
     "Regions": "features",
     "open_regions": "features",
+    "BatchSettings": "batch",
+    "GenerateBatch": "batch",
+    "CountBatch": "counts",
+    "count_groups": "counts",
+    "merge_counts": "counts",
+    "caption_columns": "columns",
 }
 
 __all__ = sorted(_EXPORTS)

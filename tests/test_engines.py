@@ -1,0 +1,131 @@
+"""Engine-neutral generation: the batch function, checked against ``tags generate``."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+from _data import FLICKR_CAPTIONS
+
+from tags.cli import main
+from tags.negatives.batch import GenerateBatch
+from tags.negatives.columns import caption_columns
+from tags.negatives.io import InputError
+
+FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
+SETTINGS = {"num_copies": 5, "num_samples": 5, "top_m": 8}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "test_caps.txt"
+    path.write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:60]) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(corpus, tmp_path_factory) -> Path:
+    """``tags generate`` on the corpus; its vocabulary is ``OUT.vocab.json``."""
+    out = tmp_path_factory.mktemp("reference") / "negatives.jsonl"
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *FAST]) == 0
+    return out
+
+
+def vocab_of(out: Path) -> Path:
+    return out.with_name(out.name + ".vocab.json")
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def rows_of(columns: dict[str, list]) -> list[dict]:
+    return [dict(zip(columns, values)) for values in zip(*columns.values())]
+
+
+def sliced(columns: dict[str, list], size: int) -> list[dict[str, list]]:
+    total = len(columns["image_id"])
+    return [{k: v[i : i + size] for k, v in columns.items()} for i in range(0, total, size)]
+
+
+def by_id(records: list[dict]) -> list[dict]:
+    return sorted(records, key=lambda r: (r["caption_id"], r["negative_index"]))
+
+
+def test_batch_function_equals_tags_generate_for_any_batching(reference, corpus):
+    expected = read(reference)
+    assert len({r["caption_id"] for r in expected}) >= 15
+    columns = caption_columns(corpus)
+    fn = GenerateBatch(vocab_of(reference), **SETTINGS)
+    for size in (1, 7, len(columns["image_id"])):
+        out = [row for batch in sliced(columns, size) for row in rows_of(fn(batch))]
+        assert out == expected, f"batches of {size} images"
+    # batches in another order: each caption's negatives stay the same
+    batches = sliced(columns, 4)[::-1]
+    assert by_id([row for b in batches for row in rows_of(fn(b))]) == by_id(expected)
+    # the pickled function carries settings and the path only, and gives the same rows
+    blob = pickle.dumps(fn)
+    assert len(blob) < 2000
+    assert rows_of(pickle.loads(blob)(columns)) == expected
+    # another seed is another output
+    assert rows_of(GenerateBatch(vocab_of(reference), **SETTINGS, seed=1)(columns)) != expected
+
+
+def test_pandas_and_pyarrow_batches_give_the_same_rows(reference, corpus):
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    columns = caption_columns(corpus)
+    fn = GenerateBatch(vocab_of(reference), **SETTINGS)
+    expected = read(reference)
+    frame = fn(pd.DataFrame(columns))
+    assert isinstance(frame, pd.DataFrame)
+    assert [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")] == expected
+    table = fn(pa.table(columns))
+    assert isinstance(table, pa.Table) and table.to_pylist() == expected
+    # a batch without any negative keeps typed columns (engines concatenate the blocks)
+    empty = fn(pa.table({"image_id": [9], "captions": [[""]], "caption_ids": [[99]]}))
+    assert empty.num_rows == 0 and empty.schema == table.schema
+
+
+def _plain(value):
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return [_plain(v) for v in value] if isinstance(value, list) else value
+
+
+def test_caption_rows_and_other_settings_equal_tags_generate(tmp_path):
+    """One caption per image (caption rows), the multi-unit preset, role swaps, a seed."""
+    lines = FLICKR_CAPTIONS.read_text().splitlines()[:40:2]
+    captions = tmp_path / "caps.jsonl"
+    captions.write_text(
+        "".join(
+            json.dumps({"image_id": f"im{i}", "caption": t}) + "\n" for i, t in enumerate(lines)
+        )
+    )
+    out = tmp_path / "negatives.jsonl"
+    options = ["--preset", "multi-unit", "--role-swaps", "--seed", "3"]
+    assert main(["generate", "--captions", str(captions), "--out", str(out), *FAST, *options]) == 0
+    expected = read(out)
+    assert any(len(r["edits"]) > 1 for r in expected)  # multi-unit: several units edited
+    rows = {
+        "image_id": [f"im{i}" for i in range(len(lines))],
+        "caption_id": list(range(len(lines))),
+        "caption": lines,
+    }
+    settings = {**SETTINGS, "preset": "multi-unit", "role_swaps": True, "seed": 3}
+    fn = GenerateBatch(vocab_of(out), **settings)
+    assert [row for b in sliced(rows, 4) for row in rows_of(fn(b))] == expected
+    with pytest.raises(InputError, match="masked LM"):
+        GenerateBatch(vocab_of(out), preset="paper")(rows)
+
+
+def test_bad_batches_and_counts_are_named(reference, tmp_path):
+    fn = GenerateBatch(vocab_of(reference), **SETTINGS)
+    with pytest.raises(InputError, match="'caption_ids' missing"):
+        fn({"image_id": [1], "captions": [["a dog"]]})
+    with pytest.raises(InputError, match="2 captions but 1 caption_ids"):
+        fn({"image_id": [1], "captions": [["a dog", "a cat"]], "caption_ids": [[1]]})
+    with pytest.raises(InputError, match="not found"):
+        GenerateBatch(tmp_path / "nothing.json")({"image_id": [], "caption": [], "caption_id": []})
