@@ -1,4 +1,5 @@
-"""Engine-neutral generation: the batch function, checked against ``tags generate``."""
+"""Engine-neutral generation: the batch function, the counting pass as map + merge, each
+checked against ``tags generate``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from _data import FLICKR_CAPTIONS
 from tags.cli import main
 from tags.negatives.batch import GenerateBatch
 from tags.negatives.columns import caption_columns
-from tags.negatives.io import InputError
+from tags.negatives.counts import CountBatch, count_groups, merge_counts
+from tags.negatives.io import InputError, read_captions
 
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
 SETTINGS = {"num_copies": 5, "num_samples": 5, "top_m": 8}
@@ -121,6 +123,28 @@ def test_caption_rows_and_other_settings_equal_tags_generate(tmp_path):
         GenerateBatch(vocab_of(out), preset="paper")(rows)
 
 
+def test_counting_pass_per_shard_merges_to_the_single_pass_file(reference, corpus, tmp_path):
+    single = vocab_of(reference).read_bytes()
+    groups = list(read_captions(corpus))
+    assert count_groups(groups).to_dict() == json.loads(single)
+    # uneven shards, saved and merged in another order: the same file byte for byte
+    parts = []
+    for i, (start, stop) in enumerate([(0, 2), (2, 9), (9, len(groups))]):
+        count_groups(groups[start:stop]).save(tmp_path / f"part{i}.json")
+        parts.append(tmp_path / f"part{i}.json")
+    merge_counts(parts[::-1]).save(tmp_path / "merged.json")
+    assert (tmp_path / "merged.json").read_bytes() == single
+    # the engine map step: one JSON row per batch, summed
+    columns = caption_columns(corpus)
+    rows = [CountBatch()(batch)["counts"][0] for batch in sliced(columns, 5)]
+    assert len(rows) == 3
+    merge_counts(rows).save(tmp_path / "batches.json")
+    assert (tmp_path / "batches.json").read_bytes() == single
+    # one part left out is not the same counts
+    merge_counts(parts[1:]).save(tmp_path / "short.json")
+    assert (tmp_path / "short.json").read_bytes() != single
+
+
 def test_bad_batches_and_counts_are_named(reference, tmp_path):
     fn = GenerateBatch(vocab_of(reference), **SETTINGS)
     with pytest.raises(InputError, match="'caption_ids' missing"):
@@ -129,3 +153,7 @@ def test_bad_batches_and_counts_are_named(reference, tmp_path):
         fn({"image_id": [1], "captions": [["a dog", "a cat"]], "caption_ids": [[1]]})
     with pytest.raises(InputError, match="not found"):
         GenerateBatch(tmp_path / "nothing.json")({"image_id": [], "caption": [], "caption_id": []})
+    (tmp_path / "a.json").write_text(json.dumps({"min_count": 2, "counts": {}}))
+    (tmp_path / "b.json").write_text(json.dumps({"min_count": 1, "counts": {}}))
+    with pytest.raises(InputError, match="counts part 1: min_count"):
+        merge_counts([tmp_path / "a.json", tmp_path / "b.json"])
