@@ -4,6 +4,7 @@ names exists, and every relative link (and ``#anchor``) resolves."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import re
@@ -279,6 +280,24 @@ def test_relative_links_resolve():
     assert not broken, "\n".join(broken)
 
 
+def subcommand_helps() -> dict[str, str]:
+    """``tags COMMAND --help`` text of every subcommand."""
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: sub.format_help() for name, sub in action.choices.items()}
+
+
+def test_help_pages_named_exist():
+    """A docs page that ``tags COMMAND --help`` points to exists (and its #anchor)."""
+    broken = [
+        f"tags {name} --help: {ref} {problem}"
+        for name, text in subcommand_helps().items()
+        for ref in re.findall(r"docs/[\w./-]+\.md(?:#[\w-]+)?", text)
+        if (problem := link_problem(ROOT / "README.md", ref))
+    ]
+    assert not broken, "\n".join(broken)
+
+
 def test_the_check_refuses_a_broken_command_and_link(tmp_path):
     """The checks are honest: a misspelt flag, an unknown command and a dead link fail."""
     page = tmp_path / "page.md"
@@ -300,5 +319,6 @@ def test_the_check_refuses_a_broken_command_and_link(tmp_path):
     bad_key = ("train", "--config", "scripts/configs/tiny_vse_cpu.yaml", "vse.no_such_key=1")
     with pytest.raises(pytest.fail.Exception, match="no_such_key"):
         test_documented_train_overrides_load(Command("page.md:1", "", bad_key))
+    assert "no such file" in link_problem(ROOT / "README.md", "docs/nope.md")
     problems = [link_problem(page, target) for _, target in links(page)]
     assert problems[0] is None and "nope" in problems[1] and "missing.md" in problems[2]
