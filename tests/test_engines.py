@@ -1,5 +1,5 @@
-"""Engine-neutral generation: the batch function, the counting pass as map + merge, each
-checked against ``tags generate``."""
+"""Engine-neutral generation: the batch function, the counting pass as map + merge, and
+Hugging Face ``datasets`` runs, each checked against ``tags generate``."""
 
 from __future__ import annotations
 
@@ -157,3 +157,14 @@ def test_bad_batches_and_counts_are_named(reference, tmp_path):
     (tmp_path / "b.json").write_text(json.dumps({"min_count": 1, "counts": {}}))
     with pytest.raises(InputError, match="counts part 1: min_count"):
         merge_counts([tmp_path / "a.json", tmp_path / "b.json"])
+
+
+@pytest.mark.slow
+def test_datasets_map_with_two_processes_equals_tags_generate(reference, corpus):
+    datasets = pytest.importorskip("datasets")
+    dataset = datasets.Dataset.from_dict(caption_columns(corpus))
+    fn = GenerateBatch(vocab_of(reference), **SETTINGS)
+    out = dataset.map(
+        fn, batched=True, batch_size=3, num_proc=2, remove_columns=dataset.column_names
+    )
+    assert out.to_list() == read(reference)
