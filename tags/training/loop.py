@@ -130,10 +130,26 @@ class _MetricWindow:
         if not self.sums:
             return {}
         keys = sorted(self.sums)
-        local = torch.stack([self.sums[k] for k in keys]).to(accelerator.device) / self.count
+        local = torch.stack([self.sums[k].to(accelerator.device) for k in keys]) / self.count
         values = accelerator.reduce(local, reduction="mean")
         self.sums, self.count = {}, 0
         return {k: float(v) for k, v in zip(keys, values.tolist())}
+
+    def snapshot(self, accelerator: Accelerator) -> dict[str, Any]:
+        """The pending sums (averaged over processes: their mean is what :meth:`reduce`
+        logs) and count, as plain values for a checkpoint; ``{}`` when nothing is pending."""
+        if not self.sums:
+            return {}
+        keys = sorted(self.sums)
+        local = torch.stack([self.sums[k].to(accelerator.device) for k in keys])
+        values = accelerator.reduce(local, reduction="mean")
+        return {"count": self.count, "sums": dict(zip(keys, values.tolist()))}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Continue the window a checkpoint's :meth:`snapshot` saved (nothing for ``{}``)."""
+        sums = saved.get("sums") or {}
+        self.sums = {k: torch.tensor(float(v), dtype=torch.float32) for k, v in sums.items()}
+        self.count = int(saved.get("count", 0)) if sums else 0
 
 
 def _materialize_data(config: TrainConfig, main: bool) -> Any:
@@ -326,8 +342,18 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     # unpickles those with weights_only=False, so a crafted checkpoint could run code)
     custom = [scheduler, state, *recipe.stateful()]
 
+    window = _MetricWindow()
+    if checkpoint is None and config.resume_from == "latest" and main:
+        # nothing to resume: a fresh start, without the rows of a run that saved no checkpoint
+        dropped = trim_metrics(output_dir / "metrics.jsonl", 0)
+        accelerator.print(
+            f"resume_from=latest: no complete checkpoint in {output_dir / CHECKPOINTS}: "
+            "starting at step 0"
+            + (f" (the {dropped} metric rows of the earlier run dropped)" if dropped else "")
+        )
     if checkpoint is not None:
         restore_custom_states(custom, checkpoint, saved_states)
+        window.restore(state.log_window)  # a log window the checkpoint cut in two
         with accelerate_view(checkpoint) as view:
             accelerator.load_state(str(view))
         accelerator.step = 0  # checkpoints sit at accumulation boundaries
@@ -356,7 +382,6 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     progress = tqdm(
         total=total, initial=state.step, disable=not (main and config.progress_bar), desc="train"
     )
-    window = _MetricWindow()
     timer = StageTimer()  # time/data, time/step, time/backward (+ the recipe's stages)
     bad_window = False  # a micro batch of the current accumulation window had a bad loss
     last: dict[str, float] = {}
@@ -424,6 +449,7 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         check_weights()
         path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
         accelerator.save_state(str(path))
+        state.log_window = window.snapshot(accelerator)
         if main:
             save_custom_states(custom, path)
         accelerator.wait_for_everyone()

@@ -16,7 +16,7 @@ import pickle
 import re
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,10 @@ class TrainState:
     batches consumed in the current epoch); ``phase``: the phase whose start has run;
     ``skipped``: steps skipped for a non-finite loss (``max_nonfinite_steps``); ``best`` /
     ``best_step``: the best value of ``eval.metric`` so far and its step; ``stale``:
-    evaluations since it (early stopping, ``eval.patience``)."""
+    evaluations since it (early stopping, ``eval.patience``); ``log_window``: the metric
+    sums of the steps since the last logged row (``{"count", "sums"}``, saved only when
+    non-empty), so that a run resumed off a ``log_every`` boundary logs the row the
+    uninterrupted run would have."""
 
     step: int = 0
     epoch: int = 0
@@ -47,13 +50,21 @@ class TrainState:
     best: float = float("-inf")
     best_step: int = 0
     stale: int = 0
+    log_window: dict[str, Any] = field(default_factory=dict)
 
     def state_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        state = dataclasses.asdict(self)
+        if not state["log_window"]:  # (a checkpoint at a log step: nothing pending)
+            del state["log_window"]
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         kinds = {f.name: type(f.default) for f in dataclasses.fields(self)}
+        self.log_window = {}
         for key, value in state.items():  # checkpoints older than a field lack it
+            if key == "log_window":
+                self.log_window = dict(value)
+                continue
             setattr(self, key, kinds.get(key, int)(value))
 
 
