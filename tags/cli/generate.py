@@ -57,6 +57,7 @@ _RESUME_KEYS = (
     "max_edits",
     "swaps",
     "role_swaps",
+    "adds",
     "unconstrained",
     "plausibility_lm",
     "max_surprise",
@@ -65,16 +66,21 @@ _RESUME_KEYS = (
 )
 
 #: Settings added after the first release, with the value a run that predates them had.
-_LATER_SETTINGS = {"role_swaps": False, "background": "factual", "noun_classes": None}
+_LATER_SETTINGS = {
+    "role_swaps": False,
+    "background": "factual",
+    "noun_classes": None,
+    "adds": False,
+}
 
 #: ``--preset`` values: generation settings filled in where the command line leaves them.
 PRESETS = {
     # one scene-graph unit per negative, planned substitutes, swaps: for datasets
-    "minimal": {"max_edits": 1, "swaps": True, "unconstrained": False},
+    "minimal": {"max_edits": 1, "swaps": True, "adds": True, "unconstrained": False},
     # the paper's masking (about 15% of the tokens in whole units per copy), planned refills
-    "multi-unit": {"max_edits": None, "swaps": False, "unconstrained": False},
+    "multi-unit": {"max_edits": None, "swaps": False, "adds": False, "unconstrained": False},
     # the TAGS paper exactly: that masking, MLM refills over the whole vocabulary, no planner
-    "paper": {"max_edits": None, "swaps": False, "unconstrained": True},
+    "paper": {"max_edits": None, "swaps": False, "adds": False, "unconstrained": True},
 }
 
 
@@ -189,6 +195,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--no-swaps", dest="swaps", action="store_false", default=None, help="no swap edits"
     )
     gen.add_argument(
+        "--no-adds",
+        dest="adds",
+        action="store_false",
+        default=None,
+        help="no add edits (an attribute or object inserted: 'a dog' -> 'a black dog', 'a dog "
+        "and a cat'; on in the minimal preset)",
+    )
+    gen.add_argument(
         "--role-swaps",
         action="store_true",
         help="also exchange the whole noun phrases around an asymmetric relation ('a red "
@@ -270,6 +284,8 @@ def apply_preset(args: argparse.Namespace) -> None:
         args.max_edits = preset["max_edits"]
     if args.swaps is None:
         args.swaps = preset["swaps"]
+    if args.adds is None:
+        args.adds = preset["adds"]
     if preset["unconstrained"]:
         if not (args.model or args.mlm):
             raise ValueError(
@@ -752,6 +768,7 @@ def _generate(
         max_edits=args.max_edits,
         swaps=bool(args.swaps),
         role_swaps=args.role_swaps,
+        adds=bool(args.adds),
         masking=args.masking,
         max_tokens=args.max_tokens,
         batch_size=args.batch_size,

@@ -61,7 +61,7 @@ SUBSETS = {
     # a role swap (the noun phrases around a relation exchanged): no SugarCrepe subset,
     # ARO's VG-Relation kind of test
     ("swap", "relation"): "swap_rel",
-    # SugarCrepe's add subsets (a unit added to the positive): no generator makes them yet
+    # SugarCrepe's add subsets (a unit inserted into the positive: tags.negatives.additions)
     ("add", "object"): "add_obj",
     ("add", "attribute"): "add_att",
 }

@@ -62,6 +62,10 @@ class GenerationConfig:
             asymmetric relation's subject and object ("a red circle left of a blue square"
             -> "a blue square left of a red circle"): relation negatives that only the
             image's layout tells apart (off: the paper, and ``tags generate``'s default).
+        adds: with an edit planner, also insert an attribute or an object the caption does
+            not name ("a dog" -> "a black dog", "a dog and a cat"; SugarCrepe's add_att /
+            add_obj; see :mod:`~tags.negatives.additions`), one insertion per negative (off:
+            the paper; on in ``tags generate``'s minimal preset).
         balance_types: each masked copy starts from a unit of a type drawn uniformly among
             the caption's types (object, attribute, relation) instead of a uniform unit, so
             its one relation is edited as often as its several attributes (off: the paper).
@@ -82,6 +86,7 @@ class GenerationConfig:
     max_edits: int | None = None
     swaps: bool = True
     role_swaps: bool = False
+    adds: bool = False
     balance_types: bool = False
     stratify_types: bool = False
     masking: str = "unit"
@@ -273,6 +278,16 @@ class NegativeGenerator:
         )
         self.word_masker = WordMasker(self.config.mask_ratio)
         self.stats = GenerationStats()
+        self._additions: Any = None
+
+    @property
+    def additions(self) -> Any:
+        """The add operator over the planner (``None`` without a planner or adds)."""
+        if self._additions is None and self.planner is not None and self.config.adds:
+            from tags.negatives.additions import Additions
+
+            self._additions = Additions(self.planner)
+        return self._additions
 
     @property
     def needs_regions(self) -> bool:
@@ -298,6 +313,8 @@ class NegativeGenerator:
         _WORKER = self
         if self.planner is not None:
             self.planner.prepare()
+            if self.additions is not None:
+                self.additions.prepare()
         pending: deque = deque()
         with mp.get_context("fork").Pool(self.processes, initializer=_worker_init) as pool:
             for batch in batches:  # at most 2 batches in flight per worker: memory stays flat
@@ -397,6 +414,8 @@ class NegativeGenerator:
                         swaps=self.config.swaps,
                         roles=self.config.role_swaps,
                     )
+                if self.additions is not None:
+                    swaps[-1] = swaps[-1] + self.additions.candidates(graph)
                 if not copies and not swaps[-1]:
                     self.stats.without_units += 1
             elif graph is not None:

@@ -17,7 +17,9 @@ class Edit:
     ``start``/``end`` are half-open character offsets of ``original`` in the positive, so
     ``positive[start:end] == original``. ``operation`` says how the replacement was chosen:
     ``replace`` (a substitute), ``flip`` (an opposite relation), ``antonym`` (an opposite
-    attribute) or ``swap`` (two units of the caption exchanged; its edits come in pairs).
+    attribute), ``swap`` (two units of the caption exchanged; its edits come in pairs) or
+    ``add`` (an attribute or object inserted: ``original`` is empty and ``start == end``,
+    unless an article before it was widened in to agree, "an apple" -> "a red apple").
     """
 
     type: str
@@ -53,14 +55,15 @@ class Edit:
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits to ``text``.
+    """Apply non-overlapping edits to ``text``. An insertion (``start == end``) goes in
+    at its offset, before an edit that starts there.
 
     Raises:
         ValueError: if edits overlap or an edit's ``original`` is not at its offsets.
     """
     parts: list[str] = []
     cursor = 0
-    for edit in sorted(edits, key=lambda e: e.start):
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
         if edit.start < cursor:
             raise ValueError(f"overlapping edit at {edit.start}: {edit}")
         if text[edit.start : edit.end] != edit.original:
