@@ -83,14 +83,16 @@ def progress(
     disable: bool = False,
     every: float = DEFAULT_EVERY,
     stream: TextIO | None = None,
+    force: bool = False,
 ) -> Any:
-    """A tqdm bar on a terminal, :class:`LineProgress` elsewhere, a disabled bar when
-    ``disable``. Both have ``update(n)``, ``n``, ``close()`` and are context managers."""
+    """A tqdm bar on a terminal (or anywhere with ``force``: ``--progress``),
+    :class:`LineProgress` elsewhere, a disabled bar when ``disable``. Both have
+    ``update(n)``, ``n``, ``close()`` and are context managers."""
     stream = stream if stream is not None else sys.stderr
     if disable:
         return tqdm(total=total, disable=True)
     isatty = getattr(stream, "isatty", None)
-    if isatty is not None and isatty():
+    if force or (isatty is not None and isatty()):
         return tqdm(total=total, desc=desc, unit=unit, file=stream)
     return LineProgress(total, desc, unit, every, stream)
 

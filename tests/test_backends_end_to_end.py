@@ -35,7 +35,7 @@ def evaluate_and_check(model_dir: Path, captions: Path, images: Path, mode: str,
     from tags.evaluation.scoring import compute_scores
 
     argv = ["evaluate", "--model", str(model_dir), "--captions", str(captions), "--images"]
-    argv += [str(images), "--split", "test", "--mode", mode, "--cpu", "--out", str(out)]
+    argv += [str(images), "--split", "test", "--mode", mode, "--device=cpu", "--out", str(out)]
     assert main(argv) == 0
     report = json.loads(out.read_text())
     assert (report["n_images"], report["n_texts"]) == (4, 20)

@@ -66,7 +66,7 @@ def test_evaluate_with_a_hub_id_names_it_in_the_report(tmp_path):
     }))  # fmt: skip
     out = tmp_path / "r.json"
     argv = ["evaluate", "--model", REPO, "--suite", f"sugarcrepe={sugar}", "--images", str(images)]
-    assert main([*argv, "--cpu", "--out", str(out)]) == 0
+    assert main([*argv, "--device", "cpu", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["model"] == REPO and report["backend"] == "clip"
 

@@ -96,7 +96,7 @@ def run_cli(assets: dict[str, Path], name: str, *extra: str, features: str = "np
     out = assets["root"] / f"{name}.json"
     argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(assets["caps"])]
     argv += ["--features", str(assets.get(features, features))]
-    argv += ["--out", str(out), "--cpu", *extra]
+    argv += ["--out", str(out), "--device=cpu", *extra]
     assert main(argv) == 0
     return json.loads(out.read_text())
 
@@ -137,7 +137,7 @@ def test_dual_mode_precomp_npy_and_max_images(assets, capsys):
 
 def test_missing_features_fail_cleanly(assets, tmp_path, capsys):
     argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(assets["caps"])]
-    assert main([*argv, "--features", str(tmp_path), "--cpu"]) == 1
+    assert main([*argv, "--features", str(tmp_path), "--device=cpu"]) == 1
     assert "0.npz" in capsys.readouterr().err
 
 
@@ -145,7 +145,7 @@ def test_a_precomp_file_with_a_missing_line_is_refused(assets, tmp_path, capsys)
     lines = assets["caps"].read_text().splitlines()
     short = tmp_path / "test_caps.txt"
     short.write_text("\n".join(lines[:7] + lines[8:]) + "\n")  # one line gone: all shift
-    argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(short), "--cpu"]
+    argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(short), "--device=cpu"]
     assert main([*argv, "--features", str(assets["root"] / "test_ims.npy")]) == 1
     err = capsys.readouterr().err
     assert f"{5 * N_IMAGES - 1} caption lines" in err and f"{N_IMAGES} image rows" in err
@@ -175,7 +175,7 @@ def test_evaluate_model_that_is_not_a_tags_model(assets, tmp_path, capsys, kind,
         target.mkdir()
         for name in ("config.json", "model.safetensors"):
             shutil.copy(assets["model"] / name, target / name)
-    argv = ["evaluate", "--model", str(target), "--captions", str(assets["caps"]), "--cpu"]
+    argv = ["evaluate", "--model", str(target), "--captions", str(assets["caps"]), "--device=cpu"]
     assert main([*argv, "--features", str(assets["npz"])]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
@@ -190,7 +190,7 @@ def test_a_truncated_model_and_the_wrong_feature_width_are_one_line(assets, tmp_
     shutil.copytree(assets["model"], cut)
     weights = cut / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
-    argv = ["evaluate", "--captions", str(assets["caps"]), "--cpu"]
+    argv = ["evaluate", "--captions", str(assets["caps"]), "--device=cpu"]
     assert main([*argv, "--model", str(cut), "--features", str(assets["npz"])]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--model {cut}: cannot be read" in err, err
@@ -206,7 +206,7 @@ def test_an_unwritable_out_is_refused_before_evaluating(assets, tmp_path, capsys
     """Before: the whole evaluation ran, then a traceback (IsADirectoryError /
     PermissionError) and no report."""
     argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(assets["caps"])]
-    argv += ["--features", str(assets["npz"]), "--cpu"]
+    argv += ["--features", str(assets["npz"]), "--device=cpu"]
     assert main([*argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--out {tmp_path}: a folder" in err, err

@@ -84,7 +84,7 @@ def run_cli(setup, name, mode, tmp_path, *extra):
         [
             "evaluate", "--model", str(dirs[name]), "--captions", str(captions),
             "--images", str(root / "coco"), "--split", "test", "--mode", mode,
-            "--cpu", "--out", str(out), *extra,
+            "--device=cpu", "--out", str(out), *extra,
         ]
     )  # fmt: skip
     return code, out
@@ -157,7 +157,7 @@ def test_bad_images_are_named_then_skipped(setup, tmp_path, capsys):
     (tmp_path / "coco" / "val2014" / "COCO_val2014_000000000003.jpg").unlink()
     args = [
         "evaluate", "--model", str(dirs["clip"]), "--captions", str(captions),
-        "--images", str(tmp_path / "coco"), "--mode", "dual", "--cpu",
+        "--images", str(tmp_path / "coco"), "--mode", "dual", "--device=cpu",
     ]  # fmt: skip
     assert main(args) == 1
     err = capsys.readouterr().err
@@ -172,12 +172,12 @@ def test_bad_images_are_named_then_skipped(setup, tmp_path, capsys):
 
 def test_wrong_inputs_give_clear_errors(setup, tmp_path, capsys):
     root, dirs, captions = setup
-    base = ["evaluate", "--model", str(dirs["blip"]), "--captions", str(captions), "--cpu"]
+    base = ["evaluate", "--model", str(dirs["blip"]), "--captions", str(captions), "--device=cpu"]
     assert main(base) == 2
     assert "exactly one of --features and --images" in capsys.readouterr().err
     assert main([*base, "--images", str(tmp_path / "none")]) == 1
     assert "image directory not found" in capsys.readouterr().err
-    missing = ["evaluate", "--model", str(tmp_path), "--captions", str(captions), "--cpu"]
+    missing = ["evaluate", "--model", str(tmp_path), "--captions", str(captions), "--device=cpu"]
     assert main([*missing, "--images", str(root / "coco")]) == 1
     assert "no config.json" in capsys.readouterr().err
 
@@ -194,7 +194,7 @@ def test_image_names_outside_the_root_are_refused_unless_allowed(setup, tmp_path
     captions.write_text(json.dumps(data), encoding="utf-8")
     args = [
         "evaluate", "--model", str(dirs["clip"]), "--captions", str(captions),
-        "--images", str(tmp_path / "coco"), "--mode", "dual", "--cpu",
+        "--images", str(tmp_path / "coco"), "--mode", "dual", "--device=cpu",
     ]  # fmt: skip
     assert main(args) == 1
     err = capsys.readouterr().err

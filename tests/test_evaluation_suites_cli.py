@@ -105,7 +105,7 @@ def shapes(tmp_path_factory) -> dict[str, Path]:
 
 
 def cli_json(argv: list[str], out: Path) -> dict:
-    assert main([*argv, "--out", str(out), "--cpu"]) == 0
+    assert main([*argv, "--out", str(out), "--device=cpu"]) == 0
     return json.loads(out.read_text())
 
 
@@ -146,7 +146,7 @@ def test_report_before_after(shapes):
         "report", "--model", str(shapes["tuned"]), "--baseline", str(shapes["start"]),
         "--captions", str(shapes["data"] / "dataset_shapes.json"),
         "--features", str(shapes["data"] / "features"),
-        "--suite", f"shapes={shapes['data']}", "--out", str(out), "--cpu",
+        "--suite", f"shapes={shapes['data']}", "--out", str(out), "--device=cpu",
     ]  # fmt: skip
     assert main(argv) == 0
     payload = json.loads((out / "report.json").read_text())
@@ -242,9 +242,9 @@ def test_missing_images_and_features_are_named(shapes, tmp_path, capsys):
     (sugar / "add_obj.json").write_text(json.dumps(
         {"1": {"filename": "x.jpg", "caption": "a", "negative_caption": "b"}}))  # fmt: skip
     argv = ["evaluate", "--model", str(shapes["start"]), "--suite", f"sugarcrepe={sugar}"]
-    assert main([*argv, "--cpu"]) == 1
+    assert main([*argv, "--device=cpu"]) == 1
     assert "reads region features; give --features" in capsys.readouterr().err
-    assert main(["evaluate", "--model", str(shapes["start"]), "--cpu"]) == 2
+    assert main(["evaluate", "--model", str(shapes["start"]), "--device=cpu"]) == 2
 
 
 def test_text_baseline_is_scored_beside_the_model(shapes, tmp_path, capsys):
@@ -262,6 +262,6 @@ def test_text_baseline_is_scored_beside_the_model(shapes, tmp_path, capsys):
     plain = cli_json(argv, tmp_path / "plain.json")
     assert plain["suites"]["shapes"]["text_only"] is None
     capsys.readouterr()
-    assert main([*argv, "--text-baseline", str(tmp_path / "missing.txt"), "--cpu"]) == 1
+    assert main([*argv, "--text-baseline", str(tmp_path / "missing.txt"), "--device=cpu"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "missing.txt" in err[0]

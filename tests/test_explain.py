@@ -127,7 +127,7 @@ def test_cli_console_json_html(model_dir, tmp_path, capsys):
     out_json, out_html = tmp_path / "e.json", tmp_path / "e.html"
     argv = ["explain", "--model", str(model_dir), "--features", str(tmp_path / "feats"),
             "--image-id", "1", "--caption", CAPTION, "--caption", "a cat & a dog",
-            "--json", str(out_json), "--html", str(out_html)]  # fmt: skip
+            "--out", str(out_json), "--html", str(out_html)]  # fmt: skip
     assert main(argv) == 0
     console = capsys.readouterr().out.splitlines()
     assert len(console) == 2 and console[0].startswith("ITM 0.769 | A* ")
@@ -149,7 +149,7 @@ def test_cli_negatives_summary_and_errors(model_dir, tmp_path, capsys):
     out = tmp_path / "acc.json"
     feats = str(tmp_path / "feats")
     argv = ["explain", "--model", str(model_dir), "--features", feats, "--negatives", str(negs)]
-    assert main([*argv, "--json", str(out)]) == 0
+    assert main([*argv, "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
     assert summary["negatives"] == 1 and summary["woc_accuracy_edited"] == 0.0
     assert "WoD accuracy" in capsys.readouterr().out

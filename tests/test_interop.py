@@ -44,7 +44,7 @@ def generated(tmp_path_factory) -> dict[str, Path]:
     captions.write_text(json.dumps({"images": images}))
     out = root / "neg.jsonl"
     argv = ["generate", "--captions", str(captions), "--out", str(out), "--no-progress",
-            "--k", "4", "--l", "4", "--top-m", "3", "--workers", "1",
+            "--k", "4", "--l", "4", "--top-m", "3", "--num-workers", "1",
             "--export", "negclip-csv", "--export", "sugarcrepe", "--image-root", ROOT,
             "--negatives-per-row", "2"]  # fmt: skip
     assert main(argv) == 0
@@ -342,7 +342,7 @@ def test_generate_export_refuses_an_existing_target_before_generating(tmp_path, 
     out = tmp_path / "neg.jsonl"
     (tmp_path / "neg.csv").write_text("mine\n")
     argv = ["generate", "--captions", str(captions), "--out", str(out), "--no-progress",
-            "--k", "2", "--l", "2", "--top-m", "2", "--workers", "1", "--export", "negclip-csv"]  # fmt: skip
+            "--k", "2", "--l", "2", "--top-m", "2", "--num-workers", "1", "--export", "negclip-csv"]  # fmt: skip
     assert main(argv) == 2
     assert "--export negclip-csv" in capsys.readouterr().err and not out.exists()
     assert (tmp_path / "neg.csv").read_text() == "mine\n"

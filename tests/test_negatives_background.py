@@ -157,7 +157,7 @@ def test_cli_background_option(tmp_path):
     def run(*extra: str) -> subprocess.CompletedProcess:
         out = tmp_path / f"neg{len(extra)}.jsonl"
         cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
-        cmd += ["--out", str(out), "--no-progress", "--workers", "1", "--overwrite", *extra]
+        cmd += ["--out", str(out), "--no-progress", "--num-workers", "1", "--overwrite", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
     default = run()
@@ -219,7 +219,7 @@ def test_cli_noun_classes(tmp_path):
     def run(*extra: str) -> subprocess.CompletedProcess:
         cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
         cmd += ["--out", str(tmp_path / "neg.jsonl"), "--no-progress", "--overwrite"]
-        cmd += ["--workers", "1", "--background", "none", *extra]
+        cmd += ["--num-workers", "1", "--background", "none", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
     def replacements() -> set[tuple[str, str]]:

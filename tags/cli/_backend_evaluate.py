@@ -15,11 +15,12 @@ def run_images(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
 
     from tags.backends import BackendError, load_backend
+    from tags.cli._flags import uses_cpu
     from tags.data.images import ImageError
     from tags.evaluation.images import load_image_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
 
-    accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
+    accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
     say = accelerator.print
     try:
         backend = load_backend(args.model)

@@ -40,9 +40,12 @@ def dir_problem(out: str | Path, option: str = "--out") -> str | None:
     return None
 
 
-def check_out(out: str | Path | None, option: str = "--out") -> None:
-    """:func:`out_problem` as a :class:`~tags._errors.CommandError` (nothing for ``None``)."""
+def check_out(out: str | Path | None, option: str = "--out", overwrite: bool = True) -> None:
+    """:func:`out_problem` as a :class:`~tags._errors.CommandError` (nothing for ``None``);
+    an existing file is refused too unless ``overwrite``."""
     problem = out_problem(out, option) if out else None
+    if problem is None and out and not overwrite and Path(out).exists():
+        problem = f"{option} {out} exists; pass --overwrite to replace it"
     if problem is not None:
         raise CommandError(problem)
 

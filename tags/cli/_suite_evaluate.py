@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tags.cli._flags import resolve_device
 from tags.cli._model import typed_name
 
 
@@ -92,7 +93,6 @@ def suite_errors() -> tuple[type[Exception], ...]:
 
 
 def run_suite_evaluate(args: argparse.Namespace) -> int:
-    import torch
 
     from tags.evaluation.suites.base import SuiteSpec
     from tags.evaluation.suites.runner import run_suites
@@ -101,7 +101,7 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
         print("error: --suite evaluates suites only; `tags report` runs retrieval and suites "
               "together", file=sys.stderr)  # fmt: skip
         return 2
-    device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
+    device = resolve_device(args.device)
     try:
         specs = SuiteSpec.parse_many(args.suite)
         options = suite_options(args)  # bad option files fail before the model loads

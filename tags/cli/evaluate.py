@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._flags import add_device, add_overwrite, add_progress, uses_cpu
 from tags.cli._model import model_ref, typed_name
 from tags.cli._outputs import check_out, write_json
 from tags.cli._types import finite_float, non_negative_int, positive_int
@@ -109,9 +110,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="rank by sigmoid ITM scores instead of logits (same order unless saturated)",
     )
-    p.add_argument("--cpu", action="store_true", help="force the CPU")
+    add_device(p, cpu_alias=True)
     p.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default=None)
     p.add_argument("--out", default=None, help="write the metrics as JSON here")
+    add_overwrite(p, "an existing --out")
+    add_progress(p)
     p.set_defaults(func=run)
 
 
@@ -141,8 +144,7 @@ def check_model_dir(path: str | Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.suite:  # (the suites check their own options)
-        check_out(args.out)  # before any work
+    check_out(args.out, overwrite=args.overwrite)  # before any work
     if args.suite:  # issue 14: compositional suites
         from tags.cli._suite_evaluate import run_suite_evaluate
 
@@ -168,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     from tags.modeling import TagsModel
     from tags.training.factory import MODEL_HINT
 
-    accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision)
+    accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
     say = accelerator.print
     try:
         check_model_dir(args.model)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tags.cli._flags import add_device, add_overwrite, deprecated, resolve_device
 from tags.cli._model import model_ref
 from tags.cli._types import positive_int
 
@@ -51,12 +52,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     img.add_argument(
         "--captions", default=None, help="--negatives: caption file naming the images' files"
     )
-    p.add_argument("--json", default=None, help="write the explanations (or accuracy) here")
+    p.add_argument("--out", default=None, help="write the explanations (or accuracy) as JSON here")
+    deprecated(p, "--json", "--out", "out")
     p.add_argument("--html", default=None, help="write the highlighted captions here")
+    add_overwrite(p, "an existing --out / --html")
     p.add_argument("--max-length", type=positive_int, default=40, help="text tokens read")
     p.add_argument("--batch-size", type=positive_int, default=32, help="pairs per forward")
     p.add_argument("--limit", type=positive_int, default=None, help="--negatives: only the first N")
-    p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    add_device(p)
     p.set_defaults(func=run)
 
 
@@ -65,7 +68,6 @@ class Explainer:
     """The model's trainable module (ITM + WoD + WoC), its tokenizer and an image loader."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        import torch
 
         from tags.backends import BackendError, load_backend
         from tags.backends.heads import require_heads
@@ -83,7 +85,7 @@ class Explainer:
             )
         # before trainable_module(), which would add missing heads with random weights
         require_heads(self.backend, ("itm", "wod", "woc"), "tags explain", args.model)
-        device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = resolve_device(args.device)
         self.backend.model.to(device).eval()
         self.module = self.backend.trainable_module().to(device).eval()
         self.max_length = min(args.max_length, self.backend.max_text_length)
@@ -179,6 +181,10 @@ def run(args: argparse.Namespace) -> int:
     if len(chosen) != 1:
         print("error: give one of --caption, --pairs or --negatives", file=sys.stderr)
         return 2
+    from tags.cli._outputs import check_out
+
+    check_out(args.out, overwrite=args.overwrite)
+    check_out(args.html, "--html", overwrite=args.overwrite)
     try:
         explainer = Explainer(args)
         if args.negatives:
@@ -209,8 +215,8 @@ def _explain(explainer: Explainer, args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     for result in results:
         print(console_line(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps([r.to_dict() for r in results], indent=1) + "\n")
+    if args.out:
+        Path(args.out).write_text(json.dumps([r.to_dict() for r in results], indent=1) + "\n")
     if args.html:
         Path(args.html).write_text(render_html(results))
     print(
@@ -249,6 +255,6 @@ def _accuracy(explainer: Explainer, args: argparse.Namespace) -> int:
         f"{pct(summary['woc_accuracy'])} ({summary['woc_tokens']} tokens), on edited tokens "
         f"{pct(summary['woc_accuracy_edited'])} ({summary['woc_edited_tokens']})"
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
+    if args.out:
+        Path(args.out).write_text(json.dumps(summary, indent=1) + "\n")
     return 0

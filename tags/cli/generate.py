@@ -23,6 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from tags._errors import one_line
+from tags.cli._flags import add_device, add_progress, deprecated
 from tags.cli._model import model_ref
 from tags.cli._types import (
     finite_float,
@@ -237,14 +238,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--seed", type=non_negative_int, default=0)
     gen.add_argument("--batch-size", type=positive_int, default=256, help="captions per batch")
     gen.add_argument(
-        "--workers",
+        "--num-workers",
         type=positive_int,
         default=None,
         help="processes (default: 2 with the weight-free refill on a machine with 2+ cores, "
         "else 1; the output is the same for any number)",
     )
-    gen.add_argument("--device", default=None, help="torch device (default: cuda if available)")
-    gen.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    deprecated(gen, "--workers", "--num-workers", "num_workers", type=positive_int)
+    add_device(gen)
+    add_progress(gen)
     gen.add_argument(
         "--progress-every",
         type=non_negative_float,
@@ -422,7 +424,7 @@ def _vocabulary(args: argparse.Namespace, parser: Any, path: Path, state: Any) -
             parser.pipe(texts(), n_process=_workers(args, state)),
             desc="vocabulary",
             unit=" captions",
-            disable=args.no_progress or None,
+            disable=None if args.progress is None else not args.progress,
             file=sys.stderr,
         )
         vocab = SceneGraphVocabulary().update_groups(_regroup(bar, sizes))
@@ -567,8 +569,8 @@ def _noun_classes(path: str | None) -> dict[str, list[str]] | None:
 
 
 def _workers(args: argparse.Namespace, state: Any) -> int:
-    if args.workers is not None:
-        return max(1, args.workers)
+    if args.num_workers is not None:
+        return max(1, args.num_workers)
     if state is not None or args.model or args.mlm or args.plausibility_lm:
         return 1  # no forking next to a loaded model or inside a launched process group
     return min(2, os.cpu_count() or 1)
@@ -796,7 +798,8 @@ def _generate(
         total=total_captions if shard[1] == 1 else None,
         desc="generate" if shard[1] == 1 else f"shard {shard[0]}/{shard[1]}",
         unit=" captions",
-        disable=args.no_progress,
+        disable=args.progress is False,
+        force=args.progress is True,
         every=args.progress_every,
     )
     groups = take_shard(_reader(args, policy), first, stop)

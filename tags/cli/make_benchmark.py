@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tags.cli._flags import add_progress, deprecated
 from tags.cli._types import non_negative_int, positive_int
 
 
@@ -22,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "split, minimal-pair negative captions (JSONL). Re-running with the same "
         "arguments reuses the output.",
     )
-    p.add_argument("output", help="output directory")
+    p.add_argument("output", nargs="?", default=None, help="output directory (or --out)")
+    p.add_argument("--out", default=None, help="output directory")
     # split sizes: 0 leaves the split out (not all three 0: the config refuses it)
     p.add_argument("--train", type=non_negative_int, default=d.train, help="training images")
     p.add_argument("--val", type=non_negative_int, default=d.val, help="validation images")
@@ -60,8 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--save-images", action="store_true", help="also write the PNGs")
     p.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads")
     p.add_argument("--batch-size", type=positive_int, default=256, help="crops per CNN forward")
-    p.add_argument("--force", action="store_true", help="rebuild even if cached")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--overwrite", action="store_true", help="rebuild even if a finished build is there"
+    )
+    deprecated(p, "--force", "--overwrite", "overwrite", const=True)
+    add_progress(p)
     p.set_defaults(func=run)
 
 
@@ -70,6 +75,13 @@ def run(args: argparse.Namespace) -> int:
     from tags.benchmark.config import BenchmarkConfig
     from tags.cli._outputs import dir_problem
 
+    if args.output and args.out and args.output != args.out:
+        print(f"error: two outputs: {args.output} and --out {args.out}; give one", file=sys.stderr)
+        return 2
+    args.output = args.output or args.out
+    if args.output is None:
+        print("error: give the output directory (--out DIR)", file=sys.stderr)
+        return 2
     problem = dir_problem(args.output, "output")
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
@@ -96,14 +108,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     def progress(done: int, total: int) -> None:
-        if not args.quiet:
+        if args.progress is not False:
             print(f"\r{done}/{total} images", end="", file=sys.stderr, flush=True)
 
     try:
         result = build_benchmark(
             args.output,
             config,
-            force=args.force,
+            force=args.overwrite,
             threads=args.threads,
             batch_size=args.batch_size,
             progress=progress,
@@ -111,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if not args.quiet and not result.reused:
+    if args.progress is not False and not result.reused:
         print(file=sys.stderr)
     state = "reused" if result.reused else f"built in {result.seconds:.1f}s"
     counts = ", ".join(f"{k} {v}" for k, v in result.counts.items())

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from tags._lock import LockError, OutputLock, lock_path
+from tags.cli._flags import add_overwrite, add_progress, deprecated
 from tags.cli._types import non_negative_float, positive_int
 from tags.progress import DEFAULT_EVERY, progress, track
 
@@ -32,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "by line number and give empty graphs (or stop the run with --strict).",
     )
     p.add_argument("input", nargs="?", default="-", help="caption file, or - for stdin")
-    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument("--out", "-o", default="-", help="output file (default: stdout)")
+    deprecated(p, "--output", "--out", "out")
     p.add_argument(
         "--format",
         choices=("factual", "json"),
@@ -41,11 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--model", default=None, help="spaCy model package (default: auto)")
     p.add_argument("--batch-size", type=positive_int, default=256)
-    p.add_argument("--workers", type=positive_int, default=1, help="parser processes (fork)")
+    p.add_argument("--num-workers", type=positive_int, default=1, help="parser processes (fork)")
+    deprecated(p, "--workers", "--num-workers", "num_workers", type=positive_int)
     p.add_argument("--max-chars", type=positive_int, default=None, help="cut longer captions")
     p.add_argument("--strict", action="store_true", help="stop at the first undecodable line")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_overwrite(p, "an existing --out")
+    add_progress(p)
     p.add_argument(
         "--progress-every",
         type=non_negative_float,
@@ -57,23 +60,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def check_paths(args: argparse.Namespace) -> str | None:
-    """A one-line error for a bad ``input`` / ``--output``, else ``None``."""
+    """A one-line error for a bad ``input`` / ``--out``, else ``None``."""
     if args.input != "-":
         source = Path(args.input)
         if source.is_dir():
             return f"input {source} is a directory; pass a caption file (one caption a line)"
         if not source.is_file():
             return f"input {source} not found"
-    if args.output != "-":
-        sink = Path(args.output)
+    if args.out != "-":
+        sink = Path(args.out)
         if sink.is_dir():
-            return f"--output {sink} is a directory; pass a file name"
+            return f"--out {sink} is a directory; pass a file name"
         if not sink.parent.is_dir():
-            return f"--output {sink}: directory {sink.parent} does not exist"
+            return f"--out {sink}: directory {sink.parent} does not exist"
         if sink.exists() and not args.overwrite:
-            return f"--output {sink} exists; pass --overwrite to replace it"
+            return f"--out {sink} exists; pass --overwrite to replace it"
         if args.input != "-" and sink.resolve() == Path(args.input).resolve():
-            return f"--output {sink} is the input file"
+            return f"--out {sink} is the input file"
     return None
 
 
@@ -105,9 +108,9 @@ def run(args: argparse.Namespace) -> int:
     from parsers.scene_graph_parser import DEFAULT_MAX_CHARS, SceneGraphParser
 
     lock = None
-    if args.output != "-":
+    if args.out != "-":
         try:
-            lock = OutputLock(lock_path(args.output), f"--output {args.output}").acquire()
+            lock = OutputLock(lock_path(args.out), f"--out {args.out}").acquire()
         except LockError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
@@ -126,14 +129,18 @@ def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) 
     )
     stats = ParseStats()
     source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
-    sink = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    sink = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
     start = time.perf_counter()
     bar = progress(
-        desc="parse", unit=" captions", disable=args.no_progress, every=args.progress_every
+        desc="parse",
+        unit=" captions",
+        disable=args.progress is False,
+        force=args.progress is True,
+        every=args.progress_every,
     )
     try:
         captions = read_captions(source, stats, args.strict, sys.stderr)
-        graphs = parser.pipe(captions, n_process=args.workers)
+        graphs = parser.pipe(captions, n_process=args.num_workers)
         for graph in track(graphs, bar):
             if args.format == "json":
                 sink.write(json.dumps(graph.to_dict(), ensure_ascii=False) + "\n")

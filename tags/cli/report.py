@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags.cli._flags import add_device, add_overwrite, add_progress, resolve_device
 from tags.cli._model import model_ref, typed_name
 from tags.cli._types import non_negative_int, positive_int
 
@@ -65,8 +66,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="image loading workers (0: in this process)",
     )
     p.add_argument("--use-scores", action="store_true", help="sigmoid scores, not logits")
-    p.add_argument("--cpu", action="store_true", help="force the CPU")
+    add_device(p, cpu_alias=True)
     p.add_argument("--out", required=True, help="output folder")
+    add_overwrite(p, "the report.md / report.json of an earlier report in --out")
+    add_progress(p)
     p.set_defaults(func=run)
 
 
@@ -156,7 +159,6 @@ def write_report(
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
 
     from tags.cli._outputs import dir_problem
     from tags.cli._suite_evaluate import suite_errors
@@ -166,10 +168,13 @@ def run(args: argparse.Namespace) -> int:
         print("error: give --captions (retrieval) and/or --suite", file=sys.stderr)
         return 2
     problem = dir_problem(args.out)  # before evaluating anything
+    earlier = [Path(args.out) / f for f in ("report.md", "report.json")]
+    if problem is None and not args.overwrite and any(f.exists() for f in earlier):
+        problem = f"--out {args.out} holds an earlier report; pass --overwrite to replace it"
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    device = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
+    device = resolve_device(args.device)
     names = {"model": args.name or Path(typed_name(args.model)).name}
     paths = {"model": args.model}
     if args.baseline:
