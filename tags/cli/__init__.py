@@ -33,6 +33,49 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+#: The docs page of each subcommand (the last line of its ``--help``).
+DOC_PAGES: dict[str, str] = {
+    "parse": "docs/parser.md",
+    "eval-parser": "docs/parser.md",
+    "generate": "docs/generate.md",
+    "export": "docs/interop.md",
+    "evaluate": "docs/evaluation.md",
+    "report": "docs/evaluation.md",
+    "explain": "docs/evaluation.md",
+    "train": "docs/training.md",
+    "make-benchmark": "docs/benchmark.md",
+    "demo": "docs/demo.md",
+}
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps one-line paragraphs as usual; text with line breaks (an epilog's list) keeps
+    them, each line wrapped on its own."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        lines = []
+        for line in text.splitlines():
+            lead = line[: len(line) - len(line.lstrip())]
+            lines.append(super()._fill_text(line, width, indent + lead) if line.strip() else "")
+        return "\n".join(lines)
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Append ``(default: X)`` to the help of every option with a default worth showing
+    (not None/False/empty) whose help does not already say it."""
+    for action in parser._actions:
+        default, text = action.default, action.help
+        if text is argparse.SUPPRESS or not action.option_strings:
+            continue
+        if default in (None, False, argparse.SUPPRESS) or default == [] or default == "":
+            continue
+        if text and ("%(default)" in text or "default" in text.lower()):
+            continue
+        action.help = f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tags",
@@ -47,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"tags.cli.{name}").register(subparsers)
+    for name, sub in subparsers.choices.items():
+        show_defaults(sub)
+        sub.formatter_class = HelpFormatter
+        sub.epilog = f"Docs: {DOC_PAGES[name]}"
     return parser
 
 

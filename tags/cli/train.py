@@ -17,9 +17,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train with Accelerate from a YAML config. Overrides use dotted keys, "
         "e.g. phases.0.lr=1e-5 vse.miner.name=selhn resume_from=latest. The resolved "
         "config is written to output_dir/config.yaml.",
+        add_help=False,
     )
+    p.add_argument("-h", "--help", action=TrainHelp, help="show this help message and exit")
     add_arguments(p)
     p.set_defaults(func=run)
+
+
+def recipes_and_presets() -> str:
+    """The epilog of ``tags train --help``: the registered recipes and presets, and where
+    the config keys are documented."""
+    from tags.training.presets import list_presets
+    from tags.training.recipes import list_recipes
+
+    return "\n".join(
+        [
+            "recipes (config key recipe:):",
+            *(f"  {name}" for name in list_recipes()),
+            "presets (config key preset: NAME, or the override preset=NAME):",
+            *(f"  {name}" for name in list_presets()),
+            "config keys and their defaults: docs/training.md, section 'Config schema'; "
+            "--print-config shows a resolved config; shipped configs: scripts/configs/",
+        ]
+    )
+
+
+class TrainHelp(argparse._HelpAction):
+    """``-h``: the help with :func:`recipes_and_presets` above the docs line (the registries
+    import torch, so they are read only when help is asked for)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        parser.epilog = recipes_and_presets() + ("\n\n" + parser.epilog if parser.epilog else "")
+        super().__call__(parser, *args, **kwargs)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
