@@ -49,6 +49,7 @@ from tags.training.state import (
     save_custom_states,
 )
 from tags.training.timing import StageTimer, timed_iter
+from tags.training.tokenizer_check import caption_sample, check_tokenizer, tokenizer_source
 from tags.training.tracking import JsonlTracker, tensorboard_available
 
 CHECKPOINTS = "checkpoints"
@@ -300,6 +301,8 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
                 f"region features are {dataset.feature_size}-d but the model expects "
                 f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
             )
+    # a tokenizer that maps every word to one id would train silently on nothing
+    check_tokenizer(tokenizer, caption_sample(dataset), tokenizer_source(config.model))
     if parts is not None:  # the loaded backend, with the TAGS heads saved beside its model
         recipe_kwargs.setdefault("backend", parts.backend)
     recipe = get_recipe(config.recipe)(
