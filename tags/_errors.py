@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -34,17 +35,35 @@ def one_line(message: object) -> str:
     return "; ".join(lines)
 
 
+def worker_unwrapped(err: BaseException) -> str:
+    """The message of ``err``; for one a ``DataLoader`` worker raised (PyTorch re-raises it
+    in the main process as ``"Caught X in DataLoader worker process N. Original Traceback
+    ..."``) the original message, without the worker's traceback."""
+    text = str(err)
+    if not (text.startswith("Caught ") and "Original Traceback" in text):
+        return text
+    name = re.escape(type(err).__name__)
+    found = list(re.finditer(rf"^(?:[\w.]+\.)?{name}: ", text, flags=re.M))
+    return text[found[-1].end() :].strip() if found else text
+
+
 def user_message(err: BaseException) -> str | None:
     """The one-line message of an error the user can fix, or ``None`` for a bug.
 
     A :class:`UserError`, or an ``OSError`` about a named file (permission denied, no
     space left, a folder where a file was expected...)."""
     if isinstance(err, UserError):
-        return one_line(err) or type(err).__name__
+        return one_line(worker_unwrapped(err)) or type(err).__name__
     if isinstance(err, OSError) and err.filename is not None:
         reason = err.strerror or one_line(err)
         return f"{err.filename}: {reason}; check the path and its permissions"
     return None
+
+
+def as_command_error(err: BaseException) -> CommandError:
+    """A bad input a command caught (its own error type, an ``OSError``, a ``ValueError``)
+    as a :class:`CommandError` for the CLI's handler: one line, exit 2."""
+    return CommandError(user_message(err) or one_line(worker_unwrapped(err)))
 
 
 def _first_line(err: BaseException) -> str:
@@ -82,4 +101,13 @@ def reading(what: str, hint: str, error: Callable[[str], Exception]) -> Iterator
         raise error(f"{what}: cannot be read ({_first_line(err)}); {hint}") from None
 
 
-__all__ = ["CommandError", "UserError", "check_config_json", "one_line", "reading", "user_message"]
+__all__ = [
+    "CommandError",
+    "UserError",
+    "as_command_error",
+    "check_config_json",
+    "one_line",
+    "reading",
+    "user_message",
+    "worker_unwrapped",
+]

@@ -137,7 +137,7 @@ def test_dual_mode_precomp_npy_and_max_images(assets, capsys):
 
 def test_missing_features_fail_cleanly(assets, tmp_path, capsys):
     argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(assets["caps"])]
-    assert main([*argv, "--features", str(tmp_path), "--device=cpu"]) == 1
+    assert main([*argv, "--features", str(tmp_path), "--device=cpu"]) == 2
     assert "0.npz" in capsys.readouterr().err
 
 
@@ -146,10 +146,10 @@ def test_a_precomp_file_with_a_missing_line_is_refused(assets, tmp_path, capsys)
     short = tmp_path / "test_caps.txt"
     short.write_text("\n".join(lines[:7] + lines[8:]) + "\n")  # one line gone: all shift
     argv = ["evaluate", "--model", str(assets["model"]), "--captions", str(short), "--device=cpu"]
-    assert main([*argv, "--features", str(assets["root"] / "test_ims.npy")]) == 1
+    assert main([*argv, "--features", str(assets["root"] / "test_ims.npy")]) == 2
     err = capsys.readouterr().err
     assert f"{5 * N_IMAGES - 1} caption lines" in err and f"{N_IMAGES} image rows" in err
-    assert main([*argv, "--features", str(assets["npz"])]) == 1  # no array: not 5 per image
+    assert main([*argv, "--features", str(assets["npz"])]) == 2  # no array: not 5 per image
     assert f"{5 * N_IMAGES - 1} lines is not a multiple of 5" in capsys.readouterr().err
 
 
@@ -176,7 +176,7 @@ def test_evaluate_model_that_is_not_a_tags_model(assets, tmp_path, capsys, kind,
         for name in ("config.json", "model.safetensors"):
             shutil.copy(assets["model"] / name, target / name)
     argv = ["evaluate", "--model", str(target), "--captions", str(assets["caps"]), "--device=cpu"]
-    assert main([*argv, "--features", str(assets["npz"])]) == 1
+    assert main([*argv, "--features", str(assets["npz"])]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -191,12 +191,12 @@ def test_a_truncated_model_and_the_wrong_feature_width_are_one_line(assets, tmp_
     weights = cut / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     argv = ["evaluate", "--captions", str(assets["caps"]), "--device=cpu"]
-    assert main([*argv, "--model", str(cut), "--features", str(assets["npz"])]) == 1
+    assert main([*argv, "--model", str(cut), "--features", str(assets["npz"])]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--model {cut}: cannot be read" in err, err
     wide = tmp_path / "test_ims.npy"
     np.save(wide, np.zeros((N_IMAGES, 3, FEATURE + 4), "f4"))
-    assert main([*argv, "--model", str(assets["model"]), "--features", str(wide)]) == 1
+    assert main([*argv, "--model", str(assets["model"]), "--features", str(wide)]) == 2
     err = capsys.readouterr().err
     assert f"{FEATURE + 4}-d region features" in err and f"takes {FEATURE}-d" in err, err
     assert "Traceback" not in err

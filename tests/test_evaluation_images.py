@@ -159,7 +159,7 @@ def test_bad_images_are_named_then_skipped(setup, tmp_path, capsys):
         "evaluate", "--model", str(dirs["clip"]), "--captions", str(captions),
         "--images", str(tmp_path / "coco"), "--mode", "dual", "--device=cpu",
     ]  # fmt: skip
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert "2 of 5 images could not be read" in err
     assert "COCO_val2014_000000000001.jpg" in err and "COCO_val2014_000000000003.jpg" in err
@@ -175,10 +175,10 @@ def test_wrong_inputs_give_clear_errors(setup, tmp_path, capsys):
     base = ["evaluate", "--model", str(dirs["blip"]), "--captions", str(captions), "--device=cpu"]
     assert main(base) == 2
     assert "exactly one of --features and --images" in capsys.readouterr().err
-    assert main([*base, "--images", str(tmp_path / "none")]) == 1
+    assert main([*base, "--images", str(tmp_path / "none")]) == 2
     assert "image directory not found" in capsys.readouterr().err
     missing = ["evaluate", "--model", str(tmp_path), "--captions", str(captions), "--device=cpu"]
-    assert main([*missing, "--images", str(root / "coco")]) == 1
+    assert main([*missing, "--images", str(root / "coco")]) == 2
     assert "no config.json" in capsys.readouterr().err
 
 
@@ -196,7 +196,7 @@ def test_image_names_outside_the_root_are_refused_unless_allowed(setup, tmp_path
         "evaluate", "--model", str(dirs["clip"]), "--captions", str(captions),
         "--images", str(tmp_path / "coco"), "--mode", "dual", "--device=cpu",
     ]  # fmt: skip
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert f"'../elsewhere/{name}'" in err and "--allow-outside-root" in err
     assert "Traceback" not in err

@@ -242,7 +242,7 @@ def test_missing_images_and_features_are_named(shapes, tmp_path, capsys):
     (sugar / "add_obj.json").write_text(json.dumps(
         {"1": {"filename": "x.jpg", "caption": "a", "negative_caption": "b"}}))  # fmt: skip
     argv = ["evaluate", "--model", str(shapes["start"]), "--suite", f"sugarcrepe={sugar}"]
-    assert main([*argv, "--device=cpu"]) == 1
+    assert main([*argv, "--device=cpu"]) == 2
     assert "reads region features; give --features" in capsys.readouterr().err
     assert main(["evaluate", "--model", str(shapes["start"]), "--device=cpu"]) == 2
 
@@ -262,6 +262,6 @@ def test_text_baseline_is_scored_beside_the_model(shapes, tmp_path, capsys):
     plain = cli_json(argv, tmp_path / "plain.json")
     assert plain["suites"]["shapes"]["text_only"] is None
     capsys.readouterr()
-    assert main([*argv, "--text-baseline", str(tmp_path / "missing.txt"), "--device=cpu"]) == 1
+    assert main([*argv, "--text-baseline", str(tmp_path / "missing.txt"), "--device=cpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "missing.txt" in err[0]

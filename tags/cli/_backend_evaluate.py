@@ -7,7 +7,6 @@ hands over when ``--images`` is given.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 
@@ -43,8 +42,9 @@ def run_images(args: argparse.Namespace) -> int:
             allow_outside_root=args.allow_outside_root,
         )
     except (OSError, ValueError, BackendError, ImageError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        from tags._errors import as_command_error
+
+        raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     mode = args.mode
     if mode != "dual" and not backend.supports("itm"):
         notes.append(

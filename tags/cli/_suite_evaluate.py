@@ -4,7 +4,6 @@ minimal pairs, pair JSONL) for any backend; shared with ``tags report``."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,13 +107,15 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
         backend = load_model(args.model, args.tokenizer, device)
         results = run_suites(backend, specs, options)
     except suite_errors() as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        from tags._errors import as_command_error
+
+        raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     if args.out:
         report = {"model": typed_name(args.model), "backend": backend.name, "mode": args.mode,
                   "suites": results}  # fmt: skip
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        from tags.cli._outputs import write_json
+
+        write_json(args.out, report)  # atomic: never half written
     return 0
 
 

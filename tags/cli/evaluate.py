@@ -200,8 +200,9 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.model} takes {expected}-d ones; pass the features it was trained on"
             )
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        from tags._errors import as_command_error
+
+        raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     for note in notes:
         say(f"note: {note}")
     say(
