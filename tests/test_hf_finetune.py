@@ -41,18 +41,24 @@ def test_val_minimal_pairs_come_from_val_scenes_and_are_false(shapes_with_val):
         shapes_with_val / "test_minimal_pairs.jsonl"
     )
     assert sorted(x.name for x in shapes_with_val.iterdir()) == before
-    with pytest.raises(ValueError, match="no scene of split 'restval'"):
+    with pytest.raises(ValueError, match="no images of split 'restval'"):
         split_minimal_pairs(shapes_with_val, "restval")
 
 
 def test_evaluate_hf_scores_the_val_pairs(tmp_path, shapes_with_val):
     from tags.benchmark.hf_models import HFModelConfig, build_clip, evaluate_hf
+    from tags.benchmark.oracle_negatives import split_role_pairs
 
     model = build_clip(tmp_path / "clip", HFModelConfig(image_size=32, patch_size=8,
                        hidden_size=32, num_layers=1, num_heads=4, projection_dim=16))  # fmt: skip
     scores = evaluate_hf(model, shapes_with_val, "val")
     assert scores["mp_pairs"] == len(split_minimal_pairs(shapes_with_val, "val"))
     assert 0 <= scores["mp"] <= 1 and 0 <= scores["rsum"] <= 600
+    assert "mp_role" not in scores
+    roles = split_role_pairs(shapes_with_val / "scenes.jsonl", "val")
+    with_roles = evaluate_hf(model, shapes_with_val, "val", role_pairs=roles)
+    assert with_roles["mp_role_pairs"] == len(roles) and 0 <= with_roles["mp_role"] <= 1
+    assert with_roles["mp"] == scores["mp"]  # role swaps are scored apart
 
 
 class _Backend:

@@ -46,7 +46,7 @@ ROWS = {
     "negclip": "CLIP + tags negatives (NegCLIP-style)",
     "hardest": "CLIP hardest",
 }
-METRICS = ("rsum", "mp", "mp_attribute", "mp_object", "mp_relation")
+METRICS = ("rsum", "mp", "mp_attribute", "mp_object", "mp_relation", "mp_role")
 
 
 def summarize(records: list[dict[str, Any]], split: str) -> dict[str, Any]:
@@ -63,8 +63,8 @@ def summarize(records: list[dict[str, Any]], split: str) -> dict[str, Any]:
 
 def table(summaries: dict[str, dict[str, Any]]) -> str:
     lines = [
-        "| model | seeds | RSum | MP | attribute | object | relation | train s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | seeds | RSum | MP | attribute | object | relation | role swap | train s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, s in summaries.items():
         cells = [
@@ -89,7 +89,8 @@ def goal_line(summaries: dict[str, dict[str, Any]]) -> str:
     return (
         f"NegCLIP-style vs plain: MP {gain:+.1f} points (largest std {spread:.1f}), relation MP "
         f"{n['mp_relation'] - p['mp_relation']:+.1f}, object {n['mp_object'] - p['mp_object']:+.1f}"
-        f", attribute {n['mp_attribute'] - p['mp_attribute']:+.1f}; RSum {rsum_change:+.1f} %. "
+        f", attribute {n['mp_attribute'] - p['mp_attribute']:+.1f}, role swap "
+        f"{n['mp_role'] - p['mp_role']:+.1f}; RSum {rsum_change:+.1f} %. "
         f"Goal (MP >= +5, outside one std, RSum >= -1 %): {'reached' if reached else 'not reached'}."
     )
 
@@ -118,6 +119,7 @@ def main() -> None:
         split_minimal_pairs,
         train_config,
     )
+    from tags.benchmark.oracle_negatives import split_role_pairs
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="a make-benchmark --save-images directory")
@@ -143,11 +145,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     pretrained = Path(args.pretrained) / MODEL_DIR
     pairs = split_minimal_pairs(data, args.split)
+    roles = split_role_pairs(data / "scenes.jsonl", args.split)
     cache = out / f"pretrained_{args.split}.json"
-    if cache.is_file():
-        scores = json.loads(cache.read_text())
-    else:
-        scores = evaluate_hf(pretrained, data, args.split, pairs=pairs)
+    scores = json.loads(cache.read_text()) if cache.is_file() else {}
+    if "mp_role" not in scores:
+        scores = evaluate_hf(pretrained, data, args.split, pairs=pairs, role_pairs=roles)
         cache.write_text(json.dumps(scores, indent=1) + "\n")
     records: dict[str, list[dict[str, Any]]] = {"pretrained": [{"scores": {args.split: scores}}]}
     negatives, mix = None, None
@@ -164,7 +166,9 @@ def main() -> None:
             base = train_config(pretrained, data, run_dir / "train", "clip", train)
             base["log_every"] = 25
             config = finetune_config(base, variant, negatives, args.per_caption, args.hn_weight)
-            record = run_finetune(config, run_dir, data, (args.split,), {args.split: pairs})
+            record = run_finetune(
+                config, run_dir, data, (args.split,), {args.split: pairs}, {args.split: roles}
+            )
             records.setdefault(variant, []).append(record)
             s = record["scores"][args.split]
             print(f"{ROWS[variant]} seed {seed}: RSum {s['rsum']:.1f}, MP {100 * s['mp']:.1f} "
@@ -181,7 +185,8 @@ def main() -> None:
             f"weight {args.hn_weight:g}"
         )
     text = (
-        f"Shapes benchmark ({args.split} split: {scores['mp_pairs']} minimal pairs), {settings}; "
+        f"Shapes benchmark ({args.split} split: {scores['mp_pairs']} minimal pairs, "
+        f"{scores['mp_role_pairs']} role swaps scored apart), {settings}; "
         f"chance RSum {scores['chance_rsum']:.1f}, MP chance 50; mean ± sample std over seeds."
         "\n\n" + table(summaries) + "\n\n" + goal_line(summaries) + "\n"
     )

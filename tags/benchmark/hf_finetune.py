@@ -147,10 +147,12 @@ def run_finetune(
     data: str | Path,
     splits: tuple[str, ...] = ("test",),
     pairs: dict[str, list[Any]] | None = None,
+    role_pairs: dict[str, list[Any]] | None = None,
 ) -> dict[str, Any]:
     """Train ``config`` (its ``output_dir`` is ``RUN/train``) unless ``RUN/result.json``
     holds the same config and the model exists, then evaluate each of ``splits`` not scored
-    yet; returns ``{"config", "train_seconds", "last_metrics", "scores": {split: ...}}``."""
+    yet (``pairs`` / ``role_pairs``: per split, see
+    :func:`~tags.benchmark.hf_models.evaluate_hf`); returns ``{"config", "train_seconds", "last_metrics", "scores": {split: ...}}``."""
     from tags.benchmark.hf_models import evaluate_hf
     from tags.training import training_function
     from tags.training.config import config_from_dict
@@ -175,10 +177,14 @@ def run_finetune(
             "scores": {},
         }
     for split in splits:
-        if split not in record["scores"]:
+        roles = (role_pairs or {}).get(split)
+        scored = record["scores"].get(split)
+        if scored is None or (roles and "mp_role" not in scored):
             start = time.perf_counter()
             chosen = (pairs or {}).get(split)
-            record["scores"][split] = evaluate_hf(model_dir, data, split, pairs=chosen)
+            record["scores"][split] = evaluate_hf(
+                model_dir, data, split, pairs=chosen, role_pairs=roles
+            )
             record.setdefault("eval_seconds", {})[split] = round(time.perf_counter() - start, 1)
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = result_path.with_suffix(".tmp")

@@ -478,28 +478,18 @@ def split_minimal_pairs(benchmark: str | Path, split: str) -> list[Any]:
     """The minimal pairs of ``split``: the build's test pairs for ``test``; for another
     split (``val``) the same sampler, seed and pairs per type as the test pairs, drawn from
     the split's scenes (``scenes.jsonl``), in memory (the benchmark folder is not touched)."""
+    from tags.benchmark import oracle_negatives
     from tags.benchmark.build import PAIRS_FILE, SCENES_FILE, pair_sampler_of, read_manifest
-    from tags.benchmark.captions import Claim
-    from tags.benchmark.minimal_pairs import read_pairs, sample_minimal_pairs
-    from tags.benchmark.scenes import Scene
+    from tags.benchmark.minimal_pairs import read_pairs
 
     benchmark = Path(benchmark)
     if split == "test":
         return read_pairs(benchmark / PAIRS_FILE)
     manifest = read_manifest(benchmark)
-    items = []
-    with open(benchmark / SCENES_FILE, encoding="utf-8") as f:
-        for line in f:
-            record = json.loads(line)
-            if record["split"] == split:
-                claims = [Claim.from_dict(c) for c in record["captions"]]
-                items.append((Scene.from_dict(record["scene"]), claims))
-    if not items:
-        raise ValueError(f"{benchmark / SCENES_FILE}: no scene of split {split!r}")
     config = manifest.get("config", {})
-    return sample_minimal_pairs(
-        items, int(config.get("seed", 0)), int(config.get("pairs_per_type", 1)),
-        pair_sampler_of(manifest),
+    return oracle_negatives.split_minimal_pairs(
+        benchmark / SCENES_FILE, split, int(config.get("seed", 0)),
+        int(config.get("pairs_per_type", 1)), pair_sampler_of(manifest),
     )  # fmt: skip
 
 
@@ -509,10 +499,13 @@ def evaluate_hf(
     split: str = "test",
     mode: str = "dual",
     pairs: list[Any] | None = None,
+    role_pairs: list[Any] | None = None,
 ) -> dict[str, float]:
     """Retrieval (R@1/5/10, ``rsum``, ``chance_rsum``) on ``split`` of the benchmark and
     minimal-pair accuracy (``mp``, ``mp_attribute``, ``mp_object``, ``mp_relation``) on the
-    split's pairs (``pairs``, default :func:`split_minimal_pairs`)."""
+    split's pairs (``pairs``, default :func:`split_minimal_pairs`); with ``role_pairs``
+    (:func:`tags.benchmark.oracle_negatives.split_role_pairs`) also ``mp_role``, the
+    accuracy on role swaps (not part of ``mp``)."""
     import torch
 
     from tags.backends import load_backend
@@ -533,8 +526,12 @@ def evaluate_hf(
     scores = {k: float(v) for k, v in result.metrics.items()}
     scores["chance_rsum"] = chance_rsum([int(i) for i in texts.txt2img])
     pairs = split_minimal_pairs(benchmark, split) if pairs is None else pairs
+    scorer = _pair_scorer(backend, images)
     with torch.no_grad():
-        accuracy = minimal_pair_accuracy(_pair_scorer(backend, images), pairs)
+        accuracy = minimal_pair_accuracy(scorer, pairs)
+        if role_pairs:
+            scores["mp_role"] = minimal_pair_accuracy(scorer, role_pairs)["overall"]
+            scores["mp_role_pairs"] = len(role_pairs)
     scores["mp"] = accuracy.pop("overall")
     scores.update({f"mp_{k}": v for k, v in accuracy.items()})
     scores["mp_pairs"] = len(pairs)
