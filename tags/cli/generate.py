@@ -10,6 +10,7 @@ joins the parts. See ``docs/generate.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -132,6 +133,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "saved vocabulary (not byte-identical to a fresh run on the new file)",
     )
     io.add_argument("--shard", default=None, metavar="I/N", help="process only shard I of N")
+    io.add_argument(
+        "--report-skipped",
+        default=None,
+        metavar="FILE",
+        help="write every caption left without a negative to FILE (JSON Lines: image_id, "
+        "caption_id, caption, reason: no_parse, no_editable_unit:<rule>, "
+        "all_candidates_refused:<rule>...)",
+    )
 
     add_export_options(p.add_argument_group("export (with --export)"))
 
@@ -683,6 +692,12 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
         state.wait_for_everyone()
         if state.is_main_process:
             _merge([_part(out, i, state.num_processes) for i in range(state.num_processes)], out)
+            if args.report_skipped:
+                report = Path(args.report_skipped)
+                _merge(
+                    [_part(report, i, state.num_processes) for i in range(state.num_processes)],
+                    report,
+                )
     if args.export and (state is None or state.is_main_process):
         try:
             for kind in args.export:
@@ -785,7 +800,11 @@ def _generate(
     parser = default_parser()
     components = _components(args, parser, out, state)
     generator = NegativeGenerator(
-        config=config, parser=parser, processes=_workers(args, state), **components
+        config=config,
+        parser=parser,
+        processes=_workers(args, state),
+        explain_skipped=bool(args.report_skipped),
+        **components,
     )
     _write_meta(meta, args, input_print)
     writer = JsonlWriter(target)
@@ -803,8 +822,20 @@ def _generate(
         every=args.progress_every,
     )
     groups = take_shard(_reader(args, policy), first, stop)
-    with writer, bar:
+    report = None
+    if args.report_skipped:
+        from tags.negatives.skipped import SkipReport
+
+        path = Path(args.report_skipped)
+        if target != out:  # a process's part, merged by the main process
+            path = path.with_name(path.name + target.name[len(out.name) :])
+        report = SkipReport(path, resume=args.resume)
+    with writer, bar, report or contextlib.nullcontext():
         for done, result in enumerate(generator.generate(groups, point.last_caption_id), 1):
             writer.write(record.to_dict() for record in result.records)
+            if report is not None:
+                report.write(result)
             bar.update(generator.stats.skipped + done - bar.n)
+    if report is not None:
+        print(report.summary(), file=sys.stderr)
     return generator.stats, point

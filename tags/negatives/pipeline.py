@@ -200,10 +200,16 @@ class NegativeRecord:
 
 @dataclass
 class CaptionResult:
-    """The negatives of one input caption (possibly none)."""
+    """The negatives of one input caption (possibly none). ``skipped``: why a caption got no
+    negative, when the generator was asked (``explain_skipped``): ``empty``, ``no_parse``
+    (no object, attribute or relation), ``no_editable_unit:<rule>`` (every unit refused as
+    a whole, e.g. ``object:generic_noun``), ``all_candidates_refused:<rule>`` (the planner
+    rule, e.g. ``object:unattested_role``, or the filter, e.g. ``false_negative``, that
+    refused most candidates) or ``no_candidate``."""
 
     caption: Caption
     records: list[NegativeRecord]
+    skipped: str | None = None
 
 
 @dataclass
@@ -244,6 +250,9 @@ class NegativeGenerator:
         plausibility: an optional :class:`~.plausibility.PlausibilityFilter`: candidates a
             causal LM finds far less likely than their caption are dropped (counted as
             ``removed["implausible"]``), one LM pass per batch.
+        explain_skipped: give every caption left without a negative its reason
+            (:attr:`CaptionResult.skipped`), counted where the refusals happen: the planner
+            plans such a caption again with a :class:`~tags.negatives.planner.Trace`.
     """
 
     def __init__(
@@ -258,6 +267,7 @@ class NegativeGenerator:
         planner: Any = None,
         processes: int = 1,
         plausibility: Any = None,
+        explain_skipped: bool = False,
     ):
         self.refiller = refiller
         self.config = config or GenerationConfig()
@@ -269,6 +279,7 @@ class NegativeGenerator:
         self.label_tokenizer = label_tokenizer
         self.planner = planner
         self.plausibility = plausibility
+        self.explain_skipped = explain_skipped
         weights = scorer is not None or plausibility is not None
         if processes > 1 and (weights or getattr(refiller, "mlm", None) is not None):
             raise ValueError("worker processes serve the weight-free refill only")
@@ -434,10 +445,13 @@ class NegativeGenerator:
             jobs.append(RefillJob(w.text, w.view, copies, rng.getrandbits(63), image))
         candidates = self.refiller.refill(jobs) if jobs else []
         candidates = [found + extra for found, extra in zip(candidates, swaps)]
-        kept = [self._keep(w, found) for w, found in zip(work, candidates)]
+        removals = [Counter() for _ in work]
+        kept = [self._keep(w, found, r) for w, found, r in zip(work, candidates, removals)]
         if self.plausibility is not None and any(kept):  # one LM pass per batch
             plausible = self.plausibility.keep_many([(w.text, f) for w, f in zip(work, kept)])
             self.stats.removed["implausible"] += sum(map(len, kept)) - sum(map(len, plausible))
+            for removed, before, after in zip(removals, kept, plausible):
+                removed["implausible"] += len(before) - len(after)
             kept = plausible
         scores: list[list[float] | None] = [None] * len(work)
         scored = [i for i, job in enumerate(jobs) if kept[i] and job.image is not None]
@@ -445,17 +459,42 @@ class NegativeGenerator:
             groups = [([c.text for c in kept[i]], jobs[i].image) for i in scored]
             for i, values in zip(scored, score_groups(self.scorer, groups)):
                 scores[i] = values
-        finished = iter([self._finish(*args) for args in zip(work, jobs, kept, scores)])
+        finished = [self._finish(*args) for args in zip(work, jobs, kept, scores)]
+        reasons: list[str | None] = [None] * len(work)
+        if self.explain_skipped:
+            for i, records in enumerate(finished):
+                if not records:
+                    reasons[i] = self._skip_reason(graphs[i], candidates[i], removals[i])
         self.stats.seconds += time.perf_counter() - start
+        done = iter(zip(finished, reasons))
         for (caption, _), w in zip(batch, prepared):
-            yield CaptionResult(caption, next(finished) if w is not None else [])
+            if w is None:
+                yield CaptionResult(caption, [], "empty" if self.explain_skipped else None)
+            else:
+                yield CaptionResult(caption, *next(done))
 
-    def _keep(self, w: _Work, candidates: list) -> list:
-        """The candidates that pass the filters (false negatives, duplicates, debris)."""
+    def _skip_reason(self, graph: Any, candidates: list, removed: Counter) -> str:
+        """Why a caption got no negative, from where its candidates were refused: the
+        filters (a candidate was made), else the planner's refusals (its trace)."""
+        if candidates:
+            rule = min(removed.items(), key=lambda kv: (-kv[1], kv[0]))[0] if removed else None
+            return f"all_candidates_refused:{rule}" if rule else "no_candidate"
+        if graph is not None and not graph.units():
+            return "no_parse"
+        if graph is not None and self.planner is not None:
+            return self.planner.explain(graph).reason() or "no_editable_unit"
+        return "no_candidate"
+
+    def _keep(self, w: _Work, candidates: list, removed: Counter | None = None) -> list:
+        """The candidates that pass the filters (false negatives, duplicates, debris);
+        ``removed`` counts this caption's removals by filter."""
         self.stats.captions += 1
         self.stats.candidates += len(candidates)
         others = [c.text for c in w.group.captions if c.caption_id != w.caption.caption_id]
-        return filter_candidates(w.text, candidates, others, self.stats.removed)
+        removed = Counter() if removed is None else removed
+        kept = filter_candidates(w.text, candidates, others, removed)
+        self.stats.removed.update(removed)
+        return kept
 
     def _finish(
         self, w: _Work, job: RefillJob, kept: list, scores: list[float] | None

@@ -32,7 +32,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from parsers import SceneGraph
 from tags.negatives.edits import fix_articles, make_edit
@@ -144,6 +144,29 @@ class Choice:
     operation: str = "replace"
 
 
+@dataclass
+class Trace:
+    """Why a caption's units got no substitute, counted where each refusal happens (see
+    :attr:`EditPlanner.trace`): ``units`` counts units refused as a whole ("object:pronoun"),
+    ``candidates`` substitutes refused one by one ("object:unattested")."""
+
+    units: Counter = field(default_factory=Counter)
+    candidates: Counter = field(default_factory=Counter)
+
+    def reason(self) -> str | None:
+        """The skip reason these counts give: ``all_candidates_refused:<rule>`` when some
+        unit had substitutes to weigh (the rule that refused most), else
+        ``no_editable_unit:<rule>``; ``None`` when nothing was refused."""
+        for counts, prefix in (
+            (self.candidates, "all_candidates_refused"),
+            (self.units, "no_editable_unit"),
+        ):
+            if counts:
+                rule = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+                return f"{prefix}:{rule}"
+        return None
+
+
 @dataclass(frozen=True)
 class PlannedUnit:
     """An editable unit: ``(type, spans, choices)`` (unpacks like ``SceneGraph.units()``)."""
@@ -216,6 +239,23 @@ class EditPlanner:
         self._partner_index: dict[tuple[str, str, str], tuple[str, ...]] | None = None
         self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
         self._surfaces: dict[tuple[str, bool], str | None] = {}
+        #: When set, every refusal is counted in it (:meth:`explain`); ``None``: not counted.
+        self.trace: Trace | None = None
+
+    def _refuse(self, rule: str, unit: bool = False) -> None:
+        """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
+        if self.trace is not None:
+            (self.trace.units if unit else self.trace.candidates)[rule] += 1
+
+    def explain(self, graph: SceneGraph) -> Trace:
+        """Plan ``graph`` again with every refusal counted: why its units have no substitute
+        (for captions left without a negative; the planned units are the same)."""
+        self.trace = Trace()
+        try:
+            self.plan(graph)
+            return self.trace
+        finally:
+            self.trace = None
 
     def prepare(self) -> None:
         """Build the lookup tables now (before worker processes fork, so they share them)."""
@@ -265,6 +305,7 @@ class EditPlanner:
                 text, tuple((e.start, e.end) for e in edits), tuple(e.replacement for e in edits)
             )
             if delta < floor:
+                self._refuse("object:bigram_fluency")
                 continue  # far less natural than the original ("into the lime")
             factor = math.exp(self.fluency * min(max(delta, -10.0), 2.0))
             out.append(Choice(choice.surface, choice.weight * factor, choice.operation))
@@ -276,11 +317,11 @@ class EditPlanner:
         for index, entity in enumerate(graph.entities):
             if entity.head_span is not None:
                 yield "object", (entity.head_span,), self.object_choices(graph, index), 1.0
-            if (
-                entity.quantity_span is not None
-                and not _counted(graph.caption)
-                and not self.wordnet.is_body_part(entity.name)  # "his two thumbs up"
-            ):
+            if entity.quantity_span is not None and _counted(graph.caption):
+                self._refuse("attribute:count_pinned", unit=True)
+            elif entity.quantity_span is not None and self.wordnet.is_body_part(entity.name):
+                self._refuse("attribute:body_part_count", unit=True)  # "his two thumbs up"
+            elif entity.quantity_span is not None:
                 text = graph.caption[slice(*entity.quantity_span)]
                 choices = self.number_choices(text)
                 yield "attribute", (entity.quantity_span,), choices, COUNT_PRIOR
@@ -354,22 +395,37 @@ class EditPlanner:
         depth = self.wordnet.depth(name)
         return depth is None or depth > 7  # too general to be false ("instrument", "device")
 
+    def _object_refusal(self, graph: SceneGraph, entity, name: str, written: str) -> str | None:
+        """Why an object is not editable at all, or ``None``."""
+        if not _nouns_only(graph, entity.head_span):
+            return "not_a_common_noun"  # no proper names ("Nike shirt"), no pronouns
+        if len(graph.tags_in(entity.head_span)) > 3:
+            return "long_compound"
+        if not _words_ok(written):
+            return "never_edited_word"  # pronouns, measure, time and frame words
+        if name in GENERIC_NOUNS:
+            return "generic_noun"
+        if not name.replace(" ", "").isalpha():
+            return "not_a_word"
+        if self.scenes.object_count(name) < 1:
+            return "unseen_object"
+        if self.wordnet.is_activity(written.split()[-1]):
+            return "activity"  # "dancing and singing"
+        if self.scenes.verb_like(written):
+            return "verb_like"  # "a helmet walks": a verb tagged as a noun
+        if _mentioned_again(graph.caption, entity.head_span, written):
+            return "mentioned_again"  # "a woman and man ..., the man"
+        if _modifies_noun(graph, entity.head_span):
+            return "compound_modifier"  # "the boy band"
+        return None
+
     def object_choices(self, graph: SceneGraph, index: int) -> tuple[Choice, ...]:
         entity = graph.entities[index]
         name = entity.name.lower()
         written = normal(graph.caption[slice(*entity.head_span)])
-        if (
-            not _nouns_only(graph, entity.head_span)  # no proper names ("Nike shirt")
-            or len(graph.tags_in(entity.head_span)) > 3
-            or not _words_ok(written)
-            or name in GENERIC_NOUNS
-            or not name.replace(" ", "").isalpha()
-            or self.scenes.object_count(name) < 1
-            or self.wordnet.is_activity(written.split()[-1])  # "dancing and singing"
-            or self.scenes.verb_like(written)  # "a helmet walks": a verb tagged as a noun
-            or _mentioned_again(graph.caption, entity.head_span, written)  # "... the man"
-            or _modifies_noun(graph, entity.head_span)  # "the boy band": a compound's modifier
-        ):
+        why = self._object_refusal(graph, entity, name, written)
+        if why is not None:
+            self._refuse(f"object:{why}", unit=True)
             return ()
         plural = is_plural(graph, entity.head_span)
         bare = not plural and is_bare(graph, entity)
@@ -398,12 +454,15 @@ class EditPlanner:
         colour = attribute_class(written) == "colour" and not _after_determiner(graph, entity)
         category = COLOUR_CATEGORY if colour else self.category(name)
         if category is None and not pools:
+            self._refuse("object:no_category", unit=True)
             return ()
         person = category == self.category("man")
-        if person and (
-            written not in PERSON_NOUNS or _GENDERED.intersection(graph.caption.lower().split())
-        ):
-            return ()  # a role may be any gender or age; "her mouth" fixes the gender
+        if person and written not in PERSON_NOUNS:
+            self._refuse("object:role_noun", unit=True)
+            return ()  # a role may be any gender or age
+        if person and _GENDERED.intersection(graph.caption.lower().split()):
+            self._refuse("object:gendered_pronoun", unit=True)
+            return ()  # "her mouth" fixes the gender
         tantum = written.split()[-1] in PLURALIA_TANTUM  # "swimming trunks"
         slot = garment_slot(written) or garment_slot(name)
         present = {e.name.lower() for e in graph.entities}  # "a boy and a girl": not "a girl"
@@ -434,11 +493,18 @@ class EditPlanner:
             candidates = [(o, usable[o]) for o in smallest if o in usable]
         else:
             candidates = list(usable.items())
+        if not candidates:
+            self._refuse("object:no_attested_substitute")
+        refuse = self._refuse
         for other, count in candidates:
-            if other in present or any(other not in pool for pool in pools):
+            if other in present:
+                continue
+            if any(other not in pool for pool in pools):
+                refuse("object:unattested_combination")
                 continue
             surface = self._substitute_surface(other, plural)
             if surface is None:
+                refuse("object:no_clean_surface")
                 continue
             if person and (
                 surface not in PERSON_NOUNS
@@ -448,33 +514,46 @@ class EditPlanner:
                 # baby preparing food"; 6 of 8 such edits failed blind reads 201-214)
                 or (PERSON_AGES.get(surface) == 0 and PERSON_AGES.get(written) != 0)
             ):
+                refuse("object:person_rule")
                 continue
             if surface in one_gender:
+                refuse("object:gender_marker")
                 continue
             if possessive and surface.endswith("s"):
+                refuse("object:possessive")
                 continue  # "a men 's game" -> not "a boys 's game"
             if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):
+                refuse("object:plurale_tantum")
                 continue  # "pants" -> "jackets" would dress one person in several
             if set(other.split()) & set(name.split()) or _contains_word(other, name):
+                refuse("object:shares_a_word")
                 continue  # "suit" -> "bathing suit", "shirt" -> "sweatshirt" may still be true
             if bare and self.scenes.bare.get(other, 0) < self.min_count:
+                refuse("object:not_used_bare")
                 continue  # "buying fish" -> "buying bat" needs an article
             if frames and not self._frame_fits(other, name, frames):
+                refuse("object:preposition_frame")
                 continue  # "playing on a field" -> not "on a park"
             if not person and not colour and not self._roles_fit(other, roles):
+                refuse("object:unattested_role")
                 continue  # "raising the anchors on a boat" -> not "on a cart"
             if surface == written or self.wordnet.related(name, other):
+                refuse("object:synonym_or_hypernym")
                 continue
             if colour and (same_colour(surface, written) or other in words):
+                refuse("object:same_colour")
                 continue  # "in blue" -> not "in navy"; "one orange one blue" -> not "blue"
             if near_synonyms(written, surface):
+                refuse("object:near_synonym")
                 continue  # "hat" -> "cap": the same thing to a caption writer
             if (
                 self.scenes.codescription_lift(name, other) >= MAX_CODESCRIPTION
                 and attribute_class(name) != "colour"  # "in blue": others wear red
             ):
+                refuse("object:codescribed")
                 continue  # "street" -> "alley": other writers call the same place so
             if slot is not None and garment_slot(surface) != slot:
+                refuse("object:garment_slot")
                 continue  # "in a sweater" -> not "in a cap": she may wear both
             support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
             weight = count**self.frequency_power * (1.0 + support)
@@ -483,9 +562,14 @@ class EditPlanner:
                 # pitcher's scene, not "throwing the mound"
                 scene = self.scenes.context_delta(name, other, context)
                 acts = self.scenes.verb_delta(name, other, verbs)
-                if scene < MIN_CONTEXT or acts < MIN_VERB_FIT:
+                if scene < MIN_CONTEXT:
+                    refuse("object:context")
+                    continue
+                if acts < MIN_VERB_FIT:
+                    refuse("object:verb_fit")
                     continue
                 if not person and not self.scenes.shares_scene(name, other, context, verbs):
+                    refuse("object:scene_cue")
                     continue  # "reading an article on the computer at a desk" -> not "bow"
                 weight *= math.exp(CONTEXT_WEIGHT * min(scene + acts, 2.0))
             weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
@@ -496,6 +580,7 @@ class EditPlanner:
         word = text.lower()
         value = int(word) if word.isdigit() else NUMBER_VALUES.get(word)
         if value is None or value < 2:
+            self._refuse("attribute:not_a_plural_count", unit=True)
             return ()
         others = [v for v in range(2, 13) if v != value and abs(v - value) <= 3]
         names = {v: k for k, v in NUMBER_VALUES.items()}
@@ -512,22 +597,26 @@ class EditPlanner:
         value = attribute.value
         written = normal(graph.caption[slice(*attribute.span)])
         tags = graph.tags_in(attribute.span)
-        if not tags or not all(t in {"JJ", "JJR", "NN", "NNP", "VBN", "CD"} for t in tags):
-            return ()
-        if not _words_ok(written):
-            return ()
+        why = None
         kind = attribute_class(value)
         name = graph.entities[attribute.entity].name.lower()
-        if kind == "number":
-            if len(written.split()) != 1 or self.wordnet.is_body_part(name):
-                return ()  # "jogging with his two thumbs up" -> not "four thumbs"
+        if not tags or not all(t in {"JJ", "JJR", "NN", "NNP", "VBN", "CD"} for t in tags):
+            why = "not_an_adjective"
+        elif not _words_ok(written):
+            why = "never_edited_word"
+        elif kind == "number" and (len(written.split()) != 1 or self.wordnet.is_body_part(name)):
+            why = "body_part_count"  # "jogging with his two thumbs up" -> not "four thumbs"
+        elif kind == "number":
             return self.number_choices(written)
-        if kind == "age" and name in AGED_NOUNS:
-            return ()  # "young children" -> "old children"
-        if value in GENDER_ADJECTIVES and _GENDERED.intersection(words_of(graph.caption)):
-            return ()  # "a male player holding his racket" -> not "a female player ... his"
-        if kind == "colour" and self._is_person(name):
-            return ()  # "a white female" reads as skin colour, not as a colour to change
+        elif kind == "age" and name in AGED_NOUNS:
+            why = "aged_noun"  # "young children" -> "old children"
+        elif value in GENDER_ADJECTIVES and _GENDERED.intersection(words_of(graph.caption)):
+            why = "gendered_pronoun"  # "a male player holding his racket"
+        elif kind == "colour" and self._is_person(name):
+            why = "person_colour"  # "a white female" reads as skin colour
+        if why is not None:
+            self._refuse(f"attribute:{why}", unit=True)
+            return ()
         attested = self.scenes.index["attributes_of_object"].get(name, Counter())
         others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
         # ... nor a value another mention of the same noun has ("a white coat, red coat, ..."
@@ -542,19 +631,31 @@ class EditPlanner:
         )
         weights: Counter = Counter()
         operations: dict[tuple[str, ...], str] = {}
+        refuse = self._refuse
+        if kind is None and not antonyms:
+            refuse("attribute:no_class_no_antonym")  # only antonyms replace other adjectives
+        elif not attested:
+            refuse("attribute:no_attested_value")
         for other, count in attested.items():
+            is_antonym = other in antonyms
+            if other == value or (
+                not is_antonym and (kind is None or attribute_class(other) != kind)
+            ):
+                continue  # another class: not a substitute at all
             if count < self.min_count:
+                refuse("attribute:rare_value")
                 continue  # "a green dog": one odd parse is no evidence
             if other in others or not _words_ok(other) or set(other.split()) & set(value.split()):
+                refuse("attribute:value_in_caption")
                 continue  # "red" -> "bright red" may still be true
-            is_antonym = other in antonyms
-            if not is_antonym and (kind is None or attribute_class(other) != kind):
-                continue
             if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
+                refuse("attribute:state_not_opposite")
                 continue  # "a wet street" may well be busy
             if not is_antonym and self.wordnet.related(value, other, "a"):
+                refuse("attribute:synonym")
                 continue
             if kind == "colour" and same_colour(other, value, name):
+                refuse("attribute:same_colour")
                 continue  # "brown" -> "tan" may still be true
             surface = (self.scenes.attribute_surface(other),)
             if surface[0] == written:
@@ -647,11 +748,15 @@ class EditPlanner:
     # -------------------------------------------------------------- relations
     def relation_choices(self, graph: SceneGraph, relation) -> tuple[Choice, ...]:
         predicate = relation.predicate
-        if (
-            predicate in FIXED_PREDICATES
-            or relation.subject == relation.object
-            or not _contiguous(graph, relation.spans)  # "throwing a stick into": the verb's frame
-        ):
+        why = None
+        if predicate in FIXED_PREDICATES:
+            why = "fixed_predicate"  # be, have, wear, of...
+        elif relation.subject == relation.object:
+            why = "self_relation"
+        elif not _contiguous(graph, relation.spans):
+            why = "split_around_object"  # "throwing a stick into": the verb's frame
+        if why is not None:
+            self._refuse(f"relation:{why}", unit=True)
             return ()
         surface = tuple(normal(graph.caption[s:e]) for s, e in relation.spans)
         joined = " ".join(surface)
@@ -670,10 +775,12 @@ class EditPlanner:
                     if r.spans == relation.spans
                 )
             ):
+                self._refuse("relation:with_clause", unit=True)
                 return ()  # "with his arms outspread" -> "without his arms outspread"
             return self._preposition_choices(surface, subject, obj, predicate)
         tags = tag_shape.split()
         if not tags or not tags[0].startswith("VB") or not _words_ok(joined):
+            self._refuse("relation:not_a_verb_or_preposition", unit=True)
             return ()
         verb = predicate.split()[0]
         index = self.scenes.index
@@ -683,11 +790,15 @@ class EditPlanner:
         weights: Counter = Counter()
         operations: dict[tuple[str, ...], str] = {}
         particle = " ".join(predicate.split()[1:])
+        refuse = self._refuse
+        if not set(with_subject) & set(with_object) - {predicate}:
+            refuse("relation:no_attested_alternative")
         for other in sorted(set(with_subject) & set(with_object)):
             if other == predicate or other in FIXED_PREDICATES:
                 continue
             flip = other.split()[0] == verb
             if flip and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ()):
+                refuse("relation:particle_not_opposite")
                 continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
             triple = self.scenes.triples.get((subject, other, obj), 0)
             exclusive = (
@@ -697,11 +808,14 @@ class EditPlanner:
                 and not made
             )
             if not (flip or exclusive):
+                refuse("relation:verbs_not_exclusive")
                 continue  # other verbs are often compatible ("sitting" / "working")
             if not triple and min(with_subject[other], with_object[other]) < 2:
+                refuse("relation:unattested")
                 continue
             surfaces = index["relation_surfaces"].get((tag_shape, other))
             if not surfaces or (not flip and self.wordnet.related(verb, other.split()[0], "v")):
+                refuse("relation:no_surface_or_synonym")
                 continue
             for other_surface, count in sorted(surfaces.items()):
                 if count >= self.min_count and _words_ok(" ".join(other_surface)):
@@ -732,9 +846,11 @@ class EditPlanner:
         for rank, other in enumerate(PREPOSITION_OPPOSITES[" ".join(pieces)]):
             shaped = _shape_like(other, pieces)
             if shaped is None:
+                self._refuse("relation:preposition_shape")
                 continue
             name = PREP_NORMAL.get(other, other)
             if other != "without" and (name, other) not in written:
+                self._refuse("relation:preposition_unattested")
                 continue  # a spelling the corpus never uses for this relation
             triple = self.scenes.triples.get((subject, name, obj), 0)
             with_object = self.scenes.predicate_object.get((name, obj), 0)
@@ -751,6 +867,7 @@ class EditPlanner:
                 attested = triple + with_object
             else:
                 attested = 0
+                self._refuse("relation:flip_unattested")
             if attested:
                 weights[shaped] = 2.0 / (1 + rank) * (1.0 + math.log1p(attested))
                 operations[shaped] = "flip"
