@@ -1,5 +1,10 @@
-"""Progress for long commands (``parse``, ``generate``): a tqdm bar on a terminal, periodic
-one-line reports otherwise (logs, ``nohup``, batch jobs), nothing with ``--no-progress``.
+"""Progress for long commands (``parse``, ``generate``, ``evaluate``, ``report``): a tqdm bar
+on a terminal (or anywhere with ``--progress``), periodic one-line reports otherwise (logs,
+``nohup``, batch jobs), nothing with ``--quiet`` / ``--no-progress``.
+
+Library code deep in a command (e.g. retrieval scoring) asks for a bar with :func:`stage`;
+it draws only inside a :func:`bars` block, which the command opens with its settings, so
+library calls stay silent by default.
 
 tqdm hides itself when stderr is not a terminal, so a redirected run printed nothing until
 the end; :class:`LineProgress` prints ``desc: N/total unit (p%), r/s, eta Ts`` at most every
@@ -8,9 +13,11 @@ the end; :class:`LineProgress` prints ``desc: N/total unit (p%), r/s, eta Ts`` a
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any, TextIO
 
 from tqdm import tqdm
@@ -104,4 +111,38 @@ def track(iterable: Iterable[Any], bar: Any) -> Iterator[Any]:
         bar.update(1)
 
 
-__all__ = ["DEFAULT_EVERY", "LineProgress", "progress", "track"]
+#: The settings of the innermost :func:`bars` block (None: outside any; stages are silent).
+_SETTINGS: ContextVar[dict[str, Any] | None] = ContextVar("tags_progress", default=None)
+
+
+@contextlib.contextmanager
+def bars(
+    setting: bool | None = None,
+    *,
+    enabled: bool = True,
+    every: float = DEFAULT_EVERY,
+    stream: TextIO | None = None,
+) -> Iterator[None]:
+    """Within the block, :func:`stage` draws bars: ``setting`` True (``--progress``: always
+    a tqdm bar), None (a bar on a terminal, lines elsewhere) or False (``--quiet``: none);
+    ``enabled`` False silences them too (e.g. on all but the main process)."""
+    off = setting is False or not enabled
+    token = _SETTINGS.set(
+        {"disable": off, "force": setting is True, "every": every, "stream": stream}
+    )
+    try:
+        yield
+    finally:
+        _SETTINGS.reset(token)
+
+
+def stage(total: int | None, desc: str, unit: str = " items") -> Any:
+    """A bar for one stage of work under the settings of the enclosing :func:`bars` block;
+    a disabled bar outside one."""
+    settings = _SETTINGS.get()
+    if settings is None:
+        return tqdm(total=total, disable=True)
+    return progress(total, desc, unit, **settings)
+
+
+__all__ = ["DEFAULT_EVERY", "LineProgress", "bars", "progress", "stage", "track"]

@@ -109,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command(args: argparse.Namespace) -> int:
     """``args.func(args)`` under the one error handler of the CLI (see the module
     docstring); ``args.command`` names the command in messages."""
+    from tags.cli._noise import quiet_loading
+
+    quiet_loading()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

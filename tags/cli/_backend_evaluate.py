@@ -18,6 +18,7 @@ def run_images(args: argparse.Namespace) -> int:
     from tags.data.images import ImageError
     from tags.evaluation.images import load_image_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
+    from tags.progress import bars
 
     accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
     say = accelerator.print
@@ -60,18 +61,19 @@ def run_images(args: argparse.Namespace) -> int:
         + f", {accelerator.num_processes} process(es)"
     )
     start = time.perf_counter()
-    result = evaluate_retrieval(
-        backend,
-        images,
-        texts,
-        args.protocol,
-        mode,
-        topk=args.topk,
-        batch_size=args.batch_size,
-        accelerator=accelerator,
-        use_logits=not args.use_scores,
-        fusion=args.fusion,
-    )
+    with bars(args.progress, enabled=accelerator.is_main_process):
+        result = evaluate_retrieval(
+            backend,
+            images,
+            texts,
+            args.protocol,
+            mode,
+            topk=args.topk,
+            batch_size=args.batch_size,
+            accelerator=accelerator,
+            use_logits=not args.use_scores,
+            fusion=args.fusion,
+        )
     from tags.cli.evaluate import finish
 
     sources = {"backend": backend.name, "images": str(args.images)}

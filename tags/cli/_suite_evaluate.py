@@ -69,6 +69,7 @@ def suite_options(args: argparse.Namespace) -> Any:
         use_logits=not args.use_scores,
         allow_outside_root=getattr(args, "allow_outside_root", False),
         text_score=text_baseline(args.text_baseline),
+        progress=getattr(args, "progress", None),
     )
 
 

@@ -168,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
     from tags.evaluation.io import load_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
     from tags.modeling import TagsModel
+    from tags.progress import bars
     from tags.training.factory import MODEL_HINT
 
     accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
@@ -212,18 +213,19 @@ def run(args: argparse.Namespace) -> int:
         + f", {accelerator.num_processes} process(es)"
     )
     start = time.perf_counter()
-    result = evaluate_retrieval(
-        model,
-        images,
-        texts,
-        args.protocol,
-        args.mode,
-        topk=args.topk,
-        batch_size=args.batch_size,
-        accelerator=accelerator,
-        use_logits=not args.use_scores,
-        fusion=args.fusion,
-    )
+    with bars(args.progress, enabled=accelerator.is_main_process):
+        result = evaluate_retrieval(
+            model,
+            images,
+            texts,
+            args.protocol,
+            args.mode,
+            topk=args.topk,
+            batch_size=args.batch_size,
+            accelerator=accelerator,
+            use_logits=not args.use_scores,
+            fusion=args.fusion,
+        )
     sources = {"features": str(args.features)}
     return finish(result, notes, time.perf_counter() - start, accelerator, args, sources)
 

@@ -53,25 +53,34 @@ def map_rows(
     n: int,
     rows_per_step: int,
     accelerator: Any = None,
+    desc: str | None = None,
+    unit: str = " rows",
 ) -> torch.Tensor:
     """``torch.cat([fn(i) for i in index batches])`` in row order, sharded over processes.
 
     ``fn`` takes a CPU ``LongTensor`` of row indices and returns ``[len(index), ...]``.
+    ``desc``: a progress bar of the gathered rows (:func:`tags.progress.stage`: drawn only
+    inside a command's :func:`tags.progress.bars` block).
     """
+    from tags.progress import progress, stage
+
     loader: Any = DataLoader(range(n), batch_size=max(1, rows_per_step))
     if accelerator is not None:
         loader = accelerator.prepare_data_loader(loader)
     out: torch.Tensor | None = None
     seen = torch.zeros(n, dtype=torch.bool)
-    for index in loader:
-        rows = fn(index.cpu())
-        if accelerator is not None:
-            index, rows = accelerator.gather_for_metrics((index.to(rows.device), rows))
-        index, rows = index.cpu(), rows.cpu()
-        if out is None:
-            out = torch.empty(n, *rows.shape[1:], dtype=rows.dtype)
-        out[index] = rows
-        seen[index] = True
+    bar = stage(n, desc, unit) if desc else progress(disable=True)
+    with bar:
+        for index in loader:
+            rows = fn(index.cpu())
+            if accelerator is not None:
+                index, rows = accelerator.gather_for_metrics((index.to(rows.device), rows))
+            index, rows = index.cpu(), rows.cpu()
+            if out is None:
+                out = torch.empty(n, *rows.shape[1:], dtype=rows.dtype)
+            out[index] = rows
+            seen[index] = True
+            bar.update(len(index))
     if out is None or not bool(seen.all()):
         raise RuntimeError(f"row gathering lost rows: {int((~seen).sum())} of {n} missing")
     return out
@@ -142,8 +151,9 @@ def _cross_rows(
             ).cpu()
         return out.to(_device(net))
 
+    desc = "cross-encoder" if pair_mask is None else "rerank top-k"
     with _inference(net, accelerator):
-        return map_rows(score_rows, n_images, rows_per_step, accelerator)
+        return map_rows(score_rows, n_images, rows_per_step, accelerator, desc, " images")
 
 
 def score_matrix_cross(
@@ -178,7 +188,7 @@ def encode_images(
         return backend.encode_image(images.batch(index, backend.device)).float()
 
     with _inference(backend.model, accelerator):
-        return map_rows(encode, len(images), batch_size, accelerator)
+        return map_rows(encode, len(images), batch_size, accelerator, "encode images", " images")
 
 
 def encode_texts(
@@ -191,7 +201,7 @@ def encode_texts(
         return backend.encode_text(texts.batch(index, backend.device)).float()
 
     with _inference(backend.model, accelerator):
-        return map_rows(encode, len(texts), batch_size, accelerator)
+        return map_rows(encode, len(texts), batch_size, accelerator, "encode texts", " texts")
 
 
 def score_matrix_dual(

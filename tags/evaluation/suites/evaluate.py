@@ -38,6 +38,8 @@ class SuiteResult:
     seconds: dict[str, float] = field(default_factory=dict)
     #: a text-only model's ``{"overall": {...}, "subsets": {...}}`` (options suites only)
     text_only: dict[str, Any] | None = None
+    #: distinct (image, caption) pairs, each scored once (what the progress bar counts)
+    n_distinct: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -144,13 +146,22 @@ def evaluate_suite(
 ) -> SuiteResult:
     """Score ``suite`` with ``scorer`` (or ``first_stage`` then ``scorer`` on its top-k)."""
     if first_stage is None:
-        return summarize(suite, score_items(suite, scorer))
-    return summarize(suite, rerank(score_items(suite, first_stage), suite, scorer, topk))
+        result = summarize(suite, score_items(suite, scorer))
+    else:
+        result = summarize(suite, rerank(score_items(suite, first_stage), suite, scorer, topk))
+    result.n_distinct = distinct_pairs(suite)
+    return result
+
+
+def distinct_pairs(suite: Suite) -> int:
+    """Distinct (image, caption) pairs of ``suite``: what :func:`score_items` scores."""
+    return len({(r, c) for item in suite.items for r in item.images for c in item.captions})
 
 
 __all__ = [
     "METRICS",
     "SuiteResult",
+    "distinct_pairs",
     "evaluate_suite",
     "item_outcomes",
     "rerank",

@@ -22,8 +22,14 @@ def format_suite(result: dict[str, Any]) -> str:
     metrics = METRICS[result["task"]]
     text = result.get("text_only")  # the text-only baseline's accuracy, a column of its own
     width = max([len("overall"), *(len(s) for s in result["subsets"])]) + 2
+    distinct = result.get("n_distinct")
     lines = [
-        f"{result['name']}: {result['n_items']} items, {result['n_pairs']} pairs",
+        f"{result['name']}: {result['n_items']} items, {result['n_pairs']} pairs"
+        + (
+            f" ({distinct} distinct, each scored once)"
+            if distinct not in (None, result["n_pairs"])
+            else ""
+        ),
         f"{'subset':<{width}}{'n':>7}"
         + "".join(f"{m:>10}" for m in metrics)
         + (f"{'text-only':>11}" if text else ""),

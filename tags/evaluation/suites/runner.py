@@ -36,7 +36,8 @@ class SuiteOptions:
     max_length: int | None = None
     num_workers: int = 0
     use_logits: bool = True
-    progress: bool = True
+    #: progress bars: None a bar on a terminal (lines elsewhere), True always a bar, False none
+    progress: bool | None = None
     allow_outside_root: bool = False  # image names that leave the image root
     #: a text-only model's ``score(caption)`` scored beside the model (``--text-baseline``)
     text_score: Callable[[str], float] | None = None
@@ -72,7 +73,7 @@ def make_source(backend: Any, suite: Suite, label: str, options: SuiteOptions) -
     return PixelSource(root, backend.image_inputs, options.allow_outside_root)
 
 
-def _progress_fn(label: str, enabled: bool) -> tuple[Callable[[int, int], None], Callable]:
+def _progress_fn(label: str, enabled: bool | None) -> tuple[Callable[[int, int], None], Callable]:
     from tags.progress import progress
 
     bar: Any = None
@@ -82,7 +83,13 @@ def _progress_fn(label: str, enabled: bool) -> tuple[Callable[[int, int], None],
         if bar is None or done < bar.n or total != bar.total:  # a new pass (two-stage)
             if bar is not None:
                 bar.close()
-            bar = progress(total, f"{label} pairs", " pairs", disable=not enabled)
+            bar = progress(
+                total,
+                f"{label}: distinct pairs",
+                " pairs",
+                disable=enabled is False,
+                force=enabled is True,
+            )
         bar.update(done - bar.n)
 
     def close() -> None:
