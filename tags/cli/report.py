@@ -73,6 +73,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def distinct_suffixes(paths: list[str]) -> list[str] | None:
+    """The shortest trailing parts of ``paths`` that tell them apart (``runs/a/model``,
+    ``runs/b/model`` -> ``a/model``, ``b/model``); folders are compared by their absolute
+    path, so ``model`` and ``../x/model`` differ too. ``None`` when the paths are equal."""
+    parts = []
+    for path in paths:
+        p = Path(path).expanduser()
+        p = p.resolve() if p.exists() else p
+        parts.append([x for x in p.parts if x != p.anchor] or [str(p)])
+    for k in range(1, max(len(x) for x in parts) + 1):
+        labels = ["/".join(x[-k:]) for x in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+    return None
+
+
+def column_names(paths: dict[str, str], given: dict[str, str | None]) -> dict[str, str]:
+    """A column name per role: ``--name`` / ``--baseline-name`` when given, else the
+    folder's name, else (two folders of the same name) the shortest distinguishing path
+    suffix, else ``role: name``."""
+    roles = list(paths)
+    typed = {r: typed_name(paths[r]) for r in roles}
+    names = {r: given.get(r) or Path(typed[r]).name or typed[r] for r in roles}
+    auto = [r for r in roles if not given.get(r)]
+    if len(set(names.values())) == len(names) or not auto:
+        return names if len(set(names.values())) == len(names) else _by_role(names)
+    suffixes = distinct_suffixes([typed[r] for r in roles])
+    if suffixes is not None:
+        names = {r: given.get(r) or s for r, s in zip(roles, suffixes)}
+    return names if len(set(names.values())) == len(names) else _by_role(names)
+
+
+def _by_role(names: dict[str, str]) -> dict[str, str]:
+    return {k: f"{k}: {v}" for k, v in names.items()}
+
+
 def retrieval(backend: Any, args: argparse.Namespace) -> tuple[dict[str, float], list[str]]:
     """Retrieval metrics of ``backend`` on ``--captions`` (region features or raw images)."""
     from tags.evaluation.retrieval import evaluate_retrieval
@@ -163,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
     from tags.cli._outputs import dir_problem
     from tags.cli._suite_evaluate import suite_errors
     from tags.evaluation.suites.report import markdown_table
+    from tags.progress import bars
 
     if not args.captions and not args.suite:
         print("error: give --captions (retrieval) and/or --suite", file=sys.stderr)
@@ -175,18 +212,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     device = resolve_device(args.device)
-    names = {"model": args.name or Path(typed_name(args.model)).name}
     paths = {"model": args.model}
     if args.baseline:
-        names["baseline"] = args.baseline_name or Path(typed_name(args.baseline)).name
         paths = {"baseline": args.baseline, **paths}
-    if len(set(names.values())) != len(names):
-        names = {k: f"{k}: {v}" for k, v in names.items()}
+    names = column_names(paths, {"model": args.name, "baseline": args.baseline_name})
     reports = {}
     try:
         for role, path in paths.items():
-            print(f"== {role}: {path}")
-            reports[role] = evaluate_one(path, args, device)
+            print(f"== {role}: {typed_name(path)}")
+            with bars(args.progress):
+                reports[role] = evaluate_one(path, args, device)
     except suite_errors() as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -60,6 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
+    from tags.cli._noise import quiet_tied_weights
     from tags.training import load_config, training_function
     from tags.training.config import to_dict
     from tags.training.loop import NonFiniteLossError
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.print_config:
         print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
         return 0
+    quiet_tied_weights()  # Accelerate's note on the decoders tied by design
     try:
         result = training_function(config)
     except NonFiniteLossError as err:
