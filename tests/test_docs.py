@@ -155,7 +155,8 @@ def script_paths(path: Path) -> list[tuple[str, str]]:
 
 
 def parse_problem(argv: list[str] | tuple[str, ...]) -> str | None:
-    """None when the CLI accepts ``argv``, else argparse's message."""
+    """None when the CLI accepts ``argv`` in its current spelling, else argparse's message
+    (a deprecated alias, which the CLI notes on stderr, counts as a problem)."""
     stderr = io.StringIO()
     try:
         with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
@@ -164,7 +165,8 @@ def parse_problem(argv: list[str] | tuple[str, ...]) -> str | None:
         help_asked = {"-h", "--help", "--version"} & set(argv)
         if exit_.code not in (0, None) or not help_asked:
             return stderr.getvalue().strip().splitlines()[-1] if stderr.getvalue() else "exit"
-    return None
+    deprecated = [line for line in stderr.getvalue().splitlines() if "deprecated" in line]
+    return deprecated[0] if deprecated else None
 
 
 def slug(heading: str) -> str:
@@ -316,6 +318,7 @@ def test_the_check_refuses_a_broken_command_and_link(tmp_path):
     assert parse_problem(commands[2].argv) is None
     assert "--bogus" in parse_problem(commands[3].argv)
     assert parse_problem(["generate", "--captions", "C", "--out", "o.jsonl"]) is None
+    assert parse_problem(["parse", "x", "--workers", "2"]) is not None  # an old spelling
     bad_key = ("train", "--config", "scripts/configs/tiny_vse_cpu.yaml", "vse.no_such_key=1")
     with pytest.raises(pytest.fail.Exception, match="no_such_key"):
         test_documented_train_overrides_load(Command("page.md:1", "", bad_key))
