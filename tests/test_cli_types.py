@@ -21,7 +21,8 @@ OUT_OF_RANGE = {
 
 #: Options where 0 or a negative value means something (their type says which):
 #: ``--num-workers 0`` decodes in this process; ``--train/--val/--test 0`` leave a split out;
-#: ``--seed 0`` is a seed; ``--progress-every 0`` prints every update; ``--max-surprise``
+#: ``--seed 0`` is a seed; ``--progress-every 0`` prints every update; ``report --bootstrap 0``
+#: computes no intervals; ``--max-surprise``
 #: (finite_float) may be negative: it then also drops negatives more likely than their
 #: caption. They are still range-checked: the cases below refuse what is meaningless.
 ZERO_OR_NEGATIVE_MEAN_SOMETHING = {
@@ -29,7 +30,7 @@ ZERO_OR_NEGATIVE_MEAN_SOMETHING = {
     ("make-benchmark", "--train"), ("make-benchmark", "--val"), ("make-benchmark", "--test"),
     ("make-benchmark", "--seed"), ("generate", "--seed"), ("demo", "--seed"),
     ("generate", "--progress-every"), ("parse", "--progress-every"),
-    ("generate", "--max-surprise"),
+    ("generate", "--max-surprise"), ("report", "--bootstrap"),
 }  # fmt: skip
 
 

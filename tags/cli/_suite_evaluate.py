@@ -112,8 +112,9 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
 
         raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     if args.out:
+        suites = {k: {f: v for f, v in r.items() if f != "outcomes"} for k, r in results.items()}
         report = {"model": typed_name(args.model), "backend": backend.name, "mode": args.mode,
-                  "suites": results}  # fmt: skip
+                  "suites": suites}  # fmt: skip
         from tags.cli._outputs import write_json
 
         write_json(args.out, report)  # atomic: never half written

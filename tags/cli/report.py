@@ -13,6 +13,7 @@ from typing import Any
 from tags.cli._flags import add_device, add_overwrite, add_progress, resolve_device
 from tags.cli._model import model_ref, typed_name
 from tags.cli._types import non_negative_int, positive_int
+from tags.evaluation.bootstrap import DEFAULT_RESAMPLES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,11 +67,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="image loading workers (0: in this process)",
     )
     p.add_argument("--use-scores", action="store_true", help="sigmoid scores, not logits")
+    p.add_argument(
+        "--bootstrap",
+        type=non_negative_int,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help="paired bootstrap resamples for the 95%% interval of every delta (items "
+        "resampled, seed 0; 0: no intervals; default: %(default)s)",
+    )
     add_device(p, cpu_alias=True)
     p.add_argument("--out", required=True, help="output folder")
     add_overwrite(p, "the report.md / report.json of an earlier report in --out")
     add_progress(p)
     p.set_defaults(func=run)
+
+
+def without_items(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``reports`` without the per-item values (suite outcomes, retrieval ranks) kept for
+    the bootstrap: what report.json holds."""
+    out = {}
+    for role, report in reports.items():
+        suites = {
+            k: {f: v for f, v in s.items() if f != "outcomes"} for k, s in report["suites"].items()
+        }
+        out[role] = {k: v for k, v in report.items() if k != "retrieval_ranks"} | {"suites": suites}
+    return out
 
 
 def distinct_suffixes(paths: list[str]) -> list[str] | None:
@@ -109,8 +130,9 @@ def _by_role(names: dict[str, str]) -> dict[str, str]:
     return {k: f"{k}: {v}" for k, v in names.items()}
 
 
-def retrieval(backend: Any, args: argparse.Namespace) -> tuple[dict[str, float], list[str]]:
-    """Retrieval metrics of ``backend`` on ``--captions`` (region features or raw images)."""
+def retrieval(backend: Any, args: argparse.Namespace) -> Any:
+    """The :class:`~tags.evaluation.retrieval.RetrievalResult` of ``backend`` on
+    ``--captions`` (region features or raw images), its notes including the loader's."""
     from tags.evaluation.retrieval import evaluate_retrieval
 
     common = {"fmt": args.format, "split": args.split, "limit_images": args.max_images}
@@ -136,7 +158,8 @@ def retrieval(backend: Any, args: argparse.Namespace) -> tuple[dict[str, float],
         backend, images, texts, args.protocol, args.mode, topk=args.topk,
         batch_size=args.batch_size, use_logits=not args.use_scores,
     )  # fmt: skip
-    return result.metrics, notes + result.notes
+    result.notes = notes + result.notes
+    return result
 
 
 def evaluate_one(path: str, args: argparse.Namespace, device: str) -> dict[str, Any]:
@@ -150,7 +173,9 @@ def evaluate_one(path: str, args: argparse.Namespace, device: str) -> dict[str, 
     backend = load_model(path, args.tokenizer, device)
     out: dict[str, Any] = {"backend": backend.name, "retrieval": None, "notes": []}
     if args.captions:
-        out["retrieval"], out["notes"] = retrieval(backend, args)
+        result = retrieval(backend, args)
+        out["retrieval"], out["notes"] = result.metrics, result.notes
+        out["retrieval_ranks"] = result.ranks  # per query, for the bootstrap intervals
         print(format_table(out["retrieval"]))
     out["suites"] = run_suites(backend, SuiteSpec.parse_many(args.suite), suite_options(args))
     out["seconds"] = round(time.perf_counter() - start, 3)
@@ -158,12 +183,17 @@ def evaluate_one(path: str, args: argparse.Namespace, device: str) -> dict[str, 
 
 
 def write_report(
-    out_dir: Path, reports: dict[str, dict[str, Any]], names: dict[str, str], settings: dict
+    out_dir: Path,
+    reports: dict[str, dict[str, Any]],
+    names: dict[str, str],
+    settings: dict,
+    resamples: int = 0,
 ) -> list[dict]:
-    """``report.md``, ``report.json`` and ``report.png`` in ``out_dir``; returns the rows."""
+    """``report.md``, ``report.json`` and ``report.png`` in ``out_dir``; returns the rows.
+    ``resamples`` > 0: paired bootstrap intervals of the deltas (seed 0)."""
     from tags.evaluation.suites.report import bar_plot, compare, markdown_table
 
-    rows = compare(reports["model"], reports.get("baseline"))
+    rows = compare(reports["model"], reports.get("baseline"), resamples=resamples)
     out_dir.mkdir(parents=True, exist_ok=True)
     plot = bar_plot(
         rows, out_dir / "report.png", f"{names['model']} vs {names.get('baseline', '-')}",
@@ -178,7 +208,13 @@ def write_report(
         f"# {names['model']}" + (f" vs {names['baseline']}" if "baseline" in names else ""),
         "",
         "Percent, higher is better (RSum: sum of six recalls). Suites: a caption wins only "
-        "when it scores strictly above the others (ties count as failures).",
+        "when it scores strictly above the others (ties count as failures)."
+        + (
+            f" Δ 95% CI: paired bootstrap over the items (queries for retrieval), {resamples} "
+            "resamples, seed 0."
+            if resamples and "baseline" in reports
+            else ""
+        ),
         "",
         "Settings: " + ", ".join(f"{k} `{v}`" for k, v in settings.items() if v is not None),
         "",
@@ -189,7 +225,12 @@ def write_report(
     if notes:
         lines += ["", "Notes:", "", *(f"- {n}" for n in notes)]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    payload = {"names": names, "settings": settings, "rows": rows, "reports": reports}
+    payload = {
+        "names": names,
+        "settings": settings,
+        "rows": rows,
+        "reports": without_items(reports),
+    }
     (out_dir / "report.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return rows
 
@@ -232,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         "protocol": args.protocol if args.captions else None, "mode": args.mode,
         "suites": ", ".join(args.suite) or None,
     }  # fmt: skip
-    rows = write_report(Path(args.out), reports, names, settings)
+    rows = write_report(Path(args.out), reports, names, settings, args.bootstrap)
     print(markdown_table(rows, names["model"], names.get("baseline", "baseline")))
     print(f"wrote {Path(args.out) / 'report.md'}", file=sys.stderr)
     return 0

@@ -14,7 +14,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tags.evaluation.data import RetrievalImages, RetrievalTexts, image_subset
-from tags.evaluation.metrics import fold_bounds, mean_metrics, retrieval_metrics
+from tags.evaluation.metrics import (
+    fold_bounds,
+    i2t_ranks,
+    mean_metrics,
+    retrieval_metrics,
+    t2i_ranks,
+)
 from tags.evaluation.scoring import compute_scores
 
 
@@ -50,9 +56,14 @@ class RetrievalResult:
     topk: int | None = None
     notes: list[str] = field(default_factory=list)
     fusion: float | None = None
+    #: 0-based rank of every query, folds concatenated: ``{"i2t": [per image], "t2i": [per
+    #: text]}`` (paired bootstrap intervals; left out of :meth:`to_dict`)
+    ranks: dict[str, list[int]] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("ranks")
+        return out
 
 
 def evaluate_retrieval(
@@ -88,6 +99,7 @@ def evaluate_retrieval(
         )
         warnings.warn(notes[-1], stacklevel=2)
     per_fold = []
+    ranks: dict[str, list[int]] = {"i2t": [], "t2i": []}
     for start, stop in fold_bounds(len(images), spec.folds):
         fold_images, fold_texts = image_subset(images, texts, slice(start, stop))
         i2t, t2i = compute_scores(
@@ -102,6 +114,8 @@ def evaluate_retrieval(
             fusion=fusion,
         )
         per_fold.append(retrieval_metrics(i2t, fold_texts.txt2img, t2i_sims=t2i))
+        ranks["i2t"] += i2t_ranks(i2t, fold_texts.txt2img).tolist()
+        ranks["t2i"] += t2i_ranks(t2i, fold_texts.txt2img).tolist()
     return RetrievalResult(
         metrics=mean_metrics(per_fold),
         per_fold=per_fold,
@@ -112,6 +126,7 @@ def evaluate_retrieval(
         topk=topk if mode == "two-stage" else None,
         notes=notes,
         fusion=fusion if mode == "two-stage" else None,
+        ranks=ranks,
     )
 
 

@@ -40,6 +40,12 @@ class SuiteResult:
     text_only: dict[str, Any] | None = None
     #: distinct (image, caption) pairs, each scored once (what the progress bar counts)
     n_distinct: int | None = None
+    #: subset groups (SugarCrepe: REPLACE / SWAP / ADD): ``{group: {metric, "n", "subsets"}}``
+    #: where a metric is the mean over the group's subsets
+    groups: dict[str, dict[str, Any]] | None = None
+    #: per item, in the suite's order: ``{"subset": [...], metric: [0/1, ...]}`` (paired
+    #: bootstrap intervals of ``tags report``; left out of written JSON)
+    outcomes: dict[str, list[Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,9 +127,42 @@ def summarize(suite: Suite, matrices: Sequence[np.ndarray]) -> SuiteResult:
         kept = [v["accuracy"] for v in table.values() if v["n"] >= suite.macro_min_count]
         if kept:
             overall["macro"] = float(np.mean(kept))
-    return SuiteResult(
+    result = SuiteResult(
         suite.name, suite.task, overall, table, len(suite.items), suite.num_pairs, list(suite.notes)
     )
+    result.groups = group_means(suite.name, table, metrics)
+    result.outcomes = {
+        "subset": [item.subset for item in suite.items],
+        **{k: [int(o[k]) for o in outcomes] for k in metrics},
+    }
+    return result
+
+
+def subset_groups(suite_name: str) -> dict[str, tuple[str, ...]]:
+    """The published grouping of a suite's subsets (SugarCrepe's REPLACE / SWAP / ADD),
+    ``{}`` for a suite without one."""
+    if suite_name == "sugarcrepe":
+        from tags.evaluation.suites.sugarcrepe import GROUPS
+
+        return GROUPS
+    return {}
+
+
+def group_means(
+    suite_name: str, table: dict[str, dict[str, float]], metrics: Sequence[str]
+) -> dict[str, dict[str, Any]] | None:
+    """``{group: {metric: mean over its subsets present, "n": items, "subsets": [...]}}``
+    (unweighted means, as the paper's group columns); None without groups."""
+    out = {}
+    for group, members in subset_groups(suite_name).items():
+        present = [s for s in members if s in table]
+        if present:
+            out[group] = {
+                **{m: float(np.mean([table[s][m] for s in present])) for m in metrics},
+                "n": int(sum(table[s]["n"] for s in present)),
+                "subsets": present,
+            }
+    return out or None
 
 
 def text_only_result(suite: Suite, score: Callable[[str], float]) -> dict[str, Any] | None:
@@ -134,7 +173,8 @@ def text_only_result(suite: Suite, score: Callable[[str], float]) -> dict[str, A
         return None
     matrices = [np.array([[score(c) for c in item.captions]]) for item in suite.items]
     result = summarize(suite, matrices)
-    return {"overall": result.overall, "subsets": result.subsets}
+    out = {"overall": result.overall, "subsets": result.subsets}
+    return out | ({"groups": result.groups} if result.groups else {})
 
 
 def evaluate_suite(
@@ -163,9 +203,11 @@ __all__ = [
     "SuiteResult",
     "distinct_pairs",
     "evaluate_suite",
+    "group_means",
     "item_outcomes",
     "rerank",
     "score_items",
+    "subset_groups",
     "summarize",
     "text_only_result",
 ]

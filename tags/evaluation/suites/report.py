@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tags.evaluation.suites.evaluate import METRICS
 
 #: retrieval rows of the report, in order (percent except rsum)
@@ -21,7 +23,9 @@ def format_suite(result: dict[str, Any]) -> str:
     """Console table of one suite: one row per subset, then overall (and macro)."""
     metrics = METRICS[result["task"]]
     text = result.get("text_only")  # the text-only baseline's accuracy, a column of its own
-    width = max([len("overall"), *(len(s) for s in result["subsets"])]) + 2
+    groups = result.get("groups") or {}
+    names = [*(len(s) + 2 for s in result["subsets"]), *(len(f"{g} (mean)") for g in groups)]
+    width = max([len("overall"), *names]) + 2
     distinct = result.get("n_distinct")
     lines = [
         f"{result['name']}: {result['n_items']} items, {result['n_pairs']} pairs"
@@ -38,12 +42,24 @@ def format_suite(result: dict[str, Any]) -> str:
     def text_cell(row: dict[str, float] | None, key: str = "accuracy") -> str:
         return f"{row[key]:>11.2f}" if text and row and key in row else ""
 
-    for name, row in result["subsets"].items():
-        lines.append(
+    def row_line(name: str, row: dict[str, Any], text_row: dict | None) -> str:
+        return (
             f"{name:<{width}}{row['n']:>7}"
             + "".join(f"{row[m]:>10.2f}" for m in metrics)
-            + text_cell(text["subsets"].get(name) if text else None)
+            + text_cell(text_row)
         )
+
+    grouped = {s for g in groups.values() for s in g["subsets"]}
+    for group, row in groups.items():  # the paper's layout: group mean, then its subsets
+        lines.append(
+            row_line(f"{group} (mean)", row, text.get("groups", {}).get(group) if text else None)
+        )
+        for name in row["subsets"]:
+            sub = result["subsets"][name]
+            lines.append(row_line(f"  {name}", sub, text["subsets"].get(name) if text else None))
+    for name, row in result["subsets"].items():
+        if name not in grouped:
+            lines.append(row_line(name, row, text["subsets"].get(name) if text else None))
     overall = result["overall"]
     lines.append(
         f"{'overall':<{width}}{result['n_items']:>7}"
@@ -69,6 +85,10 @@ def report_rows(report: dict[str, Any]) -> list[tuple[str, str, int | None, floa
         rows += [(label, m, result["n_items"], result["overall"][m]) for m in metrics]
         if "macro" in result["overall"]:
             rows.append((label, "macro", None, result["overall"]["macro"]))
+        for group, row in (result.get("groups") or {}).items():
+            for m in metrics:
+                name = f"{group} (mean)" if len(metrics) == 1 else f"{group} (mean) {m}"
+                rows.append((label, name, row["n"], row[m]))
         for subset, row in result["subsets"].items():
             for m in metrics:
                 name = subset if len(metrics) == 1 else f"{subset} {m}"
@@ -76,13 +96,74 @@ def report_rows(report: dict[str, Any]) -> list[tuple[str, str, int | None, floa
     return rows
 
 
-def compare(model: dict[str, Any], baseline: dict[str, Any] | None = None) -> list[dict]:
-    """Rows ``{section, metric, n, model, baseline, delta}`` (``baseline``/``delta`` None
-    without a baseline or where the baseline lacks the row)."""
+def row_strata(report: dict[str, Any]) -> dict[tuple[str, str], tuple[list[np.ndarray], str]]:
+    """Per-item values behind the rows of :func:`report_rows` (where the report carries
+    them: ``retrieval_ranks``, each suite's ``outcomes``): ``{(section, metric): (strata,
+    combine)}`` as :func:`tags.evaluation.bootstrap.paired_bootstrap` takes them. Macro rows
+    (a minimum subset size decides their subsets) have none."""
+    out: dict[tuple[str, str], tuple[list[np.ndarray], str]] = {}
+    ranks = report.get("retrieval_ranks")
+    if report.get("retrieval") and ranks:
+        hits = {d: {k: np.asarray(ranks[d]) < k for k in (1, 5, 10)} for d in ("i2t", "t2i")}
+        for d in ("i2t", "t2i"):
+            for k in (1, 5, 10):
+                out[("retrieval", f"{d}_r{k}")] = ([hits[d][k]], "mean")
+        out[("retrieval", "rsum")] = ([sum(hits[d].values()) for d in ("i2t", "t2i")], "sum")
+    for label, result in report.get("suites", {}).items():
+        outcomes = result.get("outcomes")
+        if not outcomes:
+            continue
+        subset = np.asarray(outcomes["subset"])
+        metrics = METRICS[result["task"]]
+        for m in metrics:
+            values = np.asarray(outcomes[m], dtype=np.float64)
+            out[(label, m)] = ([values], "mean")
+            for group, row in (result.get("groups") or {}).items():
+                name = f"{group} (mean)" if len(metrics) == 1 else f"{group} (mean) {m}"
+                out[(label, name)] = ([values[subset == s] for s in row["subsets"]], "mean")
+            for s in result["subsets"]:
+                name = s if len(metrics) == 1 else f"{s} {m}"
+                out[(label, name)] = ([values[subset == s]], "mean")
+    return out
+
+
+def _same_items(model: dict[str, Any], baseline: dict[str, Any], section: str) -> bool:
+    """Whether both reports scored the same items of ``section`` (paired resampling)."""
+    if section == "retrieval":
+        a, b = model.get("retrieval_ranks") or {}, baseline.get("retrieval_ranks") or {}
+        return all(len(a.get(d, [])) == len(b.get(d, [])) > 0 for d in ("i2t", "t2i"))
+    a = (model.get("suites", {}).get(section) or {}).get("outcomes") or {}
+    b = (baseline.get("suites", {}).get(section) or {}).get("outcomes") or {}
+    return bool(a) and a.get("subset") == b.get("subset")
+
+
+def compare(
+    model: dict[str, Any],
+    baseline: dict[str, Any] | None = None,
+    *,
+    resamples: int = 0,
+    seed: int = 0,
+) -> list[dict]:
+    """Rows ``{section, metric, n, model, baseline, delta, ci}`` (``baseline``/``delta``
+    None without a baseline or where the baseline lacks the row). ``ci``: with
+    ``resamples`` > 0, the 95 % paired bootstrap interval ``[low, high]`` of the delta
+    (items resampled, ``seed`` fixed) where both reports carry per-item values; else None."""
+    from tags.evaluation.bootstrap import paired_bootstrap
+
     before = {(s, m): v for s, m, _, v in report_rows(baseline)} if baseline else {}
+    mine = row_strata(model) if baseline and resamples else {}
+    theirs = row_strata(baseline) if baseline and resamples else {}
     rows = []
     for section, metric, n, value in report_rows(model):
         old = before.get((section, metric))
+        ci = None
+        key = (section, metric)
+        paired = key in mine and key in theirs and _same_items(model, baseline, section)
+        if old is not None and paired and all(len(x) for x in mine[key][0]):
+            (a, combine), (b, _) = mine[key], theirs[key]
+            ci = list(
+                paired_bootstrap(list(zip(a, b)), combine=combine, resamples=resamples, seed=seed)
+            )
         rows.append(
             {
                 "section": section,
@@ -91,6 +172,7 @@ def compare(model: dict[str, Any], baseline: dict[str, Any] | None = None) -> li
                 "baseline": old,
                 "model": value,
                 "delta": None if old is None else value - old,
+                "ci": ci,
             }
         )
     return rows
@@ -103,10 +185,13 @@ def _cell(value: float | None, signed: bool = False) -> str:
 
 
 def markdown_table(rows: Sequence[dict], model: str = "model", baseline: str = "baseline") -> str:
-    """One Markdown table: section | metric | n | baseline | model | delta."""
+    """One Markdown table: section | metric | n | baseline | model | delta (| 95 % CI of
+    the delta, when a row has one)."""
     has_baseline = any(r["baseline"] is not None for r in rows)
+    has_ci = any(r.get("ci") for r in rows)
     head = ["section", "metric", "n", *([baseline] if has_baseline else []), model]
     head += ["Δ"] if has_baseline else []
+    head += ["Δ 95% CI"] if has_ci else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 3 + "---:|" * (len(head) - 3)]
     for r in rows:
         cells = [r["section"], r["metric"], "" if r["n"] is None else str(r["n"])]
@@ -115,6 +200,9 @@ def markdown_table(rows: Sequence[dict], model: str = "model", baseline: str = "
         cells.append(_cell(r["model"]))
         if has_baseline:
             cells.append(_cell(r["delta"], signed=True))
+        if has_ci:
+            ci = r.get("ci")
+            cells.append(f"[{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -178,4 +266,5 @@ __all__ = [
     "format_suite",
     "markdown_table",
     "report_rows",
+    "row_strata",
 ]

@@ -8,6 +8,13 @@ from pathlib import Path
 from tags.evaluation.suites._files import load_json, text
 from tags.evaluation.suites.base import ImageRef, Suite, SuiteError, SuiteItem, register_suite
 
+#: The paper's grouping of the seven subsets (Hsieh et al. 2023, Table 2).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "REPLACE": ("replace_obj", "replace_att", "replace_rel"),
+    "SWAP": ("swap_obj", "swap_att"),
+    "ADD": ("add_obj", "add_att"),
+}
+
 SUBSETS = (
     "add_att",
     "add_obj",
@@ -58,4 +65,4 @@ def read_sugarcrepe(path: Path) -> Suite:
     return Suite("sugarcrepe", "options", items, notes=notes)
 
 
-__all__ = ["SUBSETS", "read_sugarcrepe"]
+__all__ = ["GROUPS", "SUBSETS", "read_sugarcrepe"]
