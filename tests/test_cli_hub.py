@@ -82,3 +82,15 @@ def test_an_uncached_hub_id_says_how_to_fetch_it(tmp_path, capsys, command):
     assert len(err) == 1, err
     assert "model directory not found: someorg/absent" in err[0]
     assert "`hf download someorg/absent`" in err[0] and str(tmp_path) not in err[0]
+
+
+@pytest.mark.parametrize("option", ["--model", "--mlm"])
+def test_generate_names_an_uncached_hub_id_before_any_work(tmp_path, capsys, option):
+    captions = tmp_path / "caps.txt"
+    captions.write_text("a red dog\n")
+    out = tmp_path / "neg.jsonl"
+    argv = ["generate", "--captions", str(captions), "--out", str(out), option, "org/absent"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{option}: model directory not found: org/absent" in err[0], err
+    assert "`hf download org/absent`" in err[0] and not out.exists()

@@ -283,6 +283,12 @@ def check_paths(args: argparse.Namespace) -> str | None:
         return f"--out {out} is a directory; pass a .jsonl file name"
     if out.resolve() == captions.resolve():
         return f"--out {out} is the captions file"
+    for option in ("model", "mlm", "tokenizer"):  # folders or cached hub ids (model_ref)
+        value = getattr(args, option, None)
+        if value and not Path(value).expanduser().exists():
+            from tags.backends.hub import missing_model_message
+
+            return f"--{option}: {missing_model_message(value)}"
     return out_problem(out)
 
 
