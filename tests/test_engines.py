@@ -121,6 +121,12 @@ def test_caption_rows_and_other_settings_equal_tags_generate(tmp_path):
     assert [row for b in sliced(rows, 4) for row in rows_of(fn(b))] == expected
     with pytest.raises(InputError, match="masked LM"):
         GenerateBatch(vocab_of(out), preset="paper")(rows)
+    # without the planner (--unconstrained), over the same counts
+    loose = tmp_path / "unconstrained.jsonl"
+    args = ["--captions", str(captions), "--out", str(loose), "--vocab", str(vocab_of(out))]
+    assert main(["generate", *args, *FAST, "--unconstrained"]) == 0
+    fn = GenerateBatch(vocab_of(out), **SETTINGS, unconstrained=True)
+    assert rows_of(fn(rows)) == read(loose) != expected
 
 
 def test_counting_pass_per_shard_merges_to_the_single_pass_file(reference, corpus, tmp_path):

@@ -51,7 +51,8 @@ class BatchSettings:
     Attributes mirror the options: ``preset`` (``minimal`` or ``multi-unit``: the values of
     ``max_edits``, ``swaps`` and the preset's other switches that are left ``None`` come from
     ``tags generate``'s own preset table), ``num_copies`` (``--k``), ``num_samples``
-    (``--l``), ``top_m``, ``max_edits``, ``swaps`` (``--no-swaps``: False), ``role_swaps``,
+    (``--l``), ``top_m``, ``max_edits``, ``swaps`` (``--no-swaps``: False), ``adds``
+    (``--no-adds``: False), ``role_swaps``,
     ``unconstrained``, ``masking``, ``mask_ratio``, ``max_tokens``, ``seed``,
     ``background`` (``"factual"``, a counts file, or ``None`` for none), ``noun_classes``
     (``{class: [noun, ...]}``, as the ``--noun-classes`` file holds) and ``tokenizer`` (a
@@ -64,6 +65,7 @@ class BatchSettings:
     top_m: int = 31
     max_edits: int | None = None
     swaps: bool | None = None
+    adds: bool | None = None
     role_swaps: bool = False
     unconstrained: bool = False
     masking: str = "unit"
@@ -95,9 +97,10 @@ class BatchSettings:
                 f"preset {self.preset!r} refills with a masked LM, which the weight-free batch "
                 "function does not run; use tags generate --model/--mlm"
             )
-        for key in values:
-            if getattr(self, key, None) is not None:
+        for key in ("max_edits", "swaps", "adds"):
+            if getattr(self, key) is not None:
                 values[key] = getattr(self, key)
+        values["unconstrained"] = self.unconstrained
         return values
 
 
@@ -126,6 +129,8 @@ def build_generator(vocabulary: Any, settings: BatchSettings) -> Any:
 
     values = settings.resolved()
     switches = {f.name for f in fields(GenerationConfig)} - {"batch_size"}
+    if values.get("adds") and "adds" not in switches:
+        raise InputError("adds: this version of tags has no add edits")
     config = GenerationConfig(
         num_copies=settings.num_copies,
         num_samples=settings.num_samples,
