@@ -159,3 +159,26 @@ def test_finetune_config_variants():
     assert finetune_config(base, "hardest")["vse"]["miner"]["name"] == "hardest"
     with pytest.raises(ValueError, match="needs a negatives file"):
         finetune_config(base, "negclip")
+
+
+def test_negatives_accuracy_by_kind(tmp_path, shapes_with_val):
+    from tags.benchmark.hf_finetune import negatives_accuracy
+    from tags.benchmark.hf_models import HFModelConfig, build_clip
+
+    data = json.loads((shapes_with_val / "dataset_shapes.json").read_text())
+    train = [im for im in data["images"] if im["split"] == "train"]
+    rows = []
+    for im in train:
+        sentence = im["sentences"][0]
+        for kind, op in (("attribute", "replace"), ("relation", "swap"), ("object", "replace")):
+            rows.append({"image_id": im["imgid"], "caption_id": sentence["sentid"],
+                         "positive": sentence["raw"], "negative": sentence["raw"] + " x",
+                         "edits": [{"type": kind, "operation": op}]})  # fmt: skip
+    path = tmp_path / "neg.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = build_clip(tmp_path / "clip", HFModelConfig(image_size=32, patch_size=8,
+                       hidden_size=32, num_layers=1, num_heads=4, projection_dim=16))  # fmt: skip
+    result = negatives_accuracy(model, shapes_with_val, path, per_caption=2, limit_images=1)
+    # one image, its first two negatives: an attribute and a role swap (the object is third)
+    assert result["pairs"] == 2
+    assert set(result) == {"overall", "attribute", "role", "pairs"}

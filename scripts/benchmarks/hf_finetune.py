@@ -95,6 +95,38 @@ def goal_line(summaries: dict[str, dict[str, Any]]) -> str:
     )
 
 
+def check_negatives(
+    args: argparse.Namespace, pretrained: Path, data: Path, out: Path, negatives: Path
+) -> str:
+    """A table: the share of the used training negatives (first ``--check-negatives``
+    training images) each model scores below their caption, by kind; cached in OUT."""
+    from tags.benchmark.hf_finetune import negatives_accuracy
+
+    models = {"pretrained": pretrained}
+    models |= {v: out / f"{run_name(v, args)}_seed0" / "train" / "model" for v in args.variants}
+    cache_path = out / "negatives_accuracy.json"
+    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    lines = [
+        f"Training negatives ranked below their caption (first {args.check_negatives} training "
+        f"images, {args.per_caption} used negatives per caption, seed-0 models), percent:",
+        "",
+        "| model | pairs | all | attribute | object | relation (flip) | role swap |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, model in models.items():
+        tag = f"{model}|{negatives}|{args.per_caption}|{args.check_negatives}"
+        if tag not in cache:
+            cache[tag] = negatives_accuracy(
+                model, data, negatives, args.per_caption, args.check_negatives
+            )
+            cache_path.write_text(json.dumps(cache, indent=1) + "\n")
+        r = cache[tag]
+        cells = [f"{100 * r[k]:.1f}" if k in r else "-"
+                 for k in ("overall", "attribute", "object", "relation", "role")]  # fmt: skip
+        lines.append(f"| {ROWS[key]} | {r['pairs']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def run_name(variant: str, args: argparse.Namespace) -> str:
     if variant != "negclip":
         return variant
@@ -139,6 +171,9 @@ def main() -> None:
     parser.add_argument("--hn-weight", type=float, default=0.0,
                         help="hard-negative term weight (vse hard_negative)")  # fmt: skip
     parser.add_argument("--results", help="also write the markdown table here")
+    parser.add_argument("--check-negatives", type=int, default=0, metavar="N",
+                        help="also score the used training negatives of the first N training "
+                        "images with the pre-trained and each seed-0 model (by kind)")  # fmt: skip
     args = parser.parse_args()
 
     data, out = Path(args.data), Path(args.out)
@@ -190,6 +225,8 @@ def main() -> None:
         f"chance RSum {scores['chance_rsum']:.1f}, MP chance 50; mean ± sample std over seeds."
         "\n\n" + table(summaries) + "\n\n" + goal_line(summaries) + "\n"
     )
+    if args.check_negatives and negatives is not None:
+        text += "\n" + check_negatives(args, pretrained, data, out, negatives) + "\n"
     (out / f"results_{args.split}.md").write_text(text)
     (out / f"results_{args.split}.json").write_text(json.dumps(summaries, indent=1) + "\n")
     if args.results:

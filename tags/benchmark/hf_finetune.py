@@ -193,12 +193,57 @@ def run_finetune(
     return record
 
 
+def negatives_accuracy(
+    model_dir: str | Path,
+    data: str | Path,
+    negatives: str | Path,
+    per_caption: int,
+    limit_images: int = 300,
+) -> dict[str, float]:
+    """How often the model scores a training caption above each of its used negatives (the
+    first ``per_caption``), on the first ``limit_images`` training images: ``overall`` and
+    per kind (``attribute``, ``object``, ``relation`` (flips and replacements), ``role``
+    (role swaps)), with ``pairs``. What the fine-tuning was asked to learn, measured on the
+    pairs it was trained on."""
+    import torch
+
+    from tags.backends import load_backend
+    from tags.benchmark.hf_models import _pair_scorer, _quiet
+    from tags.benchmark.minimal_pairs import MinimalPair, minimal_pair_accuracy
+    from tags.evaluation.images import load_image_retrieval_split
+
+    _quiet()
+    data = Path(data)
+    backend = load_backend(str(model_dir))
+    backend.model.eval()
+    images, _, _ = load_image_retrieval_split(
+        data / "dataset_shapes.json", data / "images", backend, split="train",
+        limit_images=limit_images,
+    )  # fmt: skip
+    kept = set(images.ids)
+    pairs = []
+    for (image_id, _), rows in _groups(Path(negatives)).items():
+        if image_id not in kept:
+            continue
+        for row in rows[:per_caption]:
+            edits = row.get("edits", [])
+            kind = edits[0]["type"] if edits else "word"
+            if kind == "relation" and edits[0].get("operation") == "swap":
+                kind = "role"
+            pairs.append(MinimalPair(image_id, row["positive"], row["negative"], kind, "", ""))
+    with torch.no_grad():
+        accuracy = minimal_pair_accuracy(_pair_scorer(backend, images), pairs)
+    accuracy["pairs"] = len(pairs)
+    return accuracy
+
+
 __all__ = [
     "ORDERS",
     "TYPE_ORDER",
     "VARIANTS",
     "finetune_config",
     "generate_negatives",
+    "negatives_accuracy",
     "negatives_mix",
     "order_negatives",
     "run_finetune",
