@@ -125,3 +125,12 @@ def test_report_keeps_an_earlier_report_without_overwrite(tmp_path, capsys):
         f"error: --out {tmp_path} holds an earlier report; pass --overwrite to replace it\n"
     )
     assert (tmp_path / "report.md").read_text() == "earlier"
+
+
+def test_make_benchmark_takes_its_folder_as_out_or_positional(tmp_path, capsys):
+    assert main(["make-benchmark", str(tmp_path / "a"), "--out", str(tmp_path / "b")]) == 2
+    assert "two outputs" in capsys.readouterr().err
+    assert main(["make-benchmark", "--quiet"]) == 2
+    assert "give the output directory (--out DIR)" in capsys.readouterr().err
+    args = build_parser().parse_args(["make-benchmark", "--out", "d", "--overwrite"])
+    assert (args.out, args.output, args.overwrite) == ("d", None, True)
