@@ -5,6 +5,7 @@ names exists, and every relative link (and ``#anchor``) resolves."""
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import io
 import re
@@ -260,6 +261,52 @@ def test_documented_train_overrides_load(command: Command):
         pytest.fail(f"{command.where}: `{command.text}`: {err}")
 
 
+def script_options(script: Path) -> set[str]:
+    """The option strings a script's argparse parsers define (read from its source)."""
+    options = set()
+    for node in ast.walk(ast.parse(script.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            options |= {
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant) and str(arg.value).startswith("-")
+            }
+    return options
+
+
+def script_commands(path: Path) -> list[tuple[str, str, str, list[str]]]:
+    """(where, line, script, args) of every ``python scripts/....py ARGS`` in a shell block."""
+    found = []
+    for first, lang, body in code_blocks(path.read_text()):
+        if lang not in SHELL_LANGS:
+            continue
+        for number, line in logical_lines(body, first):
+            for words in simple_commands(line):
+                while words and ENV_ASSIGNMENT.match(words[0]):
+                    words = words[1:]
+                python = len(words) >= 2 and Path(words[0]).name.startswith("python")
+                if python and re.match(r"^scripts/[\w/]+\.py$", words[1]):
+                    where = f"{_rel(path)}:{number}"
+                    found.append((where, line.strip(), words[1], words[2:]))
+    return found
+
+
+def test_documented_script_options_exist():
+    """Every ``--option`` of a documented ``python scripts/X.py`` command is one the script
+    defines, spelt in full."""
+    unknown = []
+    for doc in DOCS:
+        for where, line, script, args in script_commands(doc) if doc.exists() else []:
+            if not (ROOT / script).is_file():
+                continue  # test_documented_scripts_exist names it
+            options = script_options(ROOT / script)
+            for arg in args:
+                flag = arg.split("=", 1)[0]
+                if flag.startswith("--") and flag not in options:
+                    unknown.append(f"{where}: {script} has no {flag}: `{line}`")
+    assert not unknown, "\n".join(unknown)
+
+
 def test_documented_scripts_exist():
     missing = [
         f"{where}: {name}"
@@ -323,5 +370,8 @@ def test_the_check_refuses_a_broken_command_and_link(tmp_path):
     with pytest.raises(pytest.fail.Exception, match="no_such_key"):
         test_documented_train_overrides_load(Command("page.md:1", "", bad_key))
     assert "no such file" in link_problem(ROOT / "README.md", "docs/nope.md")
+    script = tmp_path / "s.py"
+    script.write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--seeds')\n")
+    assert script_options(script) == {"--seeds"}  # so `--seed 0` in a doc is refused
     problems = [link_problem(page, target) for _, target in links(page)]
     assert problems[0] is None and "nope" in problems[1] and "missing.md" in problems[2]
