@@ -115,6 +115,10 @@ def test_report_rows_carry_intervals_that_contain_their_deltas():
         row = by[key]
         assert row["ci"][0] <= row["delta"] <= row["ci"][1], row
     assert by[("sugarcrepe", "macro")]["ci"] is None
+    order = [r["metric"] for r in rows if r["section"] == "sugarcrepe"]
+    assert order == ["accuracy", "macro", "REPLACE (mean)", "replace_obj", "replace_att",
+                     "replace_rel", "SWAP (mean)", "swap_obj", "swap_att", "ADD (mean)",
+                     "add_obj", "add_att"]  # fmt: skip
     assert by[("retrieval", "t2i_r1")]["ci"] == [0.0, 0.0]  # same t2i ranks: no difference
     assert "Δ 95% CI" in markdown_table(rows)
     assert all(r["ci"] is None for r in compare(report(after, better), report(before, ranks)))

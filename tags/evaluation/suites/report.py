@@ -85,14 +85,17 @@ def report_rows(report: dict[str, Any]) -> list[tuple[str, str, int | None, floa
         rows += [(label, m, result["n_items"], result["overall"][m]) for m in metrics]
         if "macro" in result["overall"]:
             rows.append((label, "macro", None, result["overall"]["macro"]))
-        for group, row in (result.get("groups") or {}).items():
+        groups = result.get("groups") or {}
+        order = [  # each group's mean, then its subsets; ungrouped subsets last
+            x
+            for g, row in groups.items()
+            for x in [(f"{g} (mean)", row), *((s, result["subsets"][s]) for s in row["subsets"])]
+        ]
+        grouped = {s for row in groups.values() for s in row["subsets"]}
+        order += [(s, row) for s, row in result["subsets"].items() if s not in grouped]
+        for name, row in order:
             for m in metrics:
-                name = f"{group} (mean)" if len(metrics) == 1 else f"{group} (mean) {m}"
-                rows.append((label, name, row["n"], row[m]))
-        for subset, row in result["subsets"].items():
-            for m in metrics:
-                name = subset if len(metrics) == 1 else f"{subset} {m}"
-                rows.append((label, name, row["n"], row[m]))
+                rows.append((label, name if len(metrics) == 1 else f"{name} {m}", row["n"], row[m]))
     return rows
 
 
