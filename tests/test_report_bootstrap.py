@@ -152,6 +152,7 @@ def test_tags_report_prints_groups_and_intervals(tmp_path, capsys, one_thread):
     assert "REPLACE (mean)" in out and "SWAP (mean)" in out and "ADD (mean)" in out
     md = (tmp_path / "r" / "report.md").read_text()
     assert "Δ 95% CI" in md and "paired bootstrap over the items" in md and "200 resamples" in md
+    assert "- sugarcrepe: subsets not found" in md and "sugarcrepe: sugarcrepe:" not in md
     saved = json.loads((tmp_path / "r" / "report.json").read_text())
     row = next(r for r in saved["rows"] if r["metric"] == "accuracy")
     assert row["ci"][0] <= row["delta"] <= row["ci"][1]

@@ -201,8 +201,8 @@ def write_report(
     )  # fmt: skip
     table = markdown_table(rows, names["model"], names.get("baseline", "baseline"))
     notes = sorted({n for r in reports.values() for n in r["notes"]} | {
-        f"{label}: {n}" for r in reports.values() for label, s in r["suites"].items()
-        for n in s["notes"]
+        n if n.startswith(f"{label}:") else f"{label}: {n}"  # (a reader's note names it)
+        for r in reports.values() for label, s in r["suites"].items() for n in s["notes"]
     })  # fmt: skip
     lines = [
         f"# {names['model']}" + (f" vs {names['baseline']}" if "baseline" in names else ""),
