@@ -182,3 +182,20 @@ def test_negatives_accuracy_by_kind(tmp_path, shapes_with_val):
     # one image, its first two negatives: an attribute and a role swap (the object is third)
     assert result["pairs"] == 2
     assert set(result) == {"overall", "attribute", "role", "pairs"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["vse.loss=miner", "vse.synthetic_negatives=1"], "needs vse.loss: contrastive"),
+        (["vse.loss=contrastive"], "vse.synthetic_negatives > 0"),
+    ],
+)
+def test_hard_negative_weight_without_its_inputs_is_refused(tmp_path, overrides, message):
+    from tags.training import load_config
+    from tags.training.config import ConfigError
+    from tests.test_training_backends import CONFIG
+
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIG, [f"output_dir={tmp_path}", "data.negatives=n.jsonl",
+                             "phases.0.weights.hard_negative=1.0", *overrides])  # fmt: skip

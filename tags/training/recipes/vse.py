@@ -139,6 +139,15 @@ class VSERecipe(Recipe):
                 "vse.loss: contrastive is the model's own loss over the global batch: set "
                 "vse.queue_size=0 and no per-phase miner"
             )
+        for i, phase in enumerate(config.phases):
+            hard = phase.weights.get("hard_negative", 0.0)
+            if hard < 0:
+                raise ConfigError(f"phases.{i}.weights.hard_negative must be >= 0, got {hard}")
+            if hard and (config.vse.loss != "contrastive" or not config.vse.synthetic_negatives):
+                raise ConfigError(
+                    f"phases.{i}.weights.hard_negative needs vse.loss: contrastive and "
+                    "vse.synthetic_negatives > 0 (it ranks each caption's synthetic negatives)"
+                )
         if config.vse.miner.name == "aoq":
             raise ConfigError("vse.miner: aoq needs a first round; set it on a later phase")
         if config.vse.miner.name == "ndgl" or any(p.miner == "ndgl" for p in config.phases):
