@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from tags._errors import one_line
+from tags._errors import CommandError, one_line
 from tags.cli._flags import add_device, add_progress, deprecated
 from tags.cli._model import model_ref
 from tags.cli._types import (
@@ -292,6 +292,33 @@ def check_paths(args: argparse.Namespace) -> str | None:
     return out_problem(out)
 
 
+def _option_files_problem(args: argparse.Namespace) -> str | None:
+    """A one-line error for an option file that cannot be used (``--noun-classes``,
+    ``--background``) or ``--max-surprise`` without its LM, before anything is written."""
+    from tags.negatives.background import BUILTIN, load_background
+
+    if args.max_surprise is not None and not args.plausibility_lm:
+        return "--max-surprise needs --plausibility-lm"
+    try:
+        _noun_classes(args.noun_classes)
+    except CommandError as err:
+        return str(err)
+    if args.background in BUILTIN or str(args.background).lower() == "none":
+        return None  # (a built-in one is loaded when the planner needs it)
+    why = None
+    try:
+        if not load_background(args.background).objects:  # a JSON of another schema
+            why = "it holds no object counts"
+    except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
+        why = one_line(err) or type(err).__name__
+    if why is None:
+        return None
+    return (
+        f"--background {args.background}: not a SceneCounts or vocabulary JSON ({why}); "
+        "pass such a file, 'factual' or 'none'"
+    )
+
+
 # ---------------------------------------------------------------------- setup helpers
 def apply_preset(args: argparse.Namespace) -> None:
     """Fill ``max_edits``/``swaps``/``unconstrained`` from ``--preset`` where the command line
@@ -480,7 +507,7 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
         if str(args.features).endswith(".npy") and fmt != "precomp":
             # rows of a SCAN _ims.npy follow the split's image order, which only the precomp
             # caption layout (image id = line // 5) shares
-            raise SystemExit(
+            raise CommandError(
                 f"--features {args.features}: a precomp .npy array needs --format precomp "
                 "captions (its rows are the split's images in caption order); use a folder "
                 "of {image_id}.npz files with Karpathy or jsonl captions"
@@ -530,7 +557,7 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
 def _plausibility(args: argparse.Namespace, device: Any) -> Any:
     """The optional causal-LM plausibility filter (``--plausibility-lm``), else ``None``."""
     if args.max_surprise is not None and not args.plausibility_lm:
-        raise SystemExit("--max-surprise needs --plausibility-lm")
+        raise CommandError("--max-surprise needs --plausibility-lm")
     if not args.plausibility_lm:
         return None
     from tags.negatives.plausibility import CausalLM, PlausibilityFilter
@@ -538,7 +565,7 @@ def _plausibility(args: argparse.Namespace, device: Any) -> Any:
     try:
         lm = CausalLM(args.plausibility_lm, device=device)
     except (FileNotFoundError, OSError, ValueError) as err:
-        raise SystemExit(f"--plausibility-lm: {err}") from err
+        raise CommandError(f"--plausibility-lm: {one_line(err)}") from None
     threshold = DEFAULT_MAX_SURPRISE if args.max_surprise is None else args.max_surprise
     return PlausibilityFilter(lm, threshold)
 
@@ -560,7 +587,7 @@ def _planning(
         try:
             scenes = with_background(vocabulary.scenes, args.background)
         except ValueError as err:
-            raise SystemExit(f"--background: {err}") from err
+            raise CommandError(f"--background: {one_line(err)}") from None
         planner = EditPlanner(scenes, noun_classes=_noun_classes(args.noun_classes))
     return vocabulary, planner
 
@@ -572,12 +599,12 @@ def _noun_classes(path: str | None) -> dict[str, list[str]] | None:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise SystemExit(f"--noun-classes {path}: {err}") from err
+        raise CommandError(f"--noun-classes {path}: {one_line(err)}") from None
     if not isinstance(data, dict) or not all(
         isinstance(nouns, list) and all(isinstance(n, str) for n in nouns)
         for nouns in data.values()
     ):
-        raise SystemExit(
+        raise CommandError(
             f'--noun-classes {path}: expected {{"class": ["noun", ...], ...}}, got {data!r:.80}'
         )
     return data
@@ -628,7 +655,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    error = check_paths(args)
+    error = check_paths(args) or _option_files_problem(args)
     if error is not None:
         print(f"error: {error}", file=sys.stderr)
         return 2

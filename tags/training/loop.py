@@ -51,6 +51,7 @@ from tags.training.state import (
 from tags.training.timing import StageTimer, timed_iter
 from tags.training.tokenizer_check import caption_sample, check_tokenizer, tokenizer_source
 from tags.training.tracking import JsonlTracker, tensorboard_available
+from tags.training.writes import OutputWriteError, write_failure
 
 CHECKPOINTS = "checkpoints"
 COMPLETE = "COMPLETE"
@@ -245,7 +246,13 @@ def training_function(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:
     fresh = not holds_run(config.output_dir)
     lock = _claim_output_dir(config, accelerator)
     try:
-        return _train(config, accelerator, **recipe_kwargs)
+        try:
+            return _train(config, accelerator, **recipe_kwargs)
+        except Exception as err:  # a full disk, a size limit: one line, not a traceback
+            message = write_failure(err, config.output_dir)
+            if message is None:
+                raise
+            raise OutputWriteError(message) from None
     except UserError:
         if fresh and accelerator.is_main_process and not checkpoint_dirs(config.output_dir):
             clear_run(config.output_dir)  # what this run wrote before its input failed
@@ -451,10 +458,15 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
     def save_checkpoint() -> Path:
         check_weights()
         path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
-        accelerator.save_state(str(path))
-        state.log_window = window.snapshot(accelerator)
-        if main:
-            save_custom_states(custom, path)
+        try:
+            accelerator.save_state(str(path))
+            state.log_window = window.snapshot(accelerator)
+            if main:
+                save_custom_states(custom, path)
+        except Exception:  # e.g. a full disk: no half-written checkpoint left behind
+            if main:
+                shutil.rmtree(path, ignore_errors=True)
+            raise
         accelerator.wait_for_everyone()
         if main:
             (path / COMPLETE).write_text(f"{state.step}\n")
