@@ -246,15 +246,17 @@ TRAIN_COMMANDS = [
 
 @pytest.mark.parametrize("command", TRAIN_COMMANDS, ids=lambda c: c.where)
 def test_documented_train_overrides_load(command: Command):
-    """A documented ``tags train --config FILE key=value ...`` names keys the config schema
-    has, with values of the right type (``...`` stands for options shown above it; a config
-    that is a placeholder such as CONFIG is not checked)."""
+    """A documented ``tags train --config FILE key=value`` names keys the config schema has,
+    with values of the right type. Not checked: a config that is a placeholder (CONFIG) and
+    a command with ``...`` (options shown above it left out, so it is partial)."""
     from tags.training import load_config
 
     args = build_parser().parse_args(list(command.argv))
     if not (ROOT / args.config).is_file():
         pytest.skip(f"{args.config} is a placeholder")
-    overrides = [o for o in args.overrides if o != "..."]
+    if "..." in args.overrides:
+        pytest.skip("a partial command (...)")
+    overrides = args.overrides
     try:
         load_config(ROOT / args.config, overrides)
     except Exception as err:  # ConfigError: one line naming the key
