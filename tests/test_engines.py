@@ -70,7 +70,14 @@ def test_batch_function_equals_tags_generate_for_any_batching(reference, corpus)
     # the pickled function carries settings and the path only, and gives the same rows
     blob = pickle.dumps(fn)
     assert len(blob) < 2000
-    assert rows_of(pickle.loads(blob)(columns)) == expected
+    copy = pickle.loads(blob)
+    assert rows_of(copy(columns)) == expected
+    # one engine per process and counts file: the copy and a new instance share it
+    assert (
+        copy.generator()
+        is fn.generator()
+        is GenerateBatch(vocab_of(reference), **SETTINGS).generator()
+    )
     # another seed is another output
     assert rows_of(GenerateBatch(vocab_of(reference), **SETTINGS, seed=1)(columns)) != expected
 
