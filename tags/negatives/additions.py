@@ -57,6 +57,10 @@ ADD_WEIGHT = 0.5
 #: Add candidates kept per caption and kind (the most plausible first), so additions do not
 #: crowd out the replacements and swaps of a caption.
 ADD_CHOICES = 1
+#: Further additions per kind tried for a caption whose every candidate was refused (the
+#: image's other captions name the first additions, or nothing else could be edited): a
+#: caption gets a negative whenever some plausible insertion is left.
+FALLBACK_ADDS = 4
 #: Tags after a singular noun phrase that agree with it alone: "a dog and a cat sits" is
 #: ungrammatical. A plural phrase keeps a plural verb either way.
 _SINGULAR_VERBS = frozenset({"VBZ", "MD"})
@@ -79,6 +83,9 @@ class Additions:
         self.scenes = planner.scenes
         self._by_category: dict[tuple[str | None, str], Counter] | None = None
         self._mentions: Counter = Counter()
+        self._shares: dict[tuple[str, str], dict[str, float]] = {}
+        self._describable_cache: dict[str, bool] = {}
+        self._found: tuple[SceneGraph | None, dict[str, list]] = (None, {})
         self._names: dict[tuple[str, bool], str] | None = None
 
     def prepare(self) -> None:
@@ -107,7 +114,13 @@ class Additions:
         """Smoothed share of each value of class ``kind`` for noun ``name``: ``(count(value,
         name) + CATEGORY_PRIOR * share in the category) / (count(name) + CATEGORY_PRIOR)``.
         A noun the corpus never describes falls back on its category alone (graded evidence
-        through WordNet categories: a sibling's values count for it)."""
+        through WordNet categories: a sibling's values count for it). Cached per noun."""
+        found = self._shares.get((name, kind))
+        if found is None:
+            found = self._shares[(name, kind)] = self._value_shares(name, kind)
+        return found
+
+    def _value_shares(self, name: str, kind: str) -> dict[str, float]:
         own = Counter(
             {
                 v: c
@@ -158,6 +171,17 @@ class Additions:
         before = words_of(graph.caption[: entity.span[0]])[-1:]
         return not NEGATORS.intersection(own + before)
 
+    def _describable(self, name: str) -> bool:
+        """Whether a noun may take an added colour, material or pattern: not a person (it
+        reads as skin or a costume), not a body part (hair aside). Cached per noun."""
+        found = self._describable_cache.get(name)
+        if found is None:
+            found = not self.planner._is_person(name) and (
+                name in HAIR_NOUNS or not self.planner.wordnet.is_body_part(name.split()[-1])
+            )
+            self._describable_cache[name] = found
+        return found
+
     def attribute_choices(self, graph: SceneGraph, index: int) -> list[tuple[int, str, float]]:
         """``(position, value, weight)`` of the attributes that may be added to object
         ``index``: before the first noun of its head (compounds included)."""
@@ -165,10 +189,8 @@ class Additions:
             return []
         entity = graph.entities[index]
         name = entity.name.lower()
-        if self.planner._is_person(name):
-            return []  # a colour or material of a person reads as skin or a costume
-        if self.planner.wordnet.is_body_part(name.split()[-1]) and name not in HAIR_NOUNS:
-            return []
+        if not self._describable(name):
+            return []  # people (skin, a costume), body parts (hair aside)
         if attribute_class(name) is not None:
             return []  # "dressed in blue": the noun is itself a value
         after = [graph.caption[s:e].lower() for s, e, _ in graph.tokens if s >= entity.head_span[1]]
@@ -224,7 +246,7 @@ class Additions:
         ]
         if before and before[-1][1] in ("IN", "RP", "TO") and before[-1][0] != "with":
             return []  # "on a bed and a couch", "into a tunnel and a chimney": one place
-        choices = self.planner.object_choices(graph, index)
+        choices = self.planner.object_choices_of(graph, index)
         if not choices:
             return []
         present = [e.name.lower() for e in graph.entities]
@@ -264,19 +286,29 @@ class Additions:
         return singular > 0 and self.scenes.bare.get(name, 0) * 2 > singular
 
     # ------------------------------------------------------------ candidates
-    def candidates(self, graph: SceneGraph) -> list[Candidate]:
-        """Up to :data:`ADD_CHOICES` attribute and object additions of ``graph``, each one
-        insertion, weighted ``ADD_WEIGHT`` times their share of their kind's weight."""
+    def candidates(
+        self, graph: SceneGraph, first: int = 0, limit: int = ADD_CHOICES
+    ) -> list[Candidate]:
+        """Attribute and object additions of ``graph``, each one insertion, weighted
+        ``ADD_WEIGHT`` times their share of their kind's weight: per kind, ``limit`` of them
+        from the ``first`` (by weight; :data:`FALLBACK_ADDS` more for a caption whose every
+        other candidate was refused)."""
         out: list[Candidate] = []
+        if self._found[0] is not graph:  # the fallback asks again for the same caption
+            self._found = (graph, {})
+        cache = self._found[1]
         for kind, plan in (("attribute", self.attribute_choices), ("object", self.object_choices)):
-            found: list[tuple[float, int, str]] = []
-            for index in range(len(graph.entities)):
-                found.extend((w, p, t) for p, t, w in plan(graph, index))
+            found = cache.get(kind)
+            if found is None:
+                found = []
+                for index in range(len(graph.entities)):
+                    found.extend((w, p, t) for p, t, w in plan(graph, index))
+                found.sort(key=lambda x: (-x[0], x[1], x[2]))
+                cache[kind] = found
             if not found:
                 continue
-            found.sort(key=lambda x: (-x[0], x[1], x[2]))
             total = sum(w for w, _, _ in found) or 1.0
-            for weight, position, text in found[:ADD_CHOICES]:
+            for weight, position, text in found[first : first + limit]:
                 inserted = text if kind == "object" else f"{text} "
                 candidate = insertion(graph.caption, kind, position, inserted)
                 if candidate is not None:
@@ -319,6 +351,7 @@ __all__ = [
     "ADD_CHOICES",
     "ADD_CLASSES",
     "ADD_WEIGHT",
+    "FALLBACK_ADDS",
     "Additions",
     "insertion",
 ]

@@ -739,6 +739,7 @@ class WordNet:
         self.related = lru_cache(maxsize=1 << 17)(self._related)
         self.category = lru_cache(maxsize=1 << 15)(self._category)
         self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
+        self.verb_antonyms = lru_cache(maxsize=1 << 12)(self._verb_antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
@@ -843,6 +844,18 @@ class WordNet:
                         out.append(name)
         return tuple(out)
 
+    def _verb_antonyms(self, verb: str) -> tuple[str, ...]:
+        """Lemma antonyms of a verb's first two senses ("push" -> "pull", "raise" ->
+        "lower"): two acts that exclude each other; one-word antonyms only."""
+        out: list[str] = []
+        for synset in self._synsets(verb, "v", 2):
+            for lemma in synset.lemmas():
+                for antonym in lemma.antonyms():
+                    name = antonym.name()
+                    if "_" not in name and name not in out:
+                        out.append(name)
+        return tuple(out)
+
 
 def _main_path(synset: Any) -> list[Any]:
     """The longest hypernym path from the root (ties: by synset names), so the answer
@@ -860,6 +873,9 @@ class _NoWordNet:
         return None
 
     def antonyms(self, adjective: str) -> tuple[str, ...]:
+        return ()
+
+    def verb_antonyms(self, verb: str) -> tuple[str, ...]:
         return ()
 
     def after_fork(self) -> None:

@@ -447,6 +447,16 @@ class NegativeGenerator:
         candidates = [found + extra for found, extra in zip(candidates, swaps)]
         removals = [Counter() for _ in work]
         kept = [self._keep(w, found, r) for w, found, r in zip(work, candidates, removals)]
+        if self.additions is not None:  # nothing survived: the next-best insertions
+            from tags.negatives.additions import ADD_CHOICES, FALLBACK_ADDS
+
+            for i, graph in enumerate(graphs):
+                if kept[i] or graph is None:
+                    continue
+                extra = self.additions.candidates(graph, ADD_CHOICES, FALLBACK_ADDS)
+                if extra:
+                    candidates[i] = candidates[i] + extra
+                    kept[i] = self._keep(work[i], extra, removals[i], again=True)
         if self.plausibility is not None and any(kept):  # one LM pass per batch
             plausible = self.plausibility.keep_many([(w.text, f) for w, f in zip(work, kept)])
             self.stats.removed["implausible"] += sum(map(len, kept)) - sum(map(len, plausible))
@@ -485,10 +495,13 @@ class NegativeGenerator:
             return self.planner.explain(graph).reason() or "no_editable_unit"
         return "no_candidate"
 
-    def _keep(self, w: _Work, candidates: list, removed: Counter | None = None) -> list:
+    def _keep(
+        self, w: _Work, candidates: list, removed: Counter | None = None, again: bool = False
+    ) -> list:
         """The candidates that pass the filters (false negatives, duplicates, debris);
-        ``removed`` counts this caption's removals by filter."""
-        self.stats.captions += 1
+        ``removed`` counts this caption's removals by filter; ``again``: more candidates of
+        a caption already counted."""
+        self.stats.captions += 0 if again else 1
         self.stats.candidates += len(candidates)
         others = [c.text for c in w.group.captions if c.caption_id != w.caption.caption_id]
         removed = Counter() if removed is None else removed

@@ -241,6 +241,7 @@ class EditPlanner:
         self._surfaces: dict[tuple[str, bool], str | None] = {}
         #: When set, every refusal is counted in it (:meth:`explain`); ``None``: not counted.
         self.trace: Trace | None = None
+        self._planned: tuple[SceneGraph | None, dict[int, tuple[Choice, ...]]] = (None, {})
 
     def _refuse(self, rule: str, unit: bool = False) -> None:
         """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
@@ -316,7 +317,7 @@ class EditPlanner:
     ) -> Iterable[tuple[str, tuple[CharSpan, ...], tuple[Choice, ...], float]]:
         for index, entity in enumerate(graph.entities):
             if entity.head_span is not None:
-                yield "object", (entity.head_span,), self.object_choices(graph, index), 1.0
+                yield "object", (entity.head_span,), self.object_choices_of(graph, index), 1.0
             if entity.quantity_span is not None and _counted(graph.caption):
                 self._refuse("attribute:count_pinned", unit=True)
             elif entity.quantity_span is not None and self.wordnet.is_body_part(entity.name):
@@ -418,6 +419,15 @@ class EditPlanner:
         if _modifies_noun(graph, entity.head_span):
             return "compound_modifier"  # "the boy band"
         return None
+
+    def object_choices_of(self, graph: SceneGraph, index: int) -> tuple[Choice, ...]:
+        """:meth:`object_choices`, reusing what the last :meth:`plan` of ``graph`` found."""
+        graph_, found = self._planned
+        if graph_ is not graph:
+            self._planned = (graph, found := {})
+        if index not in found:
+            found[index] = self.object_choices(graph, index)
+        return found[index]
 
     def object_choices(self, graph: SceneGraph, index: int) -> tuple[Choice, ...]:
         entity = graph.entities[index]
@@ -791,13 +801,32 @@ class EditPlanner:
         operations: dict[tuple[str, ...], str] = {}
         particle = " ".join(predicate.split()[1:])
         refuse = self._refuse
-        if not set(with_subject) & set(with_object) - {predicate}:
+        # the verb's WordNet antonyms with the same particle ("pushing a cart" -> "pulling"),
+        # attested with the subject or with the object: two acts that exclude each other
+        # (a general alternative to the closed list of exclusive posture verbs)
+        # (posture and locomotion verbs keep their own, stricter rule below: "sit" / "stand")
+        opposites = {
+            other
+            for a in self.wordnet.verb_antonyms(verb)
+            if not (a in EXCLUSIVE_VERBS and verb in EXCLUSIVE_VERBS)
+            and (
+                (other := " ".join([a, *predicate.split()[1:]])) in with_subject
+                or other in with_object
+            )
+        }
+        others = (set(with_subject) & set(with_object)) | opposites
+        if not others - {predicate}:
             refuse("relation:no_attested_alternative")
-        for other in sorted(set(with_subject) & set(with_object)):
+        for other in sorted(others):
             if other == predicate or other in FIXED_PREDICATES:
                 continue
-            flip = other.split()[0] == verb
-            if flip and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ()):
+            opposite = other in opposites
+            flip = other.split()[0] == verb or opposite
+            if (
+                flip
+                and not opposite
+                and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ())
+            ):
                 refuse("relation:particle_not_opposite")
                 continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
             triple = self.scenes.triples.get((subject, other, obj), 0)
@@ -810,7 +839,7 @@ class EditPlanner:
             if not (flip or exclusive):
                 refuse("relation:verbs_not_exclusive")
                 continue  # other verbs are often compatible ("sitting" / "working")
-            if not triple and min(with_subject[other], with_object[other]) < 2:
+            if not triple and not opposite and min(with_subject[other], with_object[other]) < 2:
                 refuse("relation:unattested")
                 continue
             surfaces = index["relation_surfaces"].get((tag_shape, other))

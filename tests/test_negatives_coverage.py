@@ -1,0 +1,61 @@
+"""General mechanisms that give more captions a negative (coverage on unseen corpora)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
+from tags.negatives.lexical import wordnet
+from tags.negatives.pipeline import default_parser
+from tags.negatives.planner import EditPlanner
+from tags.negatives.refill import VocabularyRefiller
+from tags.negatives.vocabulary import SceneGraphVocabulary
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return default_parser()
+
+
+def test_a_verb_is_replaced_by_its_wordnet_antonym_when_the_corpus_attests_it(parser):
+    assert {"pull"} <= set(wordnet().verb_antonyms("push"))
+    corpus = [
+        "a man pushing a cart",
+        "a woman pulling a wagon",
+        "a man pulling a rope",
+        "a boy carrying a cart",
+        "a man carrying a box",
+    ] * 2
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    graph = parser.parse("a man pushing a cart")
+    relations = [u for u in planner.plan(graph) if u.type == "relation"]
+    surfaces = {c.surface: c.operation for u in relations for c in u.choices}
+    # "pulling": the antonym, attested with the subject; "carrying" is compatible, no edit
+    assert surfaces == {("pulling",): "flip"}
+    # an antonym the corpus never writes with the subject or the object is no substitute
+    graph = parser.parse("a boy pushing a wagon")
+    vocab2 = SceneGraphVocabulary().update(parser.parse_batch(["a boy pushing a wagon"] * 4))
+    assert not [u for u in EditPlanner(vocab2.scenes).plan(graph) if u.type == "relation"]
+
+
+def test_a_caption_whose_candidates_are_all_refused_gets_its_next_insertions(parser):
+    corpus = [f"a {c} car parked on the street" for c in ("red", "blue", "white", "black")] * 2
+    corpus += [f"a {c} car near a {c} bus" for c in ("green", "silver", "grey", "yellow")] * 2
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    generator = NegativeGenerator(
+        VocabularyRefiller(vocab),
+        GenerationConfig(max_edits=1, swaps=False, adds=True),
+        parser=parser,
+        planner=EditPlanner(vocab.scenes, min_count=2),
+        explain_skipped=True,
+    )
+    text = "a car parked on the street"
+    # the image's other caption names every colour of the first additions
+    first = [c.text for c in generator.additions.candidates(parser.parse(text))]
+    assert first
+    other = " ".join(first)
+    group = ImageGroup(0, [Caption(0, 0, text), Caption(0, 1, other)])
+    (result, _) = generator.generate([group])
+    adds = [r for r in result.records if r.edits[0].operation == "add"]
+    assert adds and not set(r.negative for r in adds) & set(first)
