@@ -215,6 +215,9 @@ BAD_INPUTS = [
      "--noun-classes"),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --background {json}",
      "--background"),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --vocab {binary}", "{binary}"),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --tokenizer {folder}",
+     "--tokenizer {folder}"),
     ("export", "export {missing} --format json", "{missing}"),
     pytest.param("export", "export {binary} --format json --out {root}/o.json", "{binary}",
                  marks=EXIT_1),
@@ -223,6 +226,7 @@ BAD_INPUTS = [
     ("evaluate", "evaluate --model {missing} --captions {caps} --features {folder}", "{missing}"),
     ("evaluate", "evaluate --model {folder} --suite shapes={folder} --out {blocker}/r.json",
      "--out"),
+    ("evaluate", "evaluate --model {folder} --suite bogus={folder}", "--suite bogus"),
     pytest.param("report", "report --model {missing} --suite shapes={folder} --out "
                  "{root}/report", "{missing}", marks=EXIT_1),
     ("make-benchmark", "make-benchmark {blocker}", "{blocker}"),

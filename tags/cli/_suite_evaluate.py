@@ -92,6 +92,18 @@ def suite_errors() -> tuple[type[Exception], ...]:
     return (OSError, ValueError, SuiteError, BackendError, ImageError, MissingFeaturesError)
 
 
+def check_specs(specs: list[Any]) -> None:
+    """Every ``--suite NAME=PATH`` names a known suite and an existing path (``SuiteError``)."""
+    from tags.evaluation.suites.base import SuiteError, list_suites
+
+    known = list_suites()
+    for spec in specs:
+        if spec.name not in known:
+            raise SuiteError(f"--suite {spec.name}: unknown suite; known: {', '.join(known)}")
+        if not Path(spec.path).exists():
+            raise SuiteError(f"--suite {spec.name}={spec.path}: not found")
+
+
 def run_suite_evaluate(args: argparse.Namespace) -> int:
 
     from tags.evaluation.suites.base import SuiteSpec
@@ -104,6 +116,7 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     try:
         specs = SuiteSpec.parse_many(args.suite)
+        check_specs(specs)  # names and paths before the model loads
         options = suite_options(args)  # bad option files fail before the model loads
         backend = load_model(args.model, args.tokenizer, device)
         results = run_suites(backend, specs, options)

@@ -517,7 +517,13 @@ def _components(args: argparse.Namespace, parser: Any, out: Path, state: Any) ->
         # 5 caption lines per array row, as train and evaluate check (names both counts)
         check_alignment(args.captions, fmt, regions)
     scorer = None
-    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
+    tokenizer = None
+    if args.tokenizer:
+        from tags._errors import reading
+
+        hint = "pass a folder a tokenizer was saved to (tokenizer.json)"
+        with reading(f"--tokenizer {args.tokenizer}", hint, CommandError):
+            tokenizer = load_tokenizer(args.tokenizer)
     mlm_options = {"num_samples": args.l, "temperature": args.temperature}
     if args.features and not args.model:
         print("warning: --features is only used with --model (a TagsModel)", file=sys.stderr)

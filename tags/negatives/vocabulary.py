@@ -254,9 +254,16 @@ class SceneGraphVocabulary:
 def read_vocabulary(path: str | Path) -> SceneGraphVocabulary | None:
     """The vocabulary saved at ``path``; ``None`` when the file is not JSON at all (cut
     short by a kill or a full disk before writes were atomic: rebuild it); a JSON file of
-    another schema is an :class:`~tags.negatives.io.InputError` naming it."""
+    another schema, or a file that no vocabulary starts like (not a JSON object: binary, some
+    other text), is an :class:`~tags.negatives.io.InputError` naming it (never rebuilt over)."""
+    raw = Path(path).read_bytes()
+    if not raw.lstrip().startswith(b"{"):
+        raise InputError(
+            f"{path}: not a tags vocabulary JSON (it does not start with a JSON object); pass "
+            "a vocabulary that tags generate saved, or a path that does not exist yet"
+        )
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):  # JSONDecodeError is a ValueError
         return None
     return SceneGraphVocabulary.from_dict(data, str(path))

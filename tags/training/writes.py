@@ -18,7 +18,14 @@ class OutputWriteError(UserError, OSError):
 
 
 #: Words of the messages torch's and safetensors' writers give for a failed write.
-_WRITE_WORDS = ("failed writing", "file write failed", "I/O error", "No space left", "too large")
+_WRITE_WORDS = (
+    "failed writing",
+    "file write failed",
+    "unexpected pos",  # torch.save's zip writer after a short write
+    "I/O error",
+    "No space left",
+    "too large",
+)
 
 
 def write_failure(err: BaseException, output_dir: str | Path) -> str | None:

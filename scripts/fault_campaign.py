@@ -1,0 +1,522 @@
+"""Fault and bad-input campaign over every ``tags`` subcommand: the table of
+``tests/test_faults.py`` plus more cases and more kill points. Prints one line per case
+that went wrong and the totals: cases, OK, and failures by kind.
+
+Kinds: ``traceback``; ``wrong/no file named`` (or not one error line); ``wrong exit code``
+(a user error that does not exit 2); ``silent wrong result`` (exit 0 where the input is
+wrong, or a resumed run whose output or weights differ from the uninterrupted run);
+``data loss`` (an input or finished output changed or cut); ``left-behind output`` (a
+failed run that leaves files, or temporary files after a resume).
+
+    .venv/bin/python scripts/fault_campaign.py [--seed 0] [--kills 8] [--only generate,train]
+
+Every run is a child forked from one warm process (``tests/_faults.py``), one torch thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from _data import FACTUAL_DEV, FLICKR_CAPTIONS  # noqa: E402
+from _faults import Kill, Outcome, Zygote, error_lines, request, small_disk, tree  # noqa: E402
+
+FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress", "--num-workers", "1"]
+CONFIGS = ROOT / "scripts" / "configs"
+TRAIN_COMMON = ["tensorboard=false", "progress_bar=false", "log_every=1"]
+TRAIN = {
+    "vse": ["train", "--config", str(CONFIGS / "tiny_vse_cpu.yaml"), *TRAIN_COMMON,
+            "save_every=2"],
+    "tags-dc": ["train", "--config", str(CONFIGS / "tiny_tags_dc_cpu.yaml"), *TRAIN_COMMON,
+                "save_every=1"],
+}  # fmt: skip
+KINDS = (
+    "traceback",
+    "wrong/no file named",
+    "wrong exit code",
+    "silent wrong result",
+    "data loss",
+    "left-behind output",
+)
+
+
+@dataclass
+class Case:
+    group: str
+    name: str
+    run: Callable[[Zygote, Path], tuple[str | None, str]]
+
+
+def user_error(outcome: Outcome, names: list[str]) -> tuple[str | None, str]:
+    """The kind of failure of a run that should be a clean user error, or ``None``."""
+    tail = (error_lines(outcome.stderr) or outcome.stderr.strip().splitlines() or [""])[-1]
+    if "Traceback (most recent call last)" in outcome.stderr:
+        return "traceback", outcome.stderr.strip().splitlines()[-1][:160]
+    if outcome.code == 0:
+        return "silent wrong result", "exit 0"
+    if outcome.signal is not None:
+        return "traceback", f"killed by signal {outcome.signal}"
+    lines = error_lines(outcome.stderr)
+    if len(lines) != 1 or (names and not any(n in lines[0] for n in names)):
+        return "wrong/no file named", (lines[0] if len(lines) == 1 else f"{len(lines)} lines")[:160]
+    if outcome.code != 2:
+        return "wrong exit code", f"exit {outcome.code}: {tail[:120]}"
+    return None, lines[0][:160]
+
+
+# ---------------------------------------------------------------------- inputs
+def make_files(root: Path) -> dict[str, Path]:
+    """The inputs the bad-input table points at ({name} in its command lines)."""
+    files = {
+        "missing": root / "missing.txt",
+        "folder": root / "folder",
+        "binary": root / "binary.bin",
+        "empty": root / "empty.txt",
+        "blocker": root / "blocker",
+        "yaml": root / "bad.yaml",
+        "yamllist": root / "list.yaml",
+        "json": root / "bad.json",
+        "jsonlist": root / "list.json",
+        "csv": root / "bad.csv",
+        "caps": root / "caps.txt",
+        "karpathy_dup": root / "dup.json",
+        "negs": root / "negs.jsonl",
+        "factual": root / "factual.csv",
+    }
+    files["folder"].mkdir()
+    files["binary"].write_bytes(bytes(range(256)) * 4)
+    files["empty"].write_text("")
+    files["blocker"].write_text("x")
+    files["yaml"].write_text("recipe: [unclosed\n")
+    files["yamllist"].write_text("- 1\n- 2\n")
+    files["json"].write_text('{"images": 3}')
+    files["jsonlist"].write_text("[1, 2, 3]")
+    files["csv"].write_text("caption,scene_graph\nonly one column\n")
+    lines = FLICKR_CAPTIONS.read_text().splitlines()
+    files["caps"].write_text("\n".join(lines[:10]) + "\n")
+    images = [
+        {"split": "test", "imgid": i, "filename": f"{i}.jpg",
+         "sentences": [{"raw": lines[j], "sentid": j % 7} for j in range(5 * i, 5 * i + 5)]}
+        for i in range(2)
+    ]  # fmt: skip
+    files["karpathy_dup"].write_text(json.dumps({"images": images}))
+    files["negs"].write_text(
+        json.dumps({"image_id": 0, "caption_id": 0, "positive": "a dog", "negative": "a cat",
+                    "edits": [], "negative_index": 0, "num_negatives": 1}) + "\n"
+    )  # fmt: skip
+    files["factual"].write_text("\n".join(FACTUAL_DEV.read_text().splitlines()[:3]) + "\n")
+    return files
+
+
+#: (group, command line with {name}s, texts one of which the error line must name)
+BAD_INPUTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("parse", "parse {missing}", ("{missing}",)),
+    ("parse", "parse {folder}", ("{folder}",)),
+    ("parse", "parse {caps} --out {blocker}/x.jsonl", ("--out",)),
+    ("parse", "parse {caps} --out {folder}", ("--out",)),
+    ("parse", "parse {caps} --out {caps}", ("{caps}", "--out")),
+    ("parse", "parse {binary} --strict --out {root}/p.jsonl", ("{binary}",)),
+    ("generate", "generate --captions {missing} --out {root}/o.jsonl", ("{missing}",)),
+    ("generate", "generate --captions {folder} --out {root}/o.jsonl", ("{folder}",)),
+    ("generate", "generate --captions {json} --out {root}/o.jsonl", ("{json}",)),
+    ("generate", "generate --captions {jsonlist} --out {root}/o.jsonl", ("{jsonlist}",)),
+    ("generate", "generate --captions {empty} --out {root}/o.jsonl", ("{empty}",)),
+    ("generate", "generate --captions {karpathy_dup} --out {root}/o.jsonl", ("{karpathy_dup}",)),
+    ("generate", "generate --captions {caps} --out {caps}", ("{caps}", "--out")),
+    ("generate", "generate --captions {caps} --out {folder}", ("{folder}", "--out")),
+    ("generate", "generate --captions {caps} --out {blocker}/o.jsonl", ("--out",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --noun-classes {binary}",
+     ("--noun-classes",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --noun-classes {json}",
+     ("--noun-classes",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --background {json}",
+     ("--background",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --background {missing}",
+     ("--background",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --vocab {binary}",
+     ("{binary}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --vocab {jsonlist}",
+     ("{jsonlist}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --model {missing}",
+     ("{missing}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --mlm {folder}",
+     ("{folder}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --tokenizer {folder}",
+     ("{folder}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --shard 3/2", ("--shard",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --max-surprise 3",
+     ("--max-surprise",)),
+    ("generate", "generate --captions {caps} --out {binary} --resume", ("{binary}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --resume-changed-input",
+     ("--resume-changed-input",)),
+    ("export", "export {missing} --format json", ("{missing}",)),
+    ("export", "export {binary} --format json --out {root}/o.json", ("{binary}",)),
+    ("export", "export {empty} --format json --out {root}/o.json", ("{empty}",)),
+    ("export", "export {negs} --format json --out {negs}", ("{negs}", "--out")),
+    ("export", "export {negs} --format negclip --out {folder}", ("{folder}", "--out")),
+    ("export", "export {negs} --format negclip --captions {missing} --out {root}/n.tsv",
+     ("{missing}",)),
+    ("train", "train --config {missing}", ("{missing}",)),
+    ("train", "train --config {yaml}", ("{yaml}",)),
+    ("train", "train --config {yamllist}", ("{yamllist}",)),
+    ("train", "train --config {binary}", ("{binary}",)),
+    ("train", "train --config {vse} output_dir={root}/run data.captions={missing}",
+     ("{missing}",)),
+    ("train", "train --config {vse} output_dir={root}/run model.dropout=2", ("model.dropout",)),
+    ("train", "train --config {vse} output_dir={root}/run optim.max_grad_norm=-1",
+     ("optim.max_grad_norm",)),
+    ("train", "train --config {vse} output_dir={root}/run save_every=-1", ("save_every",)),
+    ("train", "train --config {vse} output_dir={blocker}", ("{blocker}", "output_dir")),
+    ("train", "train --config {vse} output_dir={root}/run resume_from={folder}",
+     ("{folder}",)),
+    ("train", "train --config {vse} output_dir={root}/run model.tokenizer={folder}",
+     ("{folder}",)),
+    ("train", "train --config {vse} output_dir={root}/run phases.0.lr=nan", ("phases.0.lr",)),
+    ("train", "train --config {vse} output_dir={root}/run nonsense.key=1", ("nonsense",)),
+    ("evaluate", "evaluate --model {missing} --captions {caps} --features {folder}",
+     ("{missing}",)),
+    ("evaluate", "evaluate --model {folder} --captions {caps} --features {folder}",
+     ("{folder}",)),
+    ("evaluate", "evaluate --model {folder} --suite shapes={folder} --out {blocker}/r.json",
+     ("--out",)),
+    ("evaluate", "evaluate --model {folder} --suite bogus={folder}", ("bogus",)),
+    ("evaluate", "evaluate --model {missing} --suite shapes={missing}", ("{missing}",)),
+    ("evaluate", "evaluate --model {folder} --captions {caps} --features {folder} "
+     "--max-images -2", ("--max-images",)),
+    ("report", "report --model {missing} --suite shapes={folder} --out {root}/report",
+     ("{missing}",)),
+    ("report", "report --model {folder} --suite shapes={folder} --out {blocker}",
+     ("{blocker}",)),
+    ("make-benchmark", "make-benchmark {blocker}", ("{blocker}",)),
+    ("make-benchmark", "make-benchmark {blocker}/sub", ("{blocker}",)),
+    ("make-benchmark", "make-benchmark {root}/b --pairs-per-type -1", ("--pairs-per-type",)),
+    ("eval-parser", "eval-parser {csv}", ("{csv}",)),
+    ("eval-parser", "eval-parser {missing}", ("{missing}",)),
+    ("eval-parser", "eval-parser {binary}", ("{binary}",)),
+    ("eval-parser", "eval-parser {empty}", ("{empty}",)),
+    ("eval-parser", "eval-parser {factual} --limit -5", ("--limit",)),
+    ("explain", "explain --model {missing} --caption dog", ("{missing}",)),
+    ("explain", "explain --model {folder} --caption dog", ("{folder}",)),
+    ("demo", "demo --out {blocker} --budget tiny", ("{blocker}",)),
+    ("demo", "demo --out {root}/d --jobs 0", ("--jobs",)),
+]  # fmt: skip
+
+
+def bad_input_case(group: str, line: str, names: tuple[str, ...]) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        root = work / "in"
+        root.mkdir()
+        files = make_files(root)
+        fill = {k: str(v) for k, v in files.items()} | {
+            "root": str(root),
+            "vse": str(CONFIGS / "tiny_vse_cpu.yaml"),
+        }
+        before = tree(root)
+        outcome = zygote.run(line.format(**fill).split(), cwd=root, timeout=240)
+        kind, detail = user_error(outcome, [n.format(**fill) for n in names])
+        after = tree(root)
+        if kind is None or kind == "wrong exit code":
+            changed = [k for k in before if after.get(k, b"gone") != before[k]]
+            if changed:
+                return "data loss", f"changed: {changed}"
+            added = sorted(set(after) - set(before))
+            if added:
+                return "left-behind output", f"left: {added}"
+        return kind, detail
+
+    return Case(group, line.split()[0] + ": " + line, run)
+
+
+# ---------------------------------------------------------------------- kills and resumes
+@dataclass
+class Shared:
+    corpus: Path
+    reference: Path
+    trained: dict[str, Path]
+
+
+def generate_argv(corpus: Path, out: Path, *more: str) -> list[str]:
+    return ["generate", "--captions", str(corpus), "--out", str(out), *FAST, *more]
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if p.name.endswith((".tmp", ".lock")))
+
+
+def resumed_generate(zygote: Zygote, shared: Shared, out: Path) -> tuple[str | None, str]:
+    resumed = zygote.run(generate_argv(shared.corpus, out, "--resume"))
+    if resumed.code != 0:
+        return user_error(resumed, [])[0] or "wrong exit code", resumed.stderr[-160:]
+    data, ref = out.read_bytes(), shared.reference.read_bytes()
+    if data != ref:
+        kind = "data loss" if len(data) < len(ref) else "silent wrong result"
+        return kind, f"resumed output {len(data)} bytes, uninterrupted {len(ref)}"
+    if leftovers(out.parent):
+        return "left-behind output", str(leftovers(out.parent))
+    return None, "byte-identical"
+
+
+def generate_kill_case(kill: Kill, shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "neg.jsonl"
+        killed = zygote.run(generate_argv(shared.corpus, out), kill=kill)
+        if not killed.killed:
+            return None, "kill point not reached (run finished)"
+        return resumed_generate(zygote, shared, out)
+
+    return Case("generate kill -9", f"{kill}", run)
+
+
+def weights(run: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(run / "model" / "model.safetensors")
+
+
+def losses(run: Path) -> list[tuple[int, float]]:
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [(r["step"], r.get("loss/total")) for r in rows if "loss/total" in r]
+
+
+def resumed_train(zygote: Zygote, shared: Shared, recipe: str, run: Path) -> tuple[str | None, str]:
+    resumed = zygote.run([*TRAIN[recipe], f"output_dir={run}", "resume_from=latest"])
+    if resumed.code != 0:
+        return user_error(resumed, [])[0] or "wrong exit code", resumed.stderr[-160:]
+    a, b = weights(shared.trained[recipe]), weights(run)
+    if a.keys() != b.keys() or not all(bool((a[k] == b[k]).all()) for k in a):
+        return "silent wrong result", "weights differ from the uninterrupted run"
+    if losses(run) != losses(shared.trained[recipe]):
+        return "silent wrong result", "metric rows differ from the uninterrupted run"
+    return None, "bit-identical weights, same metric rows"
+
+
+def train_kill_case(recipe: str, kill: Kill, shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "run"
+        killed = zygote.run([*TRAIN[recipe], f"output_dir={out}"], kill=kill)
+        if not killed.killed:
+            return None, "kill point not reached (run finished)"
+        return resumed_train(zygote, shared, recipe, out)
+
+    return Case(f"train {recipe} kill -9", f"{kill}", run)
+
+
+# ---------------------------------------------------------------------- full disk
+def generate_disk_case(fraction: float, of: str, shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        sizes = {
+            "output": shared.reference.stat().st_size,
+            "vocabulary": shared.reference.with_name(shared.reference.name + ".vocab.json")
+            .stat()
+            .st_size,
+        }
+        out = work / "neg.jsonl"
+        failed = zygote.run(generate_argv(shared.corpus, out), fsize=int(sizes[of] * fraction))
+        if failed.code == 0:
+            return resumed_generate(zygote, shared, out)  # fitted: must still be right
+        kind, detail = user_error(failed, [str(work)])
+        if kind is not None:
+            return kind, detail
+        for side in (".vocab.json", ".meta.json"):
+            path = out.with_name(out.name + side)
+            if path.exists():
+                try:
+                    json.loads(path.read_text())
+                except ValueError:
+                    return "data loss", f"{path.name} half written"
+        return resumed_generate(zygote, shared, out)
+
+    return Case("generate disk full", f"RLIMIT_FSIZE {fraction:.0%} of the {of}", run)
+
+
+def generate_tmpfs_case(size: str, shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        with small_disk(work / "disk", size) as disk:
+            if disk is None:
+                return None, "skipped: cannot mount a tmpfs"
+            out = disk / "neg.jsonl"
+            failed = zygote.run(generate_argv(shared.corpus, out))
+            if failed.code != 0:
+                kind, detail = user_error(failed, [str(disk)])
+                if kind is not None:
+                    return kind, detail
+            subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
+            return resumed_generate(zygote, shared, out)
+
+    return Case("generate disk full", f"tmpfs of {size}", run)
+
+
+def train_disk_case(recipe: str, fraction: float, shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        files = [p for p in shared.trained[recipe].rglob("*") if p.is_file()]
+        limit = int(max(p.stat().st_size for p in files) * fraction)
+        out = work / "run"
+        failed = zygote.run([*TRAIN[recipe], f"output_dir={out}"], fsize=limit)
+        if failed.code != 0:
+            kind, detail = user_error(failed, [str(out)])
+            if kind is not None:
+                return kind, detail
+        return resumed_train(zygote, shared, recipe, out)
+
+    return Case(f"train {recipe} disk full", f"RLIMIT_FSIZE {fraction:.0%} of its largest", run)
+
+
+# ---------------------------------------------------------------------- concurrency
+def generate_concurrent_case(spelling: str, shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "neg.jsonl"
+        other = {"same path": out, "symlink": work / "link.jsonl",
+                 "dotdot": work / "sub" / ".." / "neg.jsonl"}[spelling]  # fmt: skip
+        (work / "sub").mkdir()
+        if spelling == "symlink":
+            other.symlink_to(out)
+        runs = [
+            request(generate_argv(shared.corpus, p, "--overwrite"), hold=1.0) for p in (out, other)
+        ]
+        outcomes = zygote.run_many(runs)
+        codes = sorted(o.code for o in outcomes)
+        if codes != [0, 2]:
+            return ("data loss" if codes == [0, 0] else "wrong exit code"), f"exits {codes}"
+        refused = next(o for o in outcomes if o.code == 2)
+        kind, detail = user_error(refused, ["in use by another run"])
+        if kind is not None:
+            return kind, detail
+        if out.read_bytes() != shared.reference.read_bytes():
+            return "data loss", "the output differs from an uninterrupted run"
+        return None, "one ran, one refused"
+
+    return Case("generate concurrent", spelling, run)
+
+
+def train_concurrent_case(spelling: str) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "run"
+        out.mkdir()
+        other = out if spelling == "same path" else work / "link"
+        if spelling == "symlink":
+            other.symlink_to(out)
+        runs = [request([*TRAIN["vse"], f"output_dir={p}"], hold=1.0) for p in (out, other)]
+        outcomes = zygote.run_many(runs)
+        codes = sorted(o.code for o in outcomes)
+        if codes != [0, 2]:
+            return ("data loss" if codes == [0, 0] else "wrong exit code"), f"exits {codes}"
+        refused = next(o for o in outcomes if o.code == 2)
+        return user_error(refused, ["in use by another run", str(out), str(other)])
+
+    return Case("train concurrent", spelling, run)
+
+
+# ---------------------------------------------------------------------- resume checks
+def changed_input_case(shared: Shared) -> Case:
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        corpus = work / "caps.txt"
+        shutil.copy(shared.corpus, corpus)
+        out = work / "neg.jsonl"
+        killed = zygote.run(generate_argv(corpus, out), kill=Kill("write", 5))
+        if not killed.killed:
+            return None, "kill point not reached"
+        corpus.write_text(corpus.read_text() + "a man rides a red bike\n" * 5)
+        before = out.read_bytes()
+        again = zygote.run(generate_argv(corpus, out, "--resume"))
+        kind, detail = user_error(again, [str(corpus)])
+        if kind is None and out.read_bytes() != before:
+            return "data loss", "the output changed although the resume was refused"
+        return kind, detail
+
+    return Case("generate resume", "input grew since the interrupted run", run)
+
+
+# ---------------------------------------------------------------------- the campaign
+def shared_runs(zygote: Zygote, root: Path) -> Shared:
+    corpus = root / "caps.txt"
+    corpus.write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:40]) + "\n")
+    reference = root / "reference" / "neg.jsonl"
+    reference.parent.mkdir()
+    done = zygote.run(generate_argv(corpus, reference))
+    assert done.code == 0, done.stderr
+    trained = {}
+    for recipe, argv in TRAIN.items():
+        trained[recipe] = root / f"trained-{recipe}"
+        done = zygote.run([*argv, f"output_dir={trained[recipe]}"])
+        assert done.code == 0, done.stderr
+    return Shared(corpus, reference, trained)
+
+
+def cases(shared: Shared, seed: int, kills: int) -> list[Case]:
+    rng = random.Random(seed)
+    found = [bad_input_case(*row) for row in BAD_INPUTS]
+    captions_written = sum(1 for _ in {json.loads(x)["caption_id"]
+                                       for x in shared.reference.read_text().splitlines()})  # fmt: skip
+    gen_kills = {Kill("write", rng.randint(1, captions_written), rng.choice([0.0, 0.3, 0.7, 0.99]))
+                 for _ in range(kills)} | {Kill("replace", 1), Kill("replace", 2)}  # fmt: skip
+    found += [generate_kill_case(k, shared) for k in sorted(gen_kills, key=str)]
+    steps = {"vse": 6, "tags-dc": 3}
+    checkpoints = {"vse": 3, "tags-dc": 3}
+    for recipe in TRAIN:
+        points = {Kill("log", rng.randint(1, steps[recipe])) for _ in range(kills // 2)}
+        points |= {Kill("checkpoint", n) for n in range(1, checkpoints[recipe] + 1)}
+        found += [train_kill_case(recipe, k, shared) for k in sorted(points, key=str)]
+    for of in ("vocabulary", "output"):
+        found += [generate_disk_case(f, of, shared) for f in (0.1, 0.5, 0.9)]
+    found += [generate_tmpfs_case(size, shared) for size in ("16k", "64k")]
+    for recipe in TRAIN:
+        found += [train_disk_case(recipe, f, shared) for f in (0.3, 0.9)]
+    found += [generate_concurrent_case(s, shared) for s in ("same path", "symlink", "dotdot")]
+    found += [train_concurrent_case(s) for s in ("same path", "symlink")]
+    found.append(changed_input_case(shared))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0, help="seed of the kill points")
+    parser.add_argument("--kills", type=int, default=8, help="random kill points per command")
+    parser.add_argument("--only", default=None, help="comma list of case groups (prefixes)")
+    parser.add_argument("--verbose", action="store_true", help="print every case")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    totals: Counter[str] = Counter()
+    by_group: dict[str, Counter[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="tags-faults-") as tmp, Zygote() as zygote:
+        root = Path(tmp)
+        shared = shared_runs(zygote, root)
+        todo = cases(shared, args.seed, args.kills)
+        if args.only:
+            todo = [c for c in todo if c.group.startswith(tuple(args.only.split(",")))]
+        for number, case in enumerate(todo):
+            work = root / f"case{number}"
+            work.mkdir()
+            try:
+                kind, detail = case.run(zygote, work)
+            except Exception as err:  # the campaign's own failure: counted, not hidden
+                kind, detail = "traceback", f"campaign error: {type(err).__name__}: {err}"
+            totals[kind or "OK"] += 1
+            by_group.setdefault(case.group.split()[0], Counter())[kind or "OK"] += 1
+            if kind is not None or args.verbose:
+                print(f"[{kind or 'OK'}] {case.group} | {case.name} | {detail}", flush=True)
+            shutil.rmtree(work, ignore_errors=True)
+    count = sum(totals.values())
+    print(f"\ncases: {count}; OK: {totals['OK']}; failures: {count - totals['OK']}")
+    for kind in KINDS:
+        print(f"  {kind}: {totals[kind]}")
+    print("by command: " + "; ".join(
+        f"{g} {c['OK']}/{sum(c.values())} OK" for g, c in sorted(by_group.items())))  # fmt: skip
+    print(f"({time.perf_counter() - start:.0f}s)")
+    return 0 if totals["OK"] == count else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
