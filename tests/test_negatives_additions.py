@@ -10,7 +10,7 @@ from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenera
 from tags.negatives.additions import Additions, insertion
 from tags.negatives.exports import SUGARCREPE_FILES, ExportOptions, export_sugarcrepe
 from tags.negatives.pipeline import default_parser
-from tags.negatives.planner import EditPlanner
+from tags.negatives.planner import Choice, EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.types import Edit
 from tags.negatives.vocabulary import SceneGraphVocabulary
@@ -123,6 +123,14 @@ def test_objects_added_where_a_coordination_reads_right(parser, additions):
     )
     # never something the caption already names
     assert not added(parser, additions, "a dog and a cat sitting on a bench", "object")
+    # the first finite verb decides, past the participles ("a dog sitting ... is")
+    with pytest.MonkeyPatch.context() as patch:
+        cat = (Choice(("cat",), 1.0),)
+        patch.setattr(additions.planner, "object_choices_of", lambda graph, index: cat)
+        assert added(parser, additions, "a dog sitting on a bench", "object")
+        assert not added(parser, additions, "a dog sitting on a bench is happy", "object")
+    # nothing added to a coordination already there ("a horse and a dog and a cat")
+    assert not added(parser, additions, "a horse and a dog sitting on a bench", "object")
 
 
 def generate(parser, vocab, texts, **config):

@@ -35,6 +35,7 @@ from tags.negatives.lexical import (
     HAIR_NOUNS,
     NEGATORS,
     attribute_class,
+    garment_slot,
 )
 from tags.negatives.scenes import is_plural, words_of
 from tags.negatives.types import Candidate, Edit, apply_edits
@@ -51,7 +52,7 @@ MIN_CLASS_RATE = 0.05
 #: A value below this smoothed share of its class for the noun is implausible ("a green dog").
 MIN_ADD_SHARE = 0.03
 #: ... above it, the noun's usual value, which a writer may leave unsaid ("green grass").
-MAX_ADD_SHARE = 0.35
+MAX_ADD_SHARE = 0.25
 #: The prior of an add candidate next to a substitute's share of its unit's weight.
 ADD_WEIGHT = 0.5
 #: Add candidates kept per caption and kind (the most plausible first), so additions do not
@@ -68,6 +69,9 @@ _SINGULAR_WORDS = frozenset({"is", "was", "has", "does", "'s", "’s"})
 #: Words after a noun phrase that bind to it alone (a relative clause, "of", a possessive).
 _BINDING_WORDS = frozenset({"of", "that", "which", "who", "whose", "'s", "’s", "'"})
 _NOUN_TAGS = frozenset({"NN", "NNS"})
+_FINITE_TAGS = frozenset({"VBZ", "VBP", "VBD", "MD"})
+_PREMODIFIER_TAGS = frozenset({"DT", "PRP$", "POS", "CD", "JJ", "PDT"})
+_COORDINATORS = frozenset({"and", "or", "&", ","})
 _HAIR_COLOURS = frozenset({"blond", "blonde", "brunette"})
 #: Words that already give an object a colour without naming one ("a rainbow colored kite").
 _COLOURED = frozenset(
@@ -217,7 +221,7 @@ class Additions:
                 surface = self.scenes.attribute_surface(value)
                 if surface in words or not surface.isalpha():
                     continue
-                out.append((position, surface, share * (1.0 - share)))
+                out.append((position, surface, share * (1.0 - share) ** 3))
         return out
 
     def object_choices(self, graph: SceneGraph, index: int) -> list[tuple[int, str, float]]:
@@ -237,15 +241,20 @@ class Additions:
                 return []  # "a dog sits" -> not "a dog and a cat sits"
         if entity.head_span[1] != end:
             return []  # the phrase goes on after its head
-        if not plural:
-            verbs = [(w, t) for w, t in after if t.startswith("VB") or t == "MD"]
+        if not plural:  # the first finite verb after the phrase (participles skipped)
+            verbs = [(w, t) for w, t in after if t in _FINITE_TAGS]
             if verbs and (verbs[0][1] in _SINGULAR_VERBS or verbs[0][0] in _SINGULAR_WORDS):
-                return []  # "a woman in a yellow shirt is" -> not "a woman and a boy ... is"
+                return []  # "a man wearing sunglasses is" -> not "a man and a woman ... is"
         before = [
             (graph.caption[s:e].lower(), t) for s, e, t in graph.tokens if e <= entity.span[0]
         ]
+        while before and before[-1][1] in _PREMODIFIER_TAGS:
+            before.pop()  # "on his bike": look past the determiner
         if before and before[-1][1] in ("IN", "RP", "TO") and before[-1][0] != "with":
             return []  # "on a bed and a couch", "into a tunnel and a chimney": one place
+        if (before and before[-1][0] in _COORDINATORS) or (after and after[0][0] in _COORDINATORS):
+            return []  # "a man and a woman" -> not "a man and a woman and a boy"
+        slot = garment_slot(entity.name.lower())
         choices = self.planner.object_choices_of(graph, index)
         if not choices:
             return []
@@ -257,6 +266,8 @@ class Additions:
             noun = surface.split()[-1]
             if noun in words:
                 continue
+            if slot is not None and garment_slot(surface) == slot:
+                continue  # "wearing shorts and jeans": one garment where another is
             name = self._name_of(surface, plural)
             if name is not None and any(
                 self.scenes.codescription_lift(p, name) >= _CODESCRIBED for p in present
