@@ -183,6 +183,18 @@ def test_datasets_map_with_two_processes_equals_tags_generate(reference, corpus)
     assert out.to_list() == read(reference)
 
 
+def test_datasets_cache_key_follows_the_counts_file(reference, tmp_path):
+    """datasets keys its map cache by the pickled function: a counts file rebuilt at the
+    same path must change that key, or a rerun would reuse negatives of the old counts."""
+    hasher = pytest.importorskip("datasets.fingerprint").Hasher
+    counts = tmp_path / "counts.json"
+    counts.write_bytes(vocab_of(reference).read_bytes())
+    before = hasher.hash(GenerateBatch(counts, **SETTINGS))
+    assert hasher.hash(GenerateBatch(counts, **SETTINGS)) == before
+    counts.write_bytes(vocab_of(reference).read_bytes() + b" ")
+    assert hasher.hash(GenerateBatch(counts, **SETTINGS)) != before
+
+
 @pytest.mark.slow
 def test_ray_map_batches_on_two_cpus_equals_tags_generate(reference, corpus):
     ray = pytest.importorskip("ray", reason="Ray Data is the optional extra: pip install tags[ray]")

@@ -252,10 +252,17 @@ class GenerateBatch:
         return from_lists(out, layout, like=batch if layout == "pyarrow" else None)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"settings": self.settings, "counts": self.counts, "_generator": None}
+        # the counts file's size and time ride along, so a cache keyed by the pickled
+        # function (datasets' map fingerprint) sees a rebuilt counts file as a change
+        stamp = None
+        if isinstance(self.counts, str) and Path(self.counts).is_file():
+            stat = Path(self.counts).stat()
+            stamp = (stat.st_size, stat.st_mtime_ns)
+        return {"settings": self.settings, "counts": self.counts, "stamp": stamp}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.settings, self.counts = state["settings"], state["counts"]
+        self._generator = None
 
 
 __all__ = ["BatchSettings", "GenerateBatch", "build_generator"]
