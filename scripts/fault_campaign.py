@@ -212,17 +212,61 @@ BAD_INPUTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("explain", "explain --model {folder} --caption dog", ("{folder}",)),
     ("demo", "demo --out {blocker} --budget tiny", ("{blocker}",)),
     ("demo", "demo --out {root}/d --jobs 0", ("--jobs",)),
+    # with a trained tiny TagsModel ({model}), its synthetic precomp data ({scaps}, {sims}) and
+    # a copy of its run folder ({run}, with checkpoints)
+    ("evaluate", "evaluate --model {model} --captions {scaps} --features {folder}",
+     ("{folder}",)),
+    ("evaluate", "evaluate --model {model} --captions {caps} --features {sims}",
+     ("{caps}", "{sims}")),
+    ("evaluate", "evaluate --model {model} --captions {scaps} --features {binary}",
+     ("{binary}",)),
+    ("evaluate", "evaluate --model {model} --captions {binary} --features {sims}",
+     ("{binary}",)),
+    ("evaluate", "evaluate --model {model} --captions {scaps} --features {sims} --out {folder}",
+     ("--out",)),
+    ("evaluate", "evaluate --model {model} --captions {scaps} --features {sims} --tokenizer "
+     "{folder}", ("{folder}",)),
+    ("evaluate", "evaluate --model {model} --captions {scaps} --features {sims} --batch-size 0",
+     ("--batch-size",)),
+    ("generate", "generate --captions {scaps} --out {root}/o.jsonl --model {model} --features "
+     "{binary}", ("{binary}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --model {model} --features "
+     "{sims}", ("{caps}", "{sims}")),
+    ("report", "report --model {model} --captions {scaps} --features {binary} --out "
+     "{root}/report", ("{binary}",)),
+    ("explain", "explain --model {model} --caption dog --features {binary} --image-id 0",
+     ("{binary}",)),
+    ("train", "train --config {vse} output_dir={run} resume_from=latest seed=5", ("seed",)),
+    ("train", "train --config {vse} output_dir={run} resume_from=latest phases.0.lr=0.5",
+     ("lr",)),
+    ("train", "train --config {vse} output_dir={run}", ("{run}",)),
+    ("train", "train --config {vse} output_dir={run} resume_from={folder}", ("{folder}",)),
+    ("train", "train --config {vse} output_dir={run} resume_from={run}/model", ("{run}/model",)),
 ]  # fmt: skip
 
 
-def bad_input_case(group: str, line: str, names: tuple[str, ...]) -> Case:
+@dataclass
+class Shared:
+    corpus: Path
+    reference: Path
+    trained: dict[str, Path]
+
+
+def bad_input_case(group: str, line: str, names: tuple[str, ...], shared: Shared) -> Case:
     def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
         root = work / "in"
         root.mkdir()
         files = make_files(root)
+        trained = shared.trained["vse"]
+        if "{run}" in line:
+            shutil.copytree(trained, root / "run", symlinks=True)
         fill = {k: str(v) for k, v in files.items()} | {
             "root": str(root),
             "vse": str(CONFIGS / "tiny_vse_cpu.yaml"),
+            "model": str(trained / "model"),
+            "scaps": str(trained / "synthetic_data" / "train_caps.txt"),
+            "sims": str(trained / "synthetic_data" / "train_ims.npy"),
+            "run": str(root / "run"),
         }
         before = tree(root)
         outcome = zygote.run(line.format(**fill).split(), cwd=root, timeout=240)
@@ -241,13 +285,6 @@ def bad_input_case(group: str, line: str, names: tuple[str, ...]) -> Case:
 
 
 # ---------------------------------------------------------------------- kills and resumes
-@dataclass
-class Shared:
-    corpus: Path
-    reference: Path
-    trained: dict[str, Path]
-
-
 def generate_argv(corpus: Path, out: Path, *more: str) -> list[str]:
     return ["generate", "--captions", str(corpus), "--out", str(out), *FAST, *more]
 
@@ -457,7 +494,7 @@ def shared_runs(zygote: Zygote, root: Path) -> Shared:
 
 def cases(shared: Shared, seed: int, kills: int) -> list[Case]:
     rng = random.Random(seed)
-    found = [bad_input_case(*row) for row in BAD_INPUTS]
+    found = [bad_input_case(*row, shared) for row in BAD_INPUTS]
     captions_written = sum(1 for _ in {json.loads(x)["caption_id"]
                                        for x in shared.reference.read_text().splitlines()})  # fmt: skip
     gen_kills = {Kill("write", rng.randint(1, captions_written), rng.choice([0.0, 0.3, 0.7, 0.99]))
