@@ -1,8 +1,9 @@
 """Fault injection for ``tags`` commands, shared by ``tests/test_faults.py`` and
 ``scripts/fault_campaign.py``.
 
-:func:`run_forked` runs ``tags ARGV`` in a forked child (the parent's imports stay warm, so a
-run costs no interpreter start) with optional faults:
+A :class:`Zygote` is a ``tags`` process started once, with its modules imported and the
+generate engine warmed, that runs no torch op itself; :meth:`Zygote.run` forks a child of it
+for each ``tags ARGV`` (no interpreter start, one torch thread), with optional faults:
 
 - ``kill``: a :class:`Kill` point: the child sends itself ``SIGKILL`` at the N-th call of a
   function (a caption write of ``tags generate``, optionally after writing part of it; an
