@@ -59,3 +59,20 @@ def test_a_caption_whose_candidates_are_all_refused_gets_its_next_insertions(par
     (result, _) = generator.generate([group])
     adds = [r for r in result.records if r.edits[0].operation == "add"]
     assert adds and not set(r.negative for r in adds) & set(first)
+
+
+def test_verbs_the_writers_of_one_image_never_pair_exclude_each_other(parser):
+    wash = ["a man washing a car"] * 3 + ["a man cleaning a car"] * 2
+    paint = ["a man painting a car"] * 5
+    groups = [parser.parse_batch(texts) for texts in [wash] * 5 + [paint] * 5]
+    vocab = SceneGraphVocabulary().update_groups(groups)
+    scenes = vocab.scenes
+    assert scenes.verbs_exclusive("wash", "paint") and scenes.verbs_exclusive("paint", "wash")
+    assert not scenes.verbs_exclusive("wash", "clean")  # said of the same images
+    planner = EditPlanner(scenes, min_count=2)
+    graph = parser.parse("a man washing a car")
+    choices = {c.surface for u in planner.plan(graph) if u.type == "relation" for c in u.choices}
+    assert ("painting",) in choices and ("cleaning",) not in choices
+    # without grouped captions there is no such evidence: no verb change
+    flat = SceneGraphVocabulary().update(g for group in groups for g in group).scenes
+    assert not flat.verbs_exclusive("wash", "paint")

@@ -830,11 +830,11 @@ class EditPlanner:
                 refuse("relation:particle_not_opposite")
                 continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
             triple = self.scenes.triples.get((subject, other, obj), 0)
-            exclusive = (
-                verb in EXCLUSIVE_VERBS
-                and other.split()[0] in EXCLUSIVE_VERBS
-                and other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
-                and not made
+            same_frame = other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
+            exclusive = same_frame and (
+                (verb in EXCLUSIVE_VERBS and other.split()[0] in EXCLUSIVE_VERBS and not made)
+                # or what the writers of one image never say together ("riding" / "walking")
+                or self.scenes.verbs_exclusive(verb, other.split()[0])
             )
             if not (flip or exclusive):
                 refuse("relation:verbs_not_exclusive")

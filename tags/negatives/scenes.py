@@ -38,6 +38,12 @@ PLURAL_TAGS = frozenset({"NNS", "NNPS"})
 #: scene (:meth:`SceneCounts.shares_scene`): half again as often as chance.
 _LIFT = math.log(1.5)
 
+#: Two verbs exclude each other (:meth:`SceneCounts.verbs_exclusive`) when the captions of one
+#: image pair them at most this share of chance ...
+EXCLUSIVE_LIFT = 0.25
+#: ... and chance expects at least this many such pairs (else too little evidence).
+EXCLUSIVE_EXPECTED = 5.0
+
 #: Verb lemmas that say nothing about the objects around them (auxiliaries, copulas).
 AUXILIARY_VERBS = frozenset({"be", "have", "do", "'s", "’s"})
 
@@ -149,6 +155,12 @@ class SceneCounts:
     grouped: Counter = field(default_factory=Counter)
     sibling: Counter = field(default_factory=Counter)
     codescription: Counter = field(default_factory=Counter)
+    #: The same for verb lemmas: grouped captions using a verb, grouped captions whose
+    #: siblings use it, and (verb, other) across sibling captions: which acts writers see in
+    #: one image (:meth:`verbs_exclusive`).
+    verb_grouped: Counter = field(default_factory=Counter)
+    verb_sibling: Counter = field(default_factory=Counter)
+    verb_codescription: Counter = field(default_factory=Counter)
     _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
@@ -197,6 +209,12 @@ class SceneCounts:
             self.grouped.update(["<s>", *own])
             self.sibling.update(others)
             self.codescription.update((a, b) for a in own for b in others if a != b)
+        verbs = [set(verbs_of(graph)) for graph in graphs]
+        for i, own in enumerate(verbs):
+            others = set().union(*(v for j, v in enumerate(verbs) if j != i))
+            self.verb_grouped.update(own)
+            self.verb_sibling.update(others)
+            self.verb_codescription.update((a, b) for a in own for b in others if a != b)
         self._index = None
 
     def merged(self, other: SceneCounts) -> SceneCounts:
@@ -402,6 +420,21 @@ class SceneCounts:
         expected = self.grouped.get(name, 0) * self.sibling.get(other, 0) / captions
         return math.log((observed + 1.0) / (expected + 1.0))
 
+    def verbs_exclusive(self, verb: str, other: str) -> bool:
+        """Whether two verbs name acts that exclude each other, by what writers of one image
+        say: captions using ``verb`` have a sibling caption using ``other`` at most
+        :data:`EXCLUSIVE_LIFT` times as often as chance, with at least
+        :data:`EXCLUSIVE_EXPECTED` such siblings expected ("riding" / "walking" a bike;
+        "sitting" / "working" are often said of one image). False without grouped captions."""
+        captions = self.grouped.get("<s>", 0)
+        if not captions or not self.verb_grouped:
+            return False
+        expected = self.verb_grouped.get(verb, 0) * self.verb_sibling.get(other, 0) / captions
+        observed = self.verb_codescription.get((verb, other), 0)
+        return expected >= EXCLUSIVE_EXPECTED and (observed + 1.0) / (expected + 1.0) <= (
+            EXCLUSIVE_LIFT
+        )
+
     def verb_lift(self, name: str, verb: str, own: int = 0) -> float:
         """log of how much more often than chance captions naming ``name`` use ``verb``:
         (observed + 1) / (expected + 1), so no evidence either way is 0 (a rare object, a
@@ -446,6 +479,9 @@ class SceneCounts:
         "grouped",
         "sibling",
         "codescription",
+        "verb_grouped",
+        "verb_sibling",
+        "verb_codescription",
     )
 
     def to_dict(self) -> dict[str, Any]:
