@@ -20,12 +20,13 @@ def test_demo_backend_clip_tiny_end_to_end_and_reuse(tmp_path):
     for method in ("pretrained", "plain", "negclip"):
         scores = payload["methods"][method]["scores"]
         assert 0 <= scores["mp"] <= 1 and scores["mp_pairs"] > 0
-    # the NegCLIP-style run trained on the generated negatives with the hard-negative term
+    # the NegCLIP-style run trained on the generated negatives as extra text columns
     run = json.loads((out / "runs" / "negclip" / "result.json").read_text())
     assert run["config"]["vse"]["synthetic_negatives"] == 2
-    assert "loss/hard_negative" in run["last_metrics"]
+    assert run["config"]["data"]["negatives"].endswith(".relation-first.jsonl")
+    assert "contrastive/pos_beats_synthetic" in run["last_metrics"]
     plain = json.loads((out / "runs" / "plain" / "result.json").read_text())
-    assert "loss/hard_negative" not in plain["last_metrics"]
+    assert "contrastive/pos_beats_synthetic" not in plain["last_metrics"]
     assert payload["samples"] and payload["samples"][0]["negatives"]
     # a second run reuses the pre-trained model and both fine-tunings
     assert main(argv) == 0

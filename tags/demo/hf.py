@@ -53,8 +53,8 @@ class HFBudget:
     lr: float
     batch_size: int
     top_m: int = 8
-    per_caption: int = 3
-    hn_weight: float = 1.0
+    per_caption: int = 2
+    hn_weight: float = 0.0
     role_swaps: bool = True
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,12 +73,12 @@ HF_BUDGETS: dict[str, HFBudget] = {
         layers=2,
         heads=4,
         projection_dim=64,
-        pretrain_steps=500,
+        pretrain_steps=400,
         pretrain_lr=2e-3,
-        pretrain_batch_size=64,
-        steps=120,
-        lr=5e-4,
-        batch_size=64,
+        pretrain_batch_size=32,
+        steps=100,
+        lr=2e-4,
+        batch_size=32,
     ),
     # end-to-end smoke run for the tests
     "tiny": HFBudget(
@@ -98,7 +98,6 @@ HF_BUDGETS: dict[str, HFBudget] = {
         lr=1e-3,
         batch_size=4,
         top_m=2,
-        per_caption=2,
     ),
 }
 
@@ -218,6 +217,8 @@ def run_hf_demo(
     ``out/pretrained`` and the runs under ``out/runs``; each is reused when its arguments
     are unchanged. ``jobs`` > 1 (default 2 on 2+ cores): negatives generated while the model
     pre-trains, the two fine-tunings side by side."""
+    import torch
+
     from tags.benchmark import BenchmarkConfig, benchmark_version, build_benchmark, read_manifest
     from tags.benchmark.hf_models import HFModelConfig, HFTrainConfig, pretrain_hf
 
@@ -250,7 +251,13 @@ def run_hf_demo(
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn"),
                              initializer=_worker_init, initargs=(1,)) as pool:  # fmt: skip
         pending = pool.submit(_negatives, root, negatives_dir, budget) if jobs > 1 else None
-        pre = pretrain_hf(out / "pretrained", root, model, train, log=lambda *_: None)
+        threads = torch.get_num_threads()
+        if pending is not None:  # the generator has a core of its own
+            torch.set_num_threads(max(1, threads // 2))
+        try:
+            pre = pretrain_hf(out / "pretrained", root, model, train, log=lambda *_: None)
+        finally:
+            torch.set_num_threads(threads)
         timings["pretrain"] = time.perf_counter() - t
         log(f"pre-trained: {pre.model_dir} ({'reused' if pre.reused else 'trained'})")
         if pending is None:
