@@ -4,7 +4,8 @@ One module per stage:
 
 - ``planner``: :class:`EditPlanner`, the substitutes that keep a caption grammatical and its
   scene plausible (``scenes``: what the corpus attests; ``lexical``: WordNet and closed
-  word classes), and the swap edits;
+  word classes), and the swap edits; ``additions``: the add edits (an attribute or an
+  object inserted); ``skipped``: the report of captions left without a negative;
 - ``masking``: :class:`UnitMasker` (scene-graph units) and :class:`WordMasker` (baseline);
 - ``refill``: :class:`MLMRefiller` (any :class:`MaskedLM`) and :class:`VocabularyRefiller`
   (typed substitution from the corpus's :class:`SceneGraphVocabulary`, no weights);
@@ -39,6 +40,9 @@ _EXPORTS = {
     "WordMasker": "masking",
     "SceneGraphVocabulary": "vocabulary",
     "SceneCounts": "scenes",
+    "Additions": "additions",
+    "SkipReport": "skipped",
+    "Trace": "planner",
     "Choice": "planner",
     "EditPlanner": "planner",
     "PlannedUnit": "planner",
