@@ -28,6 +28,7 @@ def test_demo_backend_clip_tiny_end_to_end_and_reuse(tmp_path):
     plain = json.loads((out / "runs" / "plain" / "result.json").read_text())
     assert "contrastive/pos_beats_synthetic" not in plain["last_metrics"]
     assert payload["samples"] and payload["samples"][0]["negatives"]
+    assert all(len(sample["negatives"]) <= 2 for sample in payload["samples"])  # the used ones
     # a second run reuses the pre-trained model and both fine-tunings
     assert main(argv) == 0
     again = json.loads((out / "results.json").read_text())

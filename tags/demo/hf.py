@@ -133,8 +133,9 @@ def _finetune(
     return run_finetune(config, run_dir, root)
 
 
-def _samples(path: str, count: int = 3) -> list[dict[str, Any]]:
-    """The first ``count`` captions' training negatives as used (relation edits first)."""
+def _samples(path: str, per_caption: int, count: int = 3) -> list[dict[str, Any]]:
+    """The first ``count`` captions' training negatives as used (the first ``per_caption``
+    of each, relation edits first)."""
     samples: dict[Any, dict[str, Any]] = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -143,6 +144,8 @@ def _samples(path: str, count: int = 3) -> list[dict[str, Any]]:
             if key not in samples and len(samples) == count:
                 break
             entry = samples.setdefault(key, {"positive": row["positive"], "negatives": []})
+            if len(entry["negatives"]) == per_caption:
+                continue
             types = "+".join(sorted({e["type"] for e in row.get("edits", [])}))
             entry["negatives"].append({"text": row["negative"], "type": types})
     return list(samples.values())
@@ -163,7 +166,7 @@ def write_hf_report(out: Path, payload: dict[str, Any]) -> Path:
     lines = [
         f"# tags demo: {payload['backend_name']} on the shapes benchmark",
         "",
-        f"Benchmark {payload['benchmark']} ({payload['benchmark_version']}): "
+        f"Benchmark {payload['benchmark']} (version {payload['benchmark_version']}): "
         f"{budget['train_images']} training images, test {budget['test_images']} images "
         f"({int(pretrained['mp_pairs'])} minimal pairs). Model: a {payload['backend_name']} "
         f"built from a config ({budget['image_size']} px, patch {budget['patch_size']}, width "
@@ -183,7 +186,8 @@ def write_hf_report(out: Path, payload: dict[str, Any]) -> Path:
         f"{', role swaps' if budget['role_swaps'] else ''}), top {budget['top_m']} per "
         f"training caption, {budget['per_caption']} used per caption as extra text columns "
         f"(relation edits first; edit mix of those used: {payload['negatives_mix']}), "
-        f"hard-negative term weight {budget['hn_weight']:g}. Examples:",
+        f"hard-negative term weight {budget['hn_weight']:g}. The negatives used for the first "
+        "training captions:",
         "",
     ]
     for sample in payload["samples"]:
@@ -296,7 +300,7 @@ def run_hf_demo(
         "pretrain": "reused" if pre.reused else f"trained in {pre.manifest['train_seconds']} s",
         "methods": methods,
         "negatives_mix": mix,
-        "samples": _samples(negatives),
+        "samples": _samples(negatives, budget.per_caption),
         "timings_s": timings,
     }
     report = write_hf_report(out, payload)
