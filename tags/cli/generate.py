@@ -36,6 +36,7 @@ from tags.cli._types import (
 )
 from tags.cli.export import EXPORT_FORMATS, add_export_options, export_options
 from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE
+from tags.negatives.presets import PRESETS
 from tags.progress import DEFAULT_EVERY, progress
 
 #: Settings that must match when a run is resumed.
@@ -73,16 +74,6 @@ _LATER_SETTINGS = {
     "background": "factual",
     "noun_classes": None,
     "adds": False,
-}
-
-#: ``--preset`` values: generation settings filled in where the command line leaves them.
-PRESETS = {
-    # one scene-graph unit per negative, planned substitutes, swaps: for datasets
-    "minimal": {"max_edits": 1, "swaps": True, "adds": True, "unconstrained": False},
-    # the paper's masking (about 15% of the tokens in whole units per copy), planned refills
-    "multi-unit": {"max_edits": None, "swaps": False, "adds": False, "unconstrained": False},
-    # the TAGS paper exactly: that masking, MLM refills over the whole vocabulary, no planner
-    "paper": {"max_edits": None, "swaps": False, "adds": False, "unconstrained": True},
 }
 
 

@@ -87,7 +87,7 @@ class BatchSettings:
     def resolved(self) -> dict[str, Any]:
         """The preset's values with the settings given here over them, as ``tags generate``
         fills its options from ``--preset`` (``max_edits``, ``swaps``, ...)."""
-        from tags.cli.generate import PRESETS
+        from tags.negatives.presets import PRESETS
 
         if self.preset not in PRESETS:
             raise InputError(f"preset {self.preset!r}: choose from {', '.join(sorted(PRESETS))}")
