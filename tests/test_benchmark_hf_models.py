@@ -175,3 +175,25 @@ def test_blip_pretrain_two_steps(tmp_path, shapes_benchmark):
     AutoProcessor.from_pretrained(result.model_dir)
     assert (result.model_dir / "tags_heads.json").is_file()  # the pretrain MLM head
     assert 0 <= result.manifest["scores"]["mp"] <= 1
+
+
+def test_blip_itc_stage_then_pretrain(tmp_path, shapes_benchmark):
+    from transformers import BlipForImageTextRetrieval
+
+    train = HFTrainConfig(steps=1, batch_size=4, lr=1e-3, itc_steps=2)
+    result = pretrain_hf(tmp_path / "blip", shapes_benchmark, HFModelConfig(family="blip", **TINY),
+                         train, evaluate=False, log=lambda *_: None)  # fmt: skip
+    itc_rows = (tmp_path / "blip" / "itc" / "metrics.jsonl").read_text().splitlines()
+    assert json.loads(itc_rows[-1])["step"] == 2 and "loss/infonce_i2t" in itc_rows[-1]
+    assert result.manifest["steps"] == 1 and "loss/itm" in result.manifest["last_metrics"]
+    # the pretrain stage started from the ITC stage's weights, not from the random init
+    config = (tmp_path / "blip" / "train" / "config.yaml").read_text()
+    assert str(tmp_path / "blip" / "itc" / "model") in config
+    BlipForImageTextRetrieval.from_pretrained(result.model_dir)
+    # a run without the stage keeps the cache key it had before the option existed
+    key = result.manifest["key"]["train"]
+    assert key["itc_steps"] == 2
+    plain = pretrain_hf(tmp_path / "b2", shapes_benchmark, HFModelConfig(family="blip", **TINY),
+                        HFTrainConfig(steps=1, batch_size=4), evaluate=False,
+                        log=lambda *_: None)  # fmt: skip
+    assert "itc_steps" not in plain.manifest["key"]["train"]

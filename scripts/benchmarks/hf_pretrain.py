@@ -38,6 +38,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=train_defaults.batch_size)
     parser.add_argument("--lr", type=float, default=train_defaults.lr)
     parser.add_argument("--num-workers", type=int, default=train_defaults.num_workers)
+    parser.add_argument("--itc-steps", type=int, default=0,
+                        help="BLIP: steps of ITC alone (recipe vse) before ITM + MLM + ITC")  # fmt: skip
+    parser.add_argument("--itc-lr", type=float, default=0.0, help="lr of the ITC stage (0: --lr)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--force", action="store_true", help="retrain even if cached")
     args = parser.parse_args()
@@ -62,6 +65,8 @@ def main() -> None:
         lr=args.lr,
         seed=args.seed,
         num_workers=args.num_workers,
+        itc_steps=args.itc_steps,
+        itc_lr=args.itc_lr,
     )
     result = pretrain_hf(args.out, args.data, model, train, force=args.force)
     manifest = result.manifest

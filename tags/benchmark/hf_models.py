@@ -21,7 +21,7 @@ import math
 import shutil
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,8 @@ MANIFEST_FILE = "manifest.json"
 MODEL_DIR = "model"
 INIT_DIR = "init"
 TRAIN_DIR = "train"
-_OWNED = {MANIFEST_FILE, MODEL_DIR, INIT_DIR, TRAIN_DIR}
+ITC_DIR = "itc"
+_OWNED = {MANIFEST_FILE, MODEL_DIR, INIT_DIR, TRAIN_DIR, ITC_DIR}
 FAMILIES: tuple[str, ...] = ("clip", "blip")
 # BERT-style special tokens of the BLIP word vocabulary
 _BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -262,6 +263,10 @@ class HFTrainConfig:
     num_workers: int = 0
     # BLIP pretrain loss weights
     weights: dict[str, float] = field(default_factory=lambda: {"itm": 1.0, "mlm": 1.0, "itc": 1.0})
+    # BLIP: a first stage of ITC alone (recipe vse, the model's contrastive loss) for this many
+    # steps at itc_lr (0: lr) before the pretrain recipe (0: none)
+    itc_steps: int = 0
+    itc_lr: float = 0.0
 
 
 def train_config(
@@ -271,9 +276,11 @@ def train_config(
     family: str,
     train: HFTrainConfig,
     max_text_len: int = 32,
+    contrastive: bool = False,
 ) -> dict[str, Any]:
     """The ``tags train`` config (as a mapping) of a pre-training run: ``vse`` with the
-    model's InfoNCE for CLIP, ``pretrain`` (ITM + MLM + ITC) for BLIP."""
+    model's InfoNCE for CLIP (and for any model with ``contrastive``: BLIP's ITC stage),
+    ``pretrain`` (ITM + MLM + ITC) for BLIP."""
     benchmark = Path(benchmark)
     phase: dict[str, Any] = {"name": "main", "steps": train.steps, "lr": train.lr}
     config: dict[str, Any] = {
@@ -300,7 +307,7 @@ def train_config(
             "weight_decay": train.weight_decay,
         },
     }
-    if family == "clip":
+    if family == "clip" or contrastive:
         config["recipe"] = "vse"
         config["vse"] = {"loss": "contrastive"}
     else:
@@ -320,7 +327,10 @@ class HFPretrainResult:
 
 
 def _cache_key(model: HFModelConfig, train: HFTrainConfig, benchmark_hash: str) -> dict[str, Any]:
-    return {"model": asdict(model), "train": asdict(train), "benchmark": benchmark_hash}
+    settings = asdict(train)
+    if not train.itc_steps:  # the key of a run without an ITC stage is as before it existed
+        del settings["itc_steps"], settings["itc_lr"]
+    return {"model": asdict(model), "train": settings, "benchmark": benchmark_hash}
 
 
 def _benchmark_hash(benchmark: str | Path) -> str:
@@ -401,11 +411,19 @@ def pretrain_hf(
     key = _cache_key(model, train, _benchmark_hash(benchmark))
     _clear(out, force)
     BUILDERS[model.family](out / INIT_DIR, model)
+    train_start = time.perf_counter()
+    start_from = out / INIT_DIR
+    if train.itc_steps:
+        # ITC alone first: the text encoder's first token learns to depend on the words
+        # before ITM reads it
+        itc = replace(train, steps=train.itc_steps, lr=train.itc_lr or train.lr)
+        itc_config = train_config(start_from, benchmark, out / ITC_DIR, model.family, itc,
+                                  model.max_text_len, contrastive=True)  # fmt: skip
+        start_from = Path(training_function(config_from_dict(itc_config)).output_dir) / MODEL_DIR
     config = config_from_dict(
-        train_config(out / INIT_DIR, benchmark, out / TRAIN_DIR, model.family, train,
+        train_config(start_from, benchmark, out / TRAIN_DIR, model.family, train,
                      model.max_text_len)
     )  # fmt: skip
-    train_start = time.perf_counter()
     result = training_function(config)
     train_seconds = time.perf_counter() - train_start
     shutil.copytree(Path(result.output_dir) / MODEL_DIR, out / MODEL_DIR)
