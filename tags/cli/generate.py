@@ -365,7 +365,8 @@ def _check_resume(meta: Path, target: Path, args: argparse.Namespace) -> dict[st
             f"--resume with settings different from the interrupted run ({meta}): "
             f"{', '.join(changed)}; resume with the same settings or run with --overwrite"
         )
-    change = fingerprint_change(saved["input"], now) if "input" in saved else None
+    known = saved.get("input")
+    change = fingerprint_change(known, now) if isinstance(known, dict) else None
     if change is not None and not args.resume_changed_input:
         raise InputError(
             f"--resume: --captions {args.captions} changed since the interrupted run ({change}): "
