@@ -100,7 +100,7 @@ def test_generate_refuses_a_blip_checkpoint_without_itm_weights(blip_root, tmp_p
     argv = ["generate", "--captions", str(captions), "--out", str(tmp_path / "neg.jsonl"),
             "--model", str(model), "--images", str(blip_root), "--k", "2", "--l", "2",
             "--masking", "word", "--no-progress"]  # fmt: skip
-    assert main(argv) == 1
+    assert main(argv) == 2  # a user error: one line, exit 2
     one_error_line(capsys.readouterr().err, "ITM head", "not in the checkpoint", "pretrain")
 
 
