@@ -119,3 +119,10 @@ def test_skip_report_resumes_without_repeating_captions(tmp_path):
         for result in results:
             report.write(result)
     assert [json.loads(line)["caption_id"] for line in path.read_text().splitlines()] == [0, 1, 2]
+
+
+def test_explaining_plans_again_even_right_after_a_plan(parser, generator):
+    planner = generator.planner
+    graph = parser.parse("a person near a tree")
+    planner.plan(graph)  # the object choices of this graph are cached now
+    assert planner.explain(graph).units["object:generic_noun"] == 1

@@ -252,6 +252,7 @@ class EditPlanner:
         """Plan ``graph`` again with every refusal counted: why its units have no substitute
         (for captions left without a negative; the planned units are the same)."""
         self.trace = Trace()
+        self._planned = (None, {})  # plan again: refusals are counted where they happen
         try:
             self.plan(graph)
             return self.trace
