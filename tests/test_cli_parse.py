@@ -51,8 +51,15 @@ def test_parse_strict_stops_at_the_bad_line(tmp_path):
     src = tmp_path / "caps.txt"
     src.write_bytes(b"a dog\n\xff\n")
     code, _, err = run_cli("parse", str(src), "--strict", "--no-progress")
-    assert code == 1
-    assert "line 2" in err
+    assert code == 2 and "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if x.startswith("tags parse:")]
+    assert f"{src} line 2: not valid UTF-8" in line and "--strict" in line
+    # --out: nothing half-written, an earlier output kept
+    out = tmp_path / "out.tsv"
+    out.write_text("earlier\n")
+    code, _, err = run_cli("parse", str(src), "--strict", "-o", str(out), "--overwrite")
+    assert code == 2 and out.read_text() == "earlier\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["caps.txt", "out.tsv"]
 
 
 def test_parse_json_from_stdin_round_trips(tmp_path):
@@ -148,6 +155,9 @@ def test_parse_output_through_a_symlink_shares_the_lock(tmp_path, capsys):
         assert main(["parse", str(src), "-o", str(link), "--no-progress"]) == 2
         assert "in use by another run" in capsys.readouterr().err
     assert not out.exists()
+    # written through the link (its target replaced, the link kept)
+    assert main(["parse", str(src), "-o", str(link), "--no-progress"]) == 0
+    assert link.is_symlink() and out.read_text().startswith("a dog on a mat\t")
 
 
 @pytest.mark.parametrize(

@@ -155,5 +155,5 @@ def test_cli_negatives_summary_and_errors(model_dir, tmp_path, capsys):
     assert "WoD accuracy" in capsys.readouterr().out
     assert main(["explain", "--model", str(model_dir), "--features", feats]) == 2
     missing = ["explain", "--model", str(model_dir), "--features", feats, "--image-id", "7"]
-    assert main([*missing, "--caption", "a dog"]) == 1
+    assert main([*missing, "--caption", "a dog"]) == 2
     assert "no region features for image '7'" in capsys.readouterr().err

@@ -31,7 +31,7 @@ def drop_weights(path: Path, prefix: str) -> None:
 
 
 def one_error_line(err: str, *words: str) -> None:
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    lines = [line for line in err.splitlines() if line.startswith(("error:", "tags "))]
     assert len(lines) == 1 and "Traceback" not in err, err
     assert all(w in lines[0] for w in words), lines[0]
 
@@ -73,7 +73,7 @@ def test_explain_refuses_a_blip_pretrain_checkpoint_with_the_mlm_head_only(
     load_backend(blip_root / "blip").save_pretrained(model)
     TagsHeads(32, 30522, ("mlm",)).save(model)  # sizes are not read by the check
     assert json.loads((model / "tags_heads.json").read_text())["names"] == ["mlm"]
-    assert main(explain_blip(model, blip_root)) == 1
+    assert main(explain_blip(model, blip_root)) == 2
     one_error_line(capsys.readouterr().err, "WOD head", "not saved", "mlm", "tags-dc", "wod > 0")
 
 
@@ -81,7 +81,7 @@ def test_explain_refuses_blip_heads_saved_but_never_trained(blip_root, tmp_path,
     nsg = blip_with_heads(blip_root, tmp_path / "nsg", ("mlm", "wod", "woc"), ("itm", "mlm"))
     record = json.loads((nsg / "tags_heads.json").read_text())
     assert record["names"] == ["mlm", "wod", "woc"] and record["trained"] == ["mlm"]
-    assert main(explain_blip(nsg, blip_root)) == 1
+    assert main(explain_blip(nsg, blip_root)) == 2
     one_error_line(capsys.readouterr().err, "WOD head", "never trained", "tags-dc")
     full = blip_with_heads(blip_root, tmp_path / "dc", ("mlm", "wod", "woc"), ("mlm", "wod", "woc"))
     assert main(explain_blip(full, blip_root)) == 0
@@ -146,7 +146,7 @@ def test_explain_refuses_a_tags_model_whose_wod_and_woc_were_never_trained(tags_
     config = json.loads((tags_dir / "config.json").read_text())
     config["trained_heads"] = ["itm", "mlm"]  # what a pretrain run records
     (tags_dir / "config.json").write_text(json.dumps(config))
-    assert main(explain_tags(tags_dir)) == 1
+    assert main(explain_tags(tags_dir)) == 2
     one_error_line(capsys.readouterr().err, "WOD head", "never trained", "trained_heads: itm, mlm")
 
 
@@ -154,7 +154,7 @@ def test_explain_refuses_a_tags_model_missing_woc_weights(tags_dir, capsys):
     assert main(explain_tags(tags_dir)) == 0  # no record: the saved heads are trusted
     capsys.readouterr()
     drop_weights(tags_dir, "woc_head.")
-    assert main(explain_tags(tags_dir)) == 1
+    assert main(explain_tags(tags_dir)) == 2
     one_error_line(capsys.readouterr().err, "WOC head", "not in the checkpoint", "woc > 0")
 
 

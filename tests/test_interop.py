@@ -285,7 +285,7 @@ def test_export_refuses_image_paths_outside_the_root_unless_allowed(tmp_path, ca
     target = tmp_path / "g.csv"
     argv = ["export", str(src), "--format", "negclip-csv", "--out", str(target),
             "--captions", str(captions), "--image-root", ROOT]  # fmt: skip
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{name!r} points outside the image root" in err and "--allow-outside-root" in err
     assert main([*argv, "--allow-outside-root"]) == 0
@@ -303,16 +303,16 @@ def _one_record(tmp_path: Path) -> Path:
 def test_export_never_overwrites_its_input_or_an_existing_file_unasked(tmp_path, capsys):
     src = _one_record(tmp_path)
     before = src.read_bytes()
-    assert main(["export", str(src), "--format", "negclip-csv", "--out", str(src)]) == 1
+    assert main(["export", str(src), "--format", "negclip-csv", "--out", str(src)]) == 2
     assert "is the input" in capsys.readouterr().err and src.read_bytes() == before
     same = tmp_path / "sub" / ".." / "g.jsonl"  # another spelling of the input
     (tmp_path / "sub").mkdir()
     argv = ["export", str(src), "--format", "negclip-csv", "--out", str(same), "--overwrite"]
-    assert main(argv) == 1 and src.read_bytes() == before
+    assert main(argv) == 2 and src.read_bytes() == before
     target = tmp_path / "g.csv"
     target.write_text("mine\n")
     argv = ["export", str(src), "--format", "negclip-csv"]
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert "exists; pass --overwrite" in capsys.readouterr().err
     assert target.read_text() == "mine\n"
     assert main([*argv, "--overwrite"]) == 0
@@ -502,7 +502,7 @@ def test_negclip_neg_image_rows_are_the_most_similar_other_images(tmp_path):
     assert items[0][3] == [4] and items[1][3] == [4] and items[4][3] == [0]  # eating leaves
     one = tmp_path / "one.jsonl"
     one.write_text(src.read_text().splitlines()[0] + "\n")
-    assert main(["export", str(one), "--format", "negclip", "--captions", str(caption_file)]) == 1
+    assert main(["export", str(one), "--format", "negclip", "--captions", str(caption_file)]) == 2
 
 
 def test_open_clip_csvdataset_loads_the_documented_exports(generated, tmp_path):
@@ -551,14 +551,14 @@ def test_sugarcrepe_refuses_bare_image_ids_unless_an_extension_is_given(tmp_path
     src = _one_record(tmp_path)
     folder = tmp_path / "sc"
     argv = ["export", str(src), "--format", "sugarcrepe", "--by-type", "--out", str(folder)]
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert "no image file name for image id 0" in err and "--image-ext" in err
     assert len(err.strip().splitlines()) == 1 and not folder.exists()
     assert main([*argv, "--image-ext", ".jpg"]) == 0
     assert all(items == [] for items in sugarcrepe_items(folder, "/coco").values())
     assert json.loads((folder / "mixed.json").read_text())["0"]["filename"] == "0.jpg"  # no edits
-    assert main(["export", str(src), "--format", "negclip", "--out", str(tmp_path / "n.tsv")]) == 1
+    assert main(["export", str(src), "--format", "negclip", "--out", str(tmp_path / "n.tsv")]) == 2
     assert "no image file name" in capsys.readouterr().err
 
 
@@ -614,7 +614,7 @@ def test_export_checks_the_captions_against_the_negatives(generated, tmp_path, c
         target = tmp_path / f"x-{kind}"
         argv = ["export", str(out), "--format", kind, "--captions", str(wrong), "--out",
                 str(target)]  # fmt: skip
-        assert main(argv) == 1, kind
+        assert main(argv) == 2, kind
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and str(wrong) in err, err
         assert f"caption id {first['caption_id']} " in err and "is not the caption" in err
@@ -626,7 +626,7 @@ def test_export_checks_the_captions_against_the_negatives(generated, tmp_path, c
     missing.write_text(json.dumps(fewer))
     argv = ["export", str(out), "--format", "negclip-csv", "--captions", str(missing), "--out",
             str(tmp_path / "y.csv")]  # fmt: skip
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"caption id {first['caption_id']} (image id {first['image_id']}) is not in" in err
     assert str(missing) in err
@@ -642,5 +642,21 @@ def test_export_caption_check_accepts_a_positive_cut_by_generate(tmp_path, capsy
     assert main(argv) == 0
     records[0]["positive"] = "a cat runs on"
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert main([*argv, "--overwrite"]) == 1
+    assert main([*argv, "--overwrite"]) == 2
     assert "caption id 0 (image id 0): the positive 'a cat runs on'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["negclip", "negclip-csv", "sugarcrepe", "json", "parquet"])
+def test_export_of_an_empty_or_binary_file_is_one_line_naming_it(tmp_path, capsys, kind):
+    empty, binary = tmp_path / "empty.jsonl", tmp_path / "binary.jsonl"
+    empty.write_text("\n")
+    record = {"image_id": 0, "caption_id": 0, "positive": "p", "negative": "n"}
+    binary.write_bytes(json.dumps(record).encode() + b"\n" + bytes(range(128, 256)))
+    for src, words in ((empty, "no records"), (binary, ":2: not UTF-8 text")):
+        target = tmp_path / f"out-{kind}"
+        argv = ["export", str(src), "--format", kind, "--out", str(target), "--image-ext", ".jpg"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"tags export: {src}"), err
+        assert words in err, err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["binary.jsonl", "empty.jsonl"]

@@ -174,6 +174,7 @@ def _batches(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 # ---------------------------------------------------------------------- the command
 def run(args: argparse.Namespace) -> int:
+    from tags._errors import as_command_error
     from tags.backends import BackendError
     from tags.negatives.features import MissingFeaturesError
 
@@ -191,8 +192,7 @@ def run(args: argparse.Namespace) -> int:
             return _accuracy(explainer, args)
         return _explain(explainer, args)
     except (OSError, ValueError, BackendError, MissingFeaturesError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
 
 
 def _explain(explainer: Explainer, args: argparse.Namespace) -> int:

@@ -134,6 +134,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tags._errors import as_command_error
     from tags.negatives.exports import export_file
 
     source = Path(args.negatives)
@@ -145,8 +146,7 @@ def run(args: argparse.Namespace) -> int:
         options = export_options(args, args.captions, args.caption_format)
         written = export_file(source, args.kind, args.out, options, overwrite=args.overwrite)
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     for path in written:
         print(f"exported {path}", file=sys.stderr)
     print(f"export: {time.perf_counter() - start:.2f}s", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from tags._errors import CommandError
 from tags._lock import LockError, OutputLock, lock_path
 from tags.cli._flags import add_overwrite, add_progress, deprecated
 from tags.cli._types import non_negative_float, positive_int
@@ -80,17 +82,22 @@ def check_paths(args: argparse.Namespace) -> str | None:
     return None
 
 
-def read_captions(stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextIO) -> Iterator[str]:
-    """Decode UTF-8 lines; a bad line is reported with its number and yields ""."""
+def read_captions(
+    stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextIO, name: str = "input"
+) -> Iterator[str]:
+    """Decode UTF-8 lines; a bad line is reported with ``name`` and its number and yields ""
+    (``strict``: raises a :class:`~tags._errors.CommandError` instead)."""
     for number, raw in enumerate(stream, start=1):
         stats.lines += 1
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             stats.undecodable += 1
-            message = f"line {number}: not valid UTF-8 ({err.reason} at byte {err.start})"
+            message = f"{name} line {number}: not valid UTF-8 ({err.reason} at byte {err.start})"
             if strict:
-                raise ValueError(message) from err
+                raise CommandError(
+                    f"{message}; fix the line, or drop --strict to write an empty graph for it"
+                ) from None
             print(f"warning: {message}; writing an empty graph", file=warn)
             yield ""
             continue
@@ -129,7 +136,12 @@ def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) 
     )
     stats = ParseStats()
     source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
-    sink = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
+    # --out (a symlink: its target): written to a temporary sibling, moved into place when
+    # every line is parsed (a failed run leaves nothing; an earlier output stays until then)
+    target = None if args.out == "-" else Path(args.out).resolve()
+    tmp = None if target is None else target.with_name(f".{target.name}.tmp")
+    sink = sys.stdout if tmp is None else open(tmp, "w", encoding="utf-8")  # noqa: SIM115
+    name = "stdin" if args.input == "-" else f"input {args.input}"
     start = time.perf_counter()
     bar = progress(
         desc="parse",
@@ -138,8 +150,9 @@ def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) 
         force=args.progress is True,
         every=args.progress_every,
     )
+    done = False
     try:
-        captions = read_captions(source, stats, args.strict, sys.stderr)
+        captions = read_captions(source, stats, args.strict, sys.stderr, name)
         graphs = parser.pipe(captions, n_process=args.num_workers)
         for graph in track(graphs, bar):
             if args.format == "json":
@@ -147,9 +160,7 @@ def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) 
             else:
                 caption = " ".join(graph.caption.split())
                 sink.write(f"{caption}\t{graph.to_factual()}\n")
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        done = True
     finally:
         bar.close()
         if source is not sys.stdin.buffer:
@@ -158,6 +169,11 @@ def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) 
             sink.close()
         else:
             sink.flush()
+        if tmp is not None:
+            if done:
+                os.replace(tmp, target)
+            else:
+                tmp.unlink(missing_ok=True)
     seconds = time.perf_counter() - start
     print(
         f"parsed {stats.lines} lines in {seconds:.1f}s "

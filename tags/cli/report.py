@@ -236,7 +236,7 @@ def write_report(
 
 
 def run(args: argparse.Namespace) -> int:
-
+    from tags._errors import as_command_error
     from tags.cli._outputs import dir_problem
     from tags.cli._suite_evaluate import suite_errors
     from tags.evaluation.suites.report import markdown_table
@@ -264,8 +264,7 @@ def run(args: argparse.Namespace) -> int:
             with bars(args.progress):
                 reports[role] = evaluate_one(path, args, device)
     except suite_errors() as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     settings = {
         "model": typed_name(args.model), "baseline": args.baseline and typed_name(args.baseline),
         "captions": args.captions,

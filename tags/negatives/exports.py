@@ -35,6 +35,7 @@ failed export leaves nothing half-written and an old export stays until the new 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import os
@@ -193,9 +194,17 @@ def list_exporters() -> list[str]:
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The records of a ``tags generate`` JSON Lines file (a bad line raises, named)."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    """The records of a ``tags generate`` JSON Lines file (a bad line, undecodable or not a
+    record, raises a ``ValueError`` naming the file and line)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(
+                    f"{path}:{number}: not UTF-8 text ({err.reason} at byte {err.start}); "
+                    "pass a `tags generate` .jsonl output"
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -588,6 +597,17 @@ def _move_into_place(tmp: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
+def _not_empty(records: Iterator[dict[str, Any]], jsonl: str | Path) -> Iterator[dict[str, Any]]:
+    """``records`` unchanged; a ``ValueError`` naming ``jsonl`` when it holds none (before any
+    exporter runs: an empty table trains or tests nothing)."""
+    first = next(records, None)
+    if first is None:
+        raise ValueError(
+            f"{jsonl}: no records (an empty `tags generate` output): nothing to export"
+        )
+    return itertools.chain([first], records)
+
+
 def export_file(
     jsonl: str | Path,
     kind: str,
@@ -596,7 +616,8 @@ def export_file(
     overwrite: bool = False,
 ) -> list[Path]:
     """Convert the ``tags generate`` output ``jsonl`` to ``kind``; returns the written paths.
-    The target is checked (:func:`check_target`) and written atomically."""
+    The target is checked (:func:`check_target`) and written atomically; an input with no
+    records is refused (``ValueError``), nothing written."""
     if kind not in EXPORTERS:
         raise ValueError(f"unknown export {kind!r}; choose from {', '.join(list_exporters())}")
     options = options or ExportOptions()
@@ -606,7 +627,7 @@ def export_file(
     check_target(jsonl, target, kind, overwrite)
     tmp = target.with_name(f".tmp-{os.getpid()}-{target.name}")  # same suffix (.tsv, ...)
     try:
-        source = read_records(jsonl)
+        source = _not_empty(read_records(jsonl), jsonl)
         if options.captions is not None:
             source = checked(source, options.captions)
         written = EXPORTERS[kind](source, tmp, options)
