@@ -473,6 +473,15 @@ def test_the_paper_preset_is_the_paper_and_multi_unit_keeps_the_planner(tmp_path
     assert (minimal.max_edits, minimal.swaps, minimal.unconstrained) == (1, True, False)
 
 
+def test_add_edits_are_asked_for():
+    """Off by default (blind readers judged almost no addition clearly false without the
+    image); --adds turns them on in any preset, --no-adds off."""
+    assert _preset().adds is False and _preset("--preset", "multi-unit").adds is False
+    assert _preset("--adds").adds is True and _preset("--no-adds").adds is False
+    with pytest.raises(SystemExit):
+        _preset("--adds", "--no-adds")
+
+
 def test_the_paper_preset_without_a_masked_lm_is_one_line(tmp_path, capsys):
     from tags.cli import main
 

@@ -46,7 +46,7 @@ def generated(tmp_path_factory) -> dict[str, Path]:
     argv = ["generate", "--captions", str(captions), "--out", str(out), "--no-progress",
             "--k", "4", "--l", "4", "--top-m", "3", "--num-workers", "1",
             "--export", "negclip-csv", "--export", "sugarcrepe", "--image-root", ROOT,
-            "--negatives-per-row", "2"]  # fmt: skip
+            "--negatives-per-row", "2", "--adds"]  # fmt: skip
     assert main(argv) == 0
     return {"captions": captions, "out": out, "root": root}
 
