@@ -30,10 +30,14 @@ def main() -> None:
     parser.add_argument("--data", required=True, help="a make-benchmark --save-images directory")
     parser.add_argument("--out", required=True, help="output directory (OUT/model)")
     parser.add_argument("--family", choices=FAMILIES, default="clip")
-    for name in ("image_size", "patch_size", "hidden_size", "num_layers", "num_heads",
-                 "projection_dim", "seed"):  # fmt: skip
-        parser.add_argument("--" + name.replace("_", "-"), type=int,
-                            default=getattr(model_defaults, name))  # fmt: skip
+    m = model_defaults
+    parser.add_argument("--image-size", type=int, default=m.image_size)
+    parser.add_argument("--patch-size", type=int, default=m.patch_size)
+    parser.add_argument("--hidden-size", type=int, default=m.hidden_size)
+    parser.add_argument("--num-layers", type=int, default=m.num_layers)
+    parser.add_argument("--num-heads", type=int, default=m.num_heads)
+    parser.add_argument("--projection-dim", type=int, default=m.projection_dim)
+    parser.add_argument("--seed", type=int, default=m.seed)
     parser.add_argument("--steps", type=int, default=train_defaults.steps)
     parser.add_argument("--batch-size", type=int, default=train_defaults.batch_size)
     parser.add_argument("--lr", type=float, default=train_defaults.lr)
