@@ -75,7 +75,9 @@ def test_evaluate_with_a_hub_id_names_it_in_the_report(tmp_path):
 def test_an_uncached_hub_id_says_how_to_fetch_it(tmp_path, capsys, command):
     argv = [command, "--model", "someorg/absent"]
     out = ["--out", str(tmp_path / "o")]
-    extra = {"evaluate": ["--suite", "shapes=x"], "report": ["--suite", "shapes=x", *out],
+    suite = tmp_path / "suite"  # exists: the suite paths are checked before the model
+    suite.mkdir()
+    extra = {"evaluate": ["--suite", f"shapes={suite}"], "report": ["--suite", f"shapes={suite}", *out],
              "explain": ["--caption", "a dog", "--features", "x", "--image-id", "1"]}  # fmt: skip
     assert main([*argv, *extra[command]]) in (1, 2)
     err = capsys.readouterr().err.strip().splitlines()
