@@ -199,3 +199,22 @@ def test_hard_negative_weight_without_its_inputs_is_refused(tmp_path, overrides,
     with pytest.raises(ConfigError, match=message):
         load_config(CONFIG, [f"output_dir={tmp_path}", "data.negatives=n.jsonl",
                              "phases.0.weights.hard_negative=1.0", *overrides])  # fmt: skip
+
+
+def test_sugarcrepe_export_scores_the_same_as_the_minimal_pairs(tmp_path, shapes_with_val):
+    from tags.benchmark.hf_finetune import export_pairs_sugarcrepe, sugarcrepe_accuracy
+    from tags.benchmark.hf_models import HFModelConfig, build_clip, evaluate_hf
+
+    pairs = split_minimal_pairs(shapes_with_val, "test")
+    suite = export_pairs_sugarcrepe(pairs, tmp_path / "sc")
+    counts = {f.stem: len(json.loads(f.read_text())) for f in suite.glob("*.json")}
+    assert sum(counts.values()) == len(pairs)
+    item = next(iter(json.loads((suite / "replace_att.json").read_text()).values()))
+    assert set(item) == {"filename", "caption", "negative_caption"}
+    model = build_clip(tmp_path / "clip", HFModelConfig(image_size=32, patch_size=8,
+                       hidden_size=32, num_layers=1, num_heads=4, projection_dim=16))  # fmt: skip
+    scores = evaluate_hf(model, shapes_with_val, "test")
+    suite_scores = sugarcrepe_accuracy(model, suite, shapes_with_val / "images")
+    assert suite_scores["overall"] == pytest.approx(100 * scores["mp"])
+    for kind, name in (("attribute", "replace_att"), ("object", "replace_obj")):
+        assert suite_scores[name] == pytest.approx(100 * scores[f"mp_{kind}"])

@@ -127,6 +127,35 @@ def check_negatives(
     return "\n".join(lines)
 
 
+def sugarcrepe_table(
+    args: argparse.Namespace, pretrained: Path, data: Path, out: Path, pairs: list[Any]
+) -> str:
+    """The split's pairs exported as SugarCrepe files and scored by ``tags evaluate --suite
+    sugarcrepe`` (pre-trained and seed-0 models); cached in OUT."""
+    from tags.benchmark.hf_finetune import export_pairs_sugarcrepe, sugarcrepe_accuracy
+
+    suite = export_pairs_sugarcrepe(pairs, out / f"sugarcrepe_{args.split}")
+    models = {"pretrained": pretrained}
+    models |= {v: out / f"{run_name(v, args)}_seed0" / "train" / "model" for v in args.variants}
+    cache_path = out / "sugarcrepe_accuracy.json"
+    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    lines = [
+        f"SugarCrepe-format export of the {args.split} pairs ({suite}), scored by `tags evaluate "
+        "--suite sugarcrepe=DIR --images BENCH/images --mode dual` (seed-0 models), percent:",
+        "",
+        "| model | overall | replace_att | replace_obj | replace_rel |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key, model in models.items():
+        if str(model) not in cache:
+            cache[str(model)] = sugarcrepe_accuracy(model, suite, data / "images")
+            cache_path.write_text(json.dumps(cache, indent=1) + "\n")
+        r = cache[str(model)]
+        cells = [f"{r[k]:.1f}" for k in ("overall", "replace_att", "replace_obj", "replace_rel")]
+        lines.append(f"| {ROWS[key]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def run_name(variant: str, args: argparse.Namespace) -> str:
     if variant != "negclip":
         return variant
@@ -171,6 +200,10 @@ def main() -> None:
     parser.add_argument("--hn-weight", type=float, default=0.0,
                         help="hard-negative term weight (vse hard_negative)")  # fmt: skip
     parser.add_argument("--results", help="also write the markdown table here")
+    parser.add_argument("--sugarcrepe", action="store_true",
+                        help="also export the split's pairs as SugarCrepe files (OUT/sugarcrepe_"
+                        "<split>) and score the pre-trained and each seed-0 model on them with "
+                        "tags evaluate --suite sugarcrepe")  # fmt: skip
     parser.add_argument("--check-negatives", type=int, default=0, metavar="N",
                         help="also score the used training negatives of the first N training "
                         "images with the pre-trained and each seed-0 model (by kind)")  # fmt: skip
@@ -225,6 +258,8 @@ def main() -> None:
         f"chance RSum {scores['chance_rsum']:.1f}, MP chance 50; mean ± sample std over seeds."
         "\n\n" + table(summaries) + "\n\n" + goal_line(summaries) + "\n"
     )
+    if args.sugarcrepe:
+        text += "\n" + sugarcrepe_table(args, pretrained, data, out, pairs) + "\n"
     if args.check_negatives and negatives is not None:
         text += "\n" + check_negatives(args, pretrained, data, out, negatives) + "\n"
     (out / f"results_{args.split}.md").write_text(text)

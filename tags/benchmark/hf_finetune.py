@@ -237,14 +237,60 @@ def negatives_accuracy(
     return accuracy
 
 
+# benchmark pair type -> SugarCrepe file
+SUGARCREPE_FILES = {"attribute": "replace_att", "object": "replace_obj", "relation": "replace_rel"}
+
+
+def export_pairs_sugarcrepe(pairs: list[Any], out: str | Path) -> Path:
+    """The minimal pairs as SugarCrepe files in ``out`` (``replace_att.json``,
+    ``replace_obj.json``, ``replace_rel.json``: ``{id: {filename, caption,
+    negative_caption}}``, ``filename`` the benchmark's ``<image_id>.png``), for ``tags
+    evaluate --suite sugarcrepe=OUT --images BENCH/images`` or SugarCrepe's own evaluator."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, dict[str, Any]] = {name: {} for name in SUGARCREPE_FILES.values()}
+    for n, pair in enumerate(pairs):
+        if pair.type in SUGARCREPE_FILES:
+            files[SUGARCREPE_FILES[pair.type]][str(n)] = {
+                "filename": f"{pair.image_id}.png",
+                "caption": pair.caption,
+                "negative_caption": pair.negative,
+            }
+    for name, items in files.items():
+        (out / f"{name}.json").write_text(json.dumps(items, indent=0) + "\n")
+    return out
+
+
+def sugarcrepe_accuracy(model_dir: str | Path, suite: str | Path, images: str | Path) -> dict:
+    """``tags evaluate --suite sugarcrepe=SUITE --images IMAGES --mode dual`` on ``model_dir``:
+    ``{subset: accuracy, "overall": accuracy}`` (percent)."""
+    import tempfile
+
+    from tags.cli import main as cli_main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "suite.json"
+        argv = ["evaluate", "--model", str(model_dir), "--suite", f"sugarcrepe={suite}",
+                "--images", str(images), "--mode", "dual", "--out", str(report), "--quiet"]  # fmt: skip
+        if cli_main(argv) != 0:
+            raise RuntimeError(f"tags {' '.join(argv)} failed")
+        result = json.loads(report.read_text())["suites"]["sugarcrepe"]
+    scores = {name: r["accuracy"] for name, r in result["subsets"].items()}
+    scores["overall"] = result["overall"]["accuracy"]
+    return scores
+
+
 __all__ = [
     "ORDERS",
+    "SUGARCREPE_FILES",
     "TYPE_ORDER",
     "VARIANTS",
+    "export_pairs_sugarcrepe",
     "finetune_config",
     "generate_negatives",
     "negatives_accuracy",
     "negatives_mix",
     "order_negatives",
     "run_finetune",
+    "sugarcrepe_accuracy",
 ]
