@@ -29,6 +29,11 @@ class CommandError(UserError, ValueError):
     """The CLI layer's own: a file or option given on the command line is unusable."""
 
 
+class NonFiniteError(ArithmeticError):
+    """A computation gave NaN or inf (diverged weights, an exploding learning rate): training
+    turns it into a stop naming the step (exit 3)."""
+
+
 def one_line(message: object) -> str:
     """``message`` on one line: its non-empty lines joined by ``"; "``."""
     lines = [line.strip() for line in str(message).splitlines() if line.strip()]

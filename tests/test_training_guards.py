@@ -170,3 +170,30 @@ def test_unusable_weights_from_the_last_step_stop_the_run_before_saving(tmp_path
     captured = capsys.readouterr()
     assert "non-finite weights after step 1" in captured.err and "Traceback" not in captured.err
     assert "done" not in captured.out
+
+
+def test_a_diverged_mlm_stops_tags_dc_with_the_step_named(tmp_path, capsys):
+    """Issue "every bad input": tags-dc with an exploding lr died inside ``torch.multinomial``
+    (the synthetic sampler's NaN logits) with a traceback instead of the non-finite stop."""
+    run = tmp_path / "run"
+    cfg = tiny_config("tags-dc", run, "phases.0.lr=1e37", "phases.0.steps=3")
+    with pytest.raises(NonFiniteLossError, match=r"logits are not finite .* at step \d"):
+        training_function(cfg)
+    assert not (run / "model").exists()
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(to_dict(tiny_config("tags-dc", tmp_path / "cli"))))
+    argv = ["train", "--config", str(path), "phases.0.lr=1e37", "phases.0.steps=3"]
+    assert cli_main(argv) == 3
+    err = capsys.readouterr().err
+    assert "logits are not finite" in err and "Traceback" not in err
+
+
+def test_the_refill_sampler_names_non_finite_logits():
+    from tags._errors import NonFiniteError
+    from tags.negatives.refill import sample_refills
+
+    logits = torch.zeros(2, 5)
+    assert sample_refills(logits, 3, temperature=1.0).shape == (2, 3)
+    logits[1, 2] = float("nan")
+    with pytest.raises(NonFiniteError, match="not finite"):
+        sample_refills(logits, 3, temperature=1.0)

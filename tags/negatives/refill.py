@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+from tags._errors import NonFiniteError
 from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.features import Regions
 from tags.negatives.masking import MaskedCopy, TokenView
@@ -98,6 +99,10 @@ def sample_refills(
     if banned_ids is not None and banned_ids.numel():
         scores[:, banned_ids] = float("-inf")
     probs = torch.softmax(scores, dim=-1)
+    if torch.isnan(probs).any():  # a NaN or +inf logit, or a row of nothing drawable
+        raise NonFiniteError(
+            "the masked LM's logits are not finite (NaN or inf): its weights have diverged"
+        )
     return torch.multinomial(probs, num_samples, replacement=True, generator=generator)
 
 

@@ -24,7 +24,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from tags._errors import UserError
+from tags._errors import NonFiniteError, UserError
 from tags._lock import LockError, OutputLock
 from tags.data import EpochSampler, PairCollator, build_dataset
 from tags.training.backends import build_backend_parts, uses_backend
@@ -499,7 +499,15 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
             torch.manual_seed(key.initial_seed())
             with accelerator.accumulate(module):
                 with timer("step"):
-                    out = recipe.training_step(module, batch, ctx)
+                    try:
+                        out = recipe.training_step(module, batch, ctx)
+                    except NonFiniteError as err:  # e.g. the synthetic sampler's MLM logits
+                        progress.close()
+                        raise NonFiniteLossError(
+                            f"{err} at step {state.step + 1} (phase {state.phase} "
+                            f"{phase.name!r}): training stopped; last good checkpoint: "
+                            f"{saved or 'none'}. Lower the lr or check the inputs"
+                        ) from err
                 with timer("backward"):  # with clipping and the optimizer step
                     if _all_finite(out.loss, accelerator):
                         accelerator.backward(out.loss)
