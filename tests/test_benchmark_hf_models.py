@@ -197,3 +197,19 @@ def test_blip_itc_stage_then_pretrain(tmp_path, shapes_benchmark):
                         HFTrainConfig(steps=1, batch_size=4), evaluate=False,
                         log=lambda *_: None)  # fmt: skip
     assert "itc_steps" not in plain.manifest["key"]["train"]
+
+
+def test_init_std_sets_both_towers_and_keeps_old_cache_keys(tmp_path):
+    from transformers import BlipConfig, CLIPConfig
+
+    from tags.benchmark.hf_models import _cache_key
+
+    blip = BlipConfig.from_pretrained(
+        build_blip(tmp_path / "blip", HFModelConfig(family="blip", init_std=0.08, **TINY))
+    )
+    assert blip.text_config.initializer_range == 0.08
+    assert blip.vision_config.initializer_range == 0.08
+    clip = CLIPConfig.from_pretrained(build_clip(tmp_path / "clip", HFModelConfig(**TINY)))
+    assert clip.text_config.initializer_range == 0.02  # 0: the transformers default
+    assert "init_std" not in _cache_key(HFModelConfig(**TINY), TINY_TRAIN, "h")["model"]
+    assert _cache_key(HFModelConfig(init_std=0.08, **TINY), TINY_TRAIN, "h")["model"]["init_std"]

@@ -38,6 +38,8 @@ def main() -> None:
     parser.add_argument("--num-heads", type=int, default=m.num_heads)
     parser.add_argument("--projection-dim", type=int, default=m.projection_dim)
     parser.add_argument("--seed", type=int, default=m.seed)
+    parser.add_argument("--init-std", type=float, default=0.0,
+                        help="std of the random init (0: transformers' 0.02)")  # fmt: skip
     parser.add_argument("--steps", type=int, default=train_defaults.steps)
     parser.add_argument("--batch-size", type=int, default=train_defaults.batch_size)
     parser.add_argument("--lr", type=float, default=train_defaults.lr)
@@ -62,6 +64,7 @@ def main() -> None:
         num_heads=args.num_heads,
         projection_dim=args.projection_dim,
         seed=args.seed,
+        init_std=args.init_std,
     )
     train = HFTrainConfig(
         steps=args.steps,

@@ -149,6 +149,8 @@ class HFModelConfig:
     projection_dim: int = 64
     max_text_len: int = 32
     seed: int = 0
+    # std of the random init (both towers); 0: the transformers default (0.02)
+    init_std: float = 0.0
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -159,13 +161,16 @@ class HFModelConfig:
             raise ValueError("hidden_size must be a multiple of num_heads")
 
 
-def _tower(config: HFModelConfig) -> dict[str, int]:
-    return {
+def _tower(config: HFModelConfig) -> dict[str, Any]:
+    tower: dict[str, Any] = {
         "hidden_size": config.hidden_size,
         "num_hidden_layers": config.num_layers,
         "num_attention_heads": config.num_heads,
         "intermediate_size": 4 * config.hidden_size,
     }
+    if config.init_std:
+        tower["initializer_range"] = config.init_std
+    return tower
 
 
 def _vision(config: HFModelConfig) -> dict[str, Any]:
@@ -233,7 +238,7 @@ def build_blip(path: str | Path, config: HFModelConfig | None = None) -> Path:
             "sep_token_id": tokenizer.sep_token_id,
         },
         # BLIP's vision default initializer_range is 1e-10: a random ViT would be constant
-        vision_config={**_vision(config), "initializer_range": 0.02},
+        vision_config={**_vision(config), "initializer_range": config.init_std or 0.02},
         projection_dim=config.projection_dim,
         image_text_hidden_size=config.projection_dim,
     )
@@ -330,7 +335,10 @@ def _cache_key(model: HFModelConfig, train: HFTrainConfig, benchmark_hash: str) 
     settings = asdict(train)
     if not train.itc_steps:  # the key of a run without an ITC stage is as before it existed
         del settings["itc_steps"], settings["itc_lr"]
-    return {"model": asdict(model), "train": settings, "benchmark": benchmark_hash}
+    architecture = asdict(model)
+    if not model.init_std:  # likewise without an init std
+        del architecture["init_std"]
+    return {"model": architecture, "train": settings, "benchmark": benchmark_hash}
 
 
 def _benchmark_hash(benchmark: str | Path) -> str:
