@@ -213,3 +213,16 @@ def test_init_std_sets_both_towers_and_keeps_old_cache_keys(tmp_path):
     assert clip.text_config.initializer_range == 0.02  # 0: the transformers default
     assert "init_std" not in _cache_key(HFModelConfig(**TINY), TINY_TRAIN, "h")["model"]
     assert _cache_key(HFModelConfig(init_std=0.08, **TINY), TINY_TRAIN, "h")["model"]["init_std"]
+
+
+def test_itm_sampling_reaches_the_pretrain_config_and_keeps_old_keys():
+    from tags.benchmark.hf_models import _cache_key, train_config
+
+    random = HFTrainConfig(steps=1, itm_sampling="random")
+    assert train_config("m", "b", "o", "blip", random)["pretrain"]["itm_sampling"] == "random"
+    assert train_config("m", "b", "o", "blip", TINY_TRAIN)["pretrain"]["itm_sampling"] == "itc"
+    assert "itm_sampling" not in _cache_key(HFModelConfig(**TINY), TINY_TRAIN, "h")["train"]
+    assert _cache_key(HFModelConfig(**TINY), random, "h")["train"]["itm_sampling"] == "random"
+    # the ITC stage of BLIP is the vse recipe on the model's contrastive loss
+    itc = train_config("m", "b", "o", "blip", TINY_TRAIN, contrastive=True)
+    assert itc["recipe"] == "vse" and itc["vse"] == {"loss": "contrastive"}

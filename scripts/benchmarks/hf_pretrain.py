@@ -47,6 +47,8 @@ def main() -> None:
     parser.add_argument("--itc-steps", type=int, default=0,
                         help="BLIP: steps of ITC alone (recipe vse) before ITM + MLM + ITC")  # fmt: skip
     parser.add_argument("--itc-lr", type=float, default=0.0, help="lr of the ITC stage (0: --lr)")
+    parser.add_argument("--itm-sampling", choices=("itc", "random"), default="itc",
+                        help="BLIP: ITM negatives by ITC similarity (BLIP) or at random")  # fmt: skip
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--force", action="store_true", help="retrain even if cached")
     args = parser.parse_args()
@@ -74,6 +76,7 @@ def main() -> None:
         num_workers=args.num_workers,
         itc_steps=args.itc_steps,
         itc_lr=args.itc_lr,
+        itm_sampling=args.itm_sampling,
     )
     result = pretrain_hf(args.out, args.data, model, train, force=args.force)
     manifest = result.manifest

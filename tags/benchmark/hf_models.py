@@ -272,6 +272,9 @@ class HFTrainConfig:
     # steps at itc_lr (0: lr) before the pretrain recipe (0: none)
     itc_steps: int = 0
     itc_lr: float = 0.0
+    # BLIP: how the pretrain recipe draws each ITM negative (itc: by ITC similarity from the
+    # batch, BLIP's; random: from the dataset, UNITER's)
+    itm_sampling: str = "itc"
 
 
 def train_config(
@@ -317,7 +320,7 @@ def train_config(
         config["vse"] = {"loss": "contrastive"}
     else:
         config["recipe"] = "pretrain"
-        config["pretrain"] = {"itm_negatives": "both", "itm_sampling": "itc"}
+        config["pretrain"] = {"itm_negatives": "both", "itm_sampling": train.itm_sampling}
         phase["weights"] = dict(train.weights)
     config["phases"] = [phase]
     return config
@@ -335,6 +338,8 @@ def _cache_key(model: HFModelConfig, train: HFTrainConfig, benchmark_hash: str) 
     settings = asdict(train)
     if not train.itc_steps:  # the key of a run without an ITC stage is as before it existed
         del settings["itc_steps"], settings["itc_lr"]
+    if train.itm_sampling == "itc":
+        del settings["itm_sampling"]
     architecture = asdict(model)
     if not model.init_std:  # likewise without an init std
         del architecture["init_std"]
