@@ -68,6 +68,7 @@ from tags.negatives.scenes import (
     is_plural,
     normal,
     relation_shape,
+    verb_lemma,
     verbs_of,
     words_of,
 )
@@ -113,6 +114,10 @@ MIN_VERB_FIT = -1.5
 #: are dropped: they may still be true ("a street" -> "an alley", "the water" -> "the
 #: ocean"). log 2.5: one sibling mention of a rare word is not enough.
 MAX_CODESCRIPTION = math.log(2.5)
+#: A subject substitute that its predicate's frame never attests is kept when the corpus
+#: names it with the predicate's verb in at least this many captions (graded backoff from
+#: the frame "dance inside" to the verb "dance"; see :meth:`EditPlanner._attests`).
+VERB_BACKOFF_MIN = 3
 #: The substitution category of colour words used as nouns ("dressed in blue").
 COLOUR_CATEGORY = "<colour>"
 #: Substitutes weighted below this share of their unit's best substitute are dropped: the
@@ -358,6 +363,17 @@ class EditPlanner:
             found = self._by_category.setdefault(key, {})
         return found
 
+    def _attests(self, pool: Counter, verb: str | None, other: str) -> bool:
+        """Whether ``other`` may fill a pool's slot: the pool attests it, or (a subject pool,
+        ``verb`` its predicate's lemma) the corpus names ``other`` with that verb in at least
+        :data:`VERB_BACKOFF_MIN` captions: a frame backs off to its verb ("a girl dancing inside" ->
+        "a boy": boys dance, if never "inside" in the corpus; never "a man breastfeeding")."""
+        if other in pool:
+            return True
+        return verb is not None and self.scenes.verb_object.get((verb, other), 0) >= max(
+            self.min_count, VERB_BACKOFF_MIN
+        )
+
     def _substitute_surface(self, name: str, plural: bool) -> str | None:
         """The written form of a usable object in the given number, or ``None`` when it is
         never a substitute whatever the caption (an act, a verb-like word, no clean surface);
@@ -443,6 +459,8 @@ class EditPlanner:
         possessive = graph.caption[entity.head_span[1] :].lstrip().startswith(("'s", "’s"))
         index_ = self.scenes.index
         pools: list[Counter] = []
+        # the verb lemma of each subject pool's predicate (``None``: no backoff), see below
+        backoff: list[str | None] = []
         frames: list[str] = []  # predicates the object follows ("on" in "on a field")
         # (role, predicate, other argument) of each relation: the substitute must enter it
         # with the other argument or something of its category ("a child in a box" -> not
@@ -450,13 +468,16 @@ class EditPlanner:
         roles: list[tuple[str, str, str]] = []
         for attribute in graph.attributes_of(index):
             pools.append(index_["objects_with_attribute"].get(attribute.value, Counter()))
+            backoff.append(None)
         for relation in graph.relations:
             if relation.subject == index and relation.object != index:
                 pools.append(index_["subjects_of"].get(relation.predicate, Counter()))
+                backoff.append(verb_lemma(relation.predicate.split()[0]))
                 other_name = graph.entities[relation.object].name.lower()
                 roles.append(("subject", relation.predicate, other_name))
             elif relation.object == index and relation.subject != index:
                 pools.append(index_["objects_of"].get(relation.predicate, Counter()))
+                backoff.append(None)
                 frames.append(relation.predicate)
                 other_name = graph.entities[relation.subject].name.lower()
                 roles.append(("object", relation.predicate, other_name))
@@ -497,20 +518,26 @@ class EditPlanner:
         one_gender = (
             MALE_MARKERS if women and not men else FEMALE_MARKERS if men and not women else ()
         )
+        kinds = {_person_kind(w) for w in words & PERSON_NOUNS if w != written.lower()}
         weights: Counter = Counter()
         usable = self._usable_objects(category, plural)
-        if pools:  # only objects every pool attests: walk the smallest pool
-            smallest = min(pools, key=len)
+        strict = [pool for pool, verb in zip(pools, backoff) if verb is None]
+        if strict:  # only objects every pool attests: walk the smallest pool
+            smallest = min(strict, key=len)
             candidates = [(o, usable[o]) for o in smallest if o in usable]
-        else:
-            candidates = list(usable.items())
+        else:  # backed-off pools only: the objects they admit
+            candidates = [
+                (o, c)
+                for o, c in usable.items()
+                if all(self._attests(pool, verb, o) for pool, verb in zip(pools, backoff))
+            ]
         if not candidates:
             self._refuse("object:no_attested_substitute")
         refuse = self._refuse
         for other, count in candidates:
             if other in present:
                 continue
-            if any(other not in pool for pool in pools):
+            if not all(self._attests(pool, verb, other) for pool, verb in zip(pools, backoff)):
                 refuse("object:unattested_combination")
                 continue
             surface = self._substitute_surface(other, plural)
@@ -521,6 +548,9 @@ class EditPlanner:
                 surface not in PERSON_NOUNS
                 or surface in excluded
                 or not persons_exclusive(written, surface)  # "boy" -> not "toddler"
+                # a kind (gender, age) another person of the caption already has: "a man
+                # and a woman" -> not "a lady and a woman" (two names of one kind)
+                or _person_kind(surface) in kinds
                 # nobody becomes a baby: what people do in a caption babies rarely do ("a
                 # baby preparing food"; 6 of 8 such edits failed blind reads 201-214)
                 or (PERSON_AGES.get(surface) == 0 and PERSON_AGES.get(written) != 0)
@@ -960,6 +990,12 @@ def _modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
     word is a compound's modifier, and its edit would leave the real head in place."""
     following = [tag for s, _, tag in graph.tokens if s >= span[1]]
     return bool(following) and following[0] in ("NN", "NNS")
+
+
+def _person_kind(noun: str) -> tuple[str | None, int | None]:
+    """(gender, age class) of a person noun ("lady" and "women": female adults)."""
+    gender = "m" if noun in MALE_NOUNS else "f" if noun in FEMALE_NOUNS else None
+    return gender, PERSON_AGES.get(noun)
 
 
 def _mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
