@@ -6,7 +6,9 @@
 - ``evaluate``: R@K / RSum and minimal-pair accuracy, cross (ITM logit) or dual (cosine);
 - ``results``: the 3-seed results benchmark over every method (mean ± std);
 - ``plots``: a tiny Pillow line-plot helper;
-- ``report``: ``report.md`` + ``results.json``.
+- ``report``: ``report.md`` + ``results.json``;
+- ``hf``: ``tags demo --backend clip`` (a Hugging Face CLIP pre-trained on the rendered
+  shapes, plain vs NegCLIP-style fine-tuning with ``tags generate`` negatives).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ _EXPORTS = {
     "BUDGETS": "budget",
     "Budget": "budget",
     "run_demo": "pipeline",
+    "run_hf_demo": "hf",
+    "HF_BUDGETS": "hf",
     "run_results": "results",
     "list_methods": "methods",
     "method_config": "methods",
