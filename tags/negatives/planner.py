@@ -80,7 +80,10 @@ CharSpan = tuple[int, int]
 FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
 
 #: Pronouns that fix a person's gender elsewhere in the caption.
-_GENDERED = frozenset(["he", "him", "his", "himself", "she", "her", "hers", "herself"])
+_HE = frozenset(["he", "him", "his", "himself"])
+_SHE = frozenset(["she", "her", "hers", "herself"])
+_GENDERED = _HE | _SHE
+_GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
 
 #: Adjectives that say a gender (WordNet antonyms of each other), fixed like person nouns.
 GENDER_ADJECTIVES = frozenset({"male", "female", "masculine", "feminine"})
@@ -492,9 +495,19 @@ class EditPlanner:
         if person and written not in PERSON_NOUNS:
             self._refuse("object:role_noun", unit=True)
             return ()  # a role may be any gender or age
-        if person and _GENDERED.intersection(graph.caption.lower().split()):
+        # a gendered pronoun may name the person: only a person noun of its gender changes,
+        # to another of that gender (a closed class): "a man holding his hat" -> "a boy"
+        pronouns = _GENDERED.intersection(graph.caption.lower().split())
+        pronoun_gender = (MALE_NOUNS if pronouns & _HE else frozenset()) | (
+            FEMALE_NOUNS if pronouns & _SHE else frozenset()
+        )
+        if (
+            person
+            and pronouns
+            and (pronoun_gender == _GENDERED_NOUNS or written not in pronoun_gender)
+        ):
             self._refuse("object:gendered_pronoun", unit=True)
-            return ()  # "her mouth" fixes the gender
+            return ()  # "her mouth" fixes the gender; "his ... her": who is who is unknown
         tantum = written.split()[-1] in PLURALIA_TANTUM  # "swimming trunks"
         slot = garment_slot(written) or garment_slot(name)
         present = {e.name.lower() for e in graph.entities}  # "a boy and a girl": not "a girl"
@@ -504,6 +517,8 @@ class EditPlanner:
         excluded = (MALE_NOUNS if words & FEMALE_MARKERS else frozenset()) | (
             FEMALE_NOUNS if words & MALE_MARKERS else frozenset()
         )  # "woman in a bikini" -> not "man"
+        if pronouns:
+            excluded |= (MALE_NOUNS | FEMALE_NOUNS | frozenset(PERSON_AGES)) - pronoun_gender
         if person and YOUTH_WORDS & {a.value.lower() for a in graph.attributes_of(index)}:
             for gender in (MALE_NOUNS, FEMALE_NOUNS):  # "a young girl" -> not "a young lady"
                 if written in gender:
