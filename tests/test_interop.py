@@ -536,6 +536,7 @@ def test_sugarcrepe_by_type_loads_in_main_eval(generated, tmp_path, capsys):
     empty = [name for name in SUGARCREPE_NAMES if not items[name]]
     err = capsys.readouterr().err
     assert all(name in err for name in empty) and ("written empty" in err) == bool(empty)
+    assert "--adds" not in err  # the hint is for runs without add edits (below)
     records = list(read_records(generated["out"]))
     extra = [(f"{ROOT}/{v['filename']}", v["caption"], v["negative_caption"])
              for p in sorted(folder.glob("*.json")) if p.stem not in SUGARCREPE_NAMES
@@ -557,6 +558,7 @@ def test_sugarcrepe_refuses_bare_image_ids_unless_an_extension_is_given(tmp_path
     assert len(err.strip().splitlines()) == 1 and not folder.exists()
     assert main([*argv, "--image-ext", ".jpg"]) == 0
     assert all(items == [] for items in sugarcrepe_items(folder, "/coco").values())
+    assert "add_obj/add_att come from `tags generate --adds`" in capsys.readouterr().err
     assert json.loads((folder / "mixed.json").read_text())["0"]["filename"] == "0.jpg"  # no edits
     assert main(["export", str(src), "--format", "negclip", "--out", str(tmp_path / "n.tsv")]) == 2
     assert "no image file name" in capsys.readouterr().err

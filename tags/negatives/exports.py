@@ -480,7 +480,12 @@ def export_sugarcrepe(
         print(
             f"sugarcrepe: {', '.join(empty)} written empty ({{}}: no such negatives); "
             "SugarCrepe's main_eval.py divides by each file's size, so leave them out of its "
-            "data_dict",
+            "data_dict"
+            + (
+                " (add_obj/add_att come from `tags generate --adds`)"
+                if {"add_obj", "add_att"} & set(empty)
+                else ""
+            ),
             file=sys.stderr,
         )
     return written
