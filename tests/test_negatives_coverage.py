@@ -124,3 +124,19 @@ def test_a_gendered_pronoun_lets_a_person_change_age_within_its_gender(parser):
     # a pronoun of the other gender: the man's unit stays refused (who is "her"?)
     text = "a man riding her bike"
     assert not _subject_choices(planner, parser.parse(text), "man")
+
+
+def test_a_satellite_adjective_takes_the_antonym_of_its_head(parser):
+    # WordNet's indirect antonyms: "huge" has none of its own; its head "large" has "small"
+    assert "small" in wordnet().antonyms("huge")
+    corpus = ["a huge dog running", "a small dog running", "a small dog sitting"] * 2
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    graph = parser.parse("a huge dog running")
+    choices = {
+        c.surface: c.operation
+        for u in planner.plan(graph)
+        if u.type == "attribute"
+        for c in u.choices
+    }
+    assert choices == {("small",): "antonym"}

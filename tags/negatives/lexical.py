@@ -842,6 +842,15 @@ class WordNet:
                     name = antonym.name().replace("_", " ")
                     if name not in out:
                         out.append(name)
+        if not out:  # WordNet's indirect antonyms: a satellite's first sense takes the
+            # antonyms of the head adjective it is similar to ("huge" ~ "large" -> "small")
+            for synset in self._synsets(adjective, "a", 1):
+                for head in synset.similar_tos():
+                    for lemma in head.lemmas():
+                        for antonym in lemma.antonyms():
+                            name = antonym.name().replace("_", " ")
+                            if name not in out:
+                                out.append(name)
         return tuple(out)
 
     def _verb_antonyms(self, verb: str) -> tuple[str, ...]:
