@@ -247,6 +247,8 @@ class EditPlanner:
         self._partner_index: dict[tuple[str, str, str], tuple[str, ...]] | None = None
         self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
         self._surfaces: dict[tuple[str, bool], str | None] = {}
+        self._category_counts: dict[str | None, Counter] = {}
+        self._category_postures: dict[str | None, frozenset[str]] = {}
         #: When set, every refusal is counted in it (:meth:`explain`); ``None``: not counted.
         self.trace: Trace | None = None
         self._planned: tuple[SceneGraph | None, dict[int, tuple[Choice, ...]]] = (None, {})
@@ -860,7 +862,10 @@ class EditPlanner:
                 or other in with_object
             )
         }
-        others = (set(with_subject) & set(with_object)) | opposites
+        # a person subject backs off to all people for posture verbs ("a person standing
+        # next to a table" -> "sitting": people sit next to tables)
+        postures = self._postures(subject)
+        others = ((set(with_subject) | postures) & set(with_object)) | opposites
         if not others - {predicate}:
             refuse("relation:no_attested_alternative")
         for other in sorted(others):
@@ -885,7 +890,16 @@ class EditPlanner:
             if not (flip or exclusive):
                 refuse("relation:verbs_not_exclusive")
                 continue  # other verbs are often compatible ("sitting" / "working")
-            if not triple and not opposite and min(with_subject[other], with_object[other]) < 2:
+            by_subject = with_subject[other]
+            if not by_subject and other in postures:  # backed off to all people: only two
+                # verbs the writers of one image do not use for one act ("jumping" / "flying
+                # in the air" are); without grouped captions there is no such evidence
+                lift = self.scenes.verb_codescription_lift(verb, other.split()[0])
+                if not self.scenes.verb_grouped or lift > 0.0:
+                    refuse("relation:verbs_codescribed")
+                    continue
+                by_subject = self._category_predicates(subject)[other]
+            if not triple and not opposite and min(by_subject, with_object[other]) < 2:
                 refuse("relation:unattested")
                 continue
             surfaces = index["relation_surfaces"].get((tag_shape, other))
@@ -903,6 +917,32 @@ class EditPlanner:
                     if flip:
                         operations[other_surface] = "flip"
         return _top(weights, operations)
+
+    def _category_predicates(self, subject: str) -> Counter:
+        """How often people take each predicate when ``subject`` is a person (WordNet
+        category), else nothing (cached)."""
+        if not self._is_person(subject):
+            return Counter()  # only people: any of them may sit, stand, walk...
+        category = self.category("man")
+        found = self._category_counts.get(category)
+        if found is None:
+            found = Counter()
+            if category is not None:
+                for name, predicates in self.scenes.index["predicates_of_subject"].items():
+                    if self._is_person(name):
+                        found.update(predicates)
+            self._category_counts[category] = found
+        return found
+
+    def _postures(self, subject: str) -> frozenset[str]:
+        """The posture and locomotion predicates of :meth:`_category_predicates` (cached)."""
+        category = self.category("man") if self._is_person(subject) else None
+        found = self._category_postures.get(category)
+        if found is None:
+            found = self._category_postures[category] = frozenset(
+                p for p in self._category_predicates(subject) if p.split()[0] in EXCLUSIVE_VERBS
+            )
+        return found
 
     def _preposition_choices(
         self, pieces: tuple[str, ...], subject: str, obj: str, predicate: str = ""

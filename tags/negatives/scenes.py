@@ -435,6 +435,17 @@ class SceneCounts:
             EXCLUSIVE_LIFT
         )
 
+    def verb_codescription_lift(self, verb: str, other: str) -> float:
+        """log of how much more often than chance captions using ``verb`` have a sibling
+        caption of the same image using ``other``: (observed + 1) / (expected + 1), 0
+        without grouped captions ("jump" / "fly": log 2 on Flickr30K, said of one leap)."""
+        captions = self.grouped.get("<s>", 0)
+        if not captions or not self.verb_grouped:
+            return 0.0
+        expected = self.verb_grouped.get(verb, 0) * self.verb_sibling.get(other, 0) / captions
+        observed = self.verb_codescription.get((verb, other), 0)
+        return math.log((observed + 1.0) / (expected + 1.0))
+
     def verb_lift(self, name: str, verb: str, own: int = 0) -> float:
         """log of how much more often than chance captions naming ``name`` use ``verb``:
         (observed + 1) / (expected + 1), so no evidence either way is 0 (a rare object, a
