@@ -248,7 +248,7 @@ class EditPlanner:
         self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
         self._surfaces: dict[tuple[str, bool], str | None] = {}
         self._category_counts: dict[str | None, Counter] = {}
-        self._category_postures: dict[str | None, frozenset[str]] = {}
+        self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
         #: When set, every refusal is counted in it (:meth:`explain`); ``None``: not counted.
         self.trace: Trace | None = None
         self._planned: tuple[SceneGraph | None, dict[int, tuple[Choice, ...]]] = (None, {})
@@ -864,7 +864,7 @@ class EditPlanner:
         }
         # a person subject backs off to all people for posture verbs ("a person standing
         # next to a table" -> "sitting": people sit next to tables)
-        postures = self._postures(subject)
+        postures = self._postures(subject).get(particle, frozenset())
         others = ((set(with_subject) | postures) & set(with_object)) | opposites
         if not others - {predicate}:
             refuse("relation:no_attested_alternative")
@@ -934,14 +934,18 @@ class EditPlanner:
             self._category_counts[category] = found
         return found
 
-    def _postures(self, subject: str) -> frozenset[str]:
-        """The posture and locomotion predicates of :meth:`_category_predicates` (cached)."""
+    def _postures(self, subject: str) -> dict[str, frozenset[str]]:
+        """The posture and locomotion predicates of :meth:`_category_predicates` by their
+        particle ("on" -> {"sit on", "stand on", ...}; cached)."""
         category = self.category("man") if self._is_person(subject) else None
         found = self._category_postures.get(category)
         if found is None:
-            found = self._category_postures[category] = frozenset(
-                p for p in self._category_predicates(subject) if p.split()[0] in EXCLUSIVE_VERBS
-            )
+            by_particle: dict[str, set[str]] = {}
+            for p in self._category_predicates(subject):
+                if p.split()[0] in EXCLUSIVE_VERBS:
+                    by_particle.setdefault(" ".join(p.split()[1:]), set()).add(p)
+            found = {k: frozenset(v) for k, v in by_particle.items()}
+            self._category_postures[category] = found
         return found
 
     def _preposition_choices(
