@@ -161,6 +161,41 @@ def test_finetune_config_variants():
         finetune_config(base, "negclip")
 
 
+def test_finetune_config_blip_variants(tmp_path):
+    from tags.benchmark.hf_finetune import finetune_config
+    from tags.benchmark.hf_models import HFTrainConfig, train_config
+    from tags.training.config import config_from_dict
+
+    base = train_config(tmp_path / "m", tmp_path / "b", tmp_path / "o", "blip",
+                        HFTrainConfig(steps=10, lr=1e-3))  # fmt: skip
+    assert base["recipe"] == "pretrain"
+    hardest = finetune_config(base, "itm-hardest", pool_size=6, num_negatives=2)
+    tags = finetune_config(base, "tags", istm_weight=0.5)
+    dc = finetune_config(base, "tags-dc", dc_steps=4)
+    for config in (hardest, tags, dc):
+        assert config["recipe"] == "tags-dc" and "pretrain" not in config
+        assert config["tags_dc"]["itm_miner"]["name"] == "hardest"
+        config_from_dict(config)  # the trainer accepts it
+    assert hardest["tags_dc"]["synthetic"]["source"] == "none"
+    assert hardest["tags_dc"]["retrieval"]["pool_size"] == 6
+    assert [p["weights"].get("istm") for p in hardest["phases"]] == [None]
+    assert tags["tags_dc"]["synthetic"]["source"] == "dynamic"
+    assert [(p["name"], p["steps"], p["weights"]["istm"]) for p in tags["phases"]] == [
+        ("nsg", 10, 0.5)
+    ]
+    assert [(p["name"], p["steps"], p["lr"]) for p in dc["phases"]] == [
+        ("nsg", 6, 1e-3), ("nsgdc", 4, 5e-4)
+    ]  # fmt: skip
+    assert dc["phases"][1]["weights"]["wod"] > 0 and dc["phases"][1]["init"] == "previous"
+    assert base["recipe"] == "pretrain" and "tags_dc" not in base  # the base is not changed
+    with pytest.raises(ValueError, match="fine-tunes a pretrain base"):
+        finetune_config({"recipe": "vse", "data": {}, "phases": []}, "tags")
+    with pytest.raises(ValueError, match="fine-tunes a vse base"):
+        finetune_config(base, "plain")
+    with pytest.raises(ValueError, match="dc_steps"):
+        finetune_config(base, "tags-dc", dc_steps=10)
+
+
 def test_negatives_accuracy_by_kind(tmp_path, shapes_with_val):
     from tags.benchmark.hf_finetune import negatives_accuracy
     from tags.benchmark.hf_models import HFModelConfig, build_clip

@@ -1,4 +1,4 @@
-"""Fine-tune the pre-trained shapes CLIP three ways, over seeds, and compare them on one
+"""Fine-tune the pre-trained shapes CLIP (or BLIP) three ways, over seeds, and compare them on one
 split of the benchmark: retrieval RSum and minimal-pair accuracy (overall, attribute,
 object, relation), mean +- std over seeds.
 
@@ -22,6 +22,19 @@ Variants (``tags train``, recipe ``vse``, same steps, batch, lr and seed):
   negatives only, the ``vse`` recipe's ``hard_negative`` loss weight);
 - ``hardest``: VSE++'s hardest in-batch negative, hinge on the cosine (``vse.loss: miner``).
 
+With ``--family blip`` (a ``hf_pretrain.py --family blip`` model; recipe ``tags-dc``, ITM
+scored by the model's ITM head, the hinge of the demo's cross-encoder methods):
+
+- ``itm-hardest``: ITM on the hardest of ``--num-negatives`` negatives retrieved from a
+  ``--pool-size`` pool, no synthetic negatives;
+- ``tags``: the same + L_ISTM (``--istm-weight``) on dynamic synthetic negatives (MLM
+  refills limited to the edit planner's substitutes, ``--synthetic-top-m`` per caption);
+- ``tags-dc``: ``tags`` then, for the last ``--dc-steps``, NSGDC (+ WoD/WoC 0.1, half lr).
+
+    python scripts/benchmarks/hf_finetune.py --family blip --data runs/hf/shapes \\
+        --pretrained runs/hf/blip --out runs/hf/blip_finetune --seeds 0 --steps 50 \\
+        --batch-size 32 --lr 2e-4 --dc-steps 15
+
 The negatives are generated once (generation seed 0) and shared by every training seed.
 Each run lives in ``OUT/<variant>_<settings>_seed<S>`` and is reused when its
 ``result.json`` holds the same config; scores are kept per split. Minimal pairs of ``val``
@@ -40,12 +53,16 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-ROWS = {
-    "pretrained": "CLIP pre-trained (no fine-tuning)",
-    "plain": "CLIP plain",
-    "negclip": "CLIP + tags negatives (NegCLIP-style)",
-    "hardest": "CLIP hardest",
+LABELS = {
+    "pretrained": "pre-trained (no fine-tuning)",
+    "plain": "plain",
+    "negclip": "+ tags negatives (NegCLIP-style)",
+    "hardest": "hardest",
+    "itm-hardest": "ITM + retrieved hard negatives",
+    "tags": "TAGS (ITM + ISTM)",
+    "tags-dc": "TAGS-DC",
 }
+ROWS = {key: f"CLIP {label}" for key, label in LABELS.items()}  # set by --family in main()
 METRICS = ("rsum", "mp", "mp_attribute", "mp_object", "mp_relation", "mp_role")
 
 
@@ -165,7 +182,9 @@ def run_name(variant: str, args: argparse.Namespace) -> str:
 
 def main() -> None:
     from tags.benchmark.hf_finetune import (
+        CROSS_DEFAULTS,
         ORDERS,
+        VARIANT_BUILDERS,
         VARIANTS,
         finetune_config,
         generate_negatives,
@@ -174,6 +193,7 @@ def main() -> None:
         run_finetune,
     )
     from tags.benchmark.hf_models import (
+        FAMILIES,
         MODEL_DIR,
         HFTrainConfig,
         evaluate_hf,
@@ -188,7 +208,10 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--split", choices=("val", "test"), default="test", help="evaluated on")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--family", choices=FAMILIES, default="clip",
+                        help="the pre-trained model's family (hf_pretrain.py --family)")  # fmt: skip
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS,
+                        help="default: every variant of the family's base recipe")  # fmt: skip
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=5e-4)
@@ -207,8 +230,49 @@ def main() -> None:
     parser.add_argument("--check-negatives", type=int, default=0, metavar="N",
                         help="also score the used training negatives of the first N training "
                         "images with the pre-trained and each seed-0 model (by kind)")  # fmt: skip
+    blip = parser.add_argument_group("BLIP variants (recipe tags-dc)")
+    blip.add_argument(
+        "--pool-size",
+        type=int,
+        default=CROSS_DEFAULTS["pool_size"],
+        help="retrieval pool per anchor (tags_dc.retrieval.pool_size)",
+    )
+    blip.add_argument(
+        "--num-negatives",
+        type=int,
+        default=CROSS_DEFAULTS["num_negatives"],
+        help="retrieved negatives the ITM miner sees",
+    )
+    blip.add_argument(
+        "--num-copies",
+        type=int,
+        default=CROSS_DEFAULTS["num_copies"],
+        help="masked copies (and samples) per caption of the synthetic generator",
+    )
+    blip.add_argument(
+        "--synthetic-top-m",
+        type=int,
+        default=CROSS_DEFAULTS["top_m"],
+        help="synthetic negatives kept per caption (tags_dc.synthetic.top_m)",
+    )
+    blip.add_argument(
+        "--istm-weight",
+        type=float,
+        default=CROSS_DEFAULTS["istm_weight"],
+        help="L_ISTM weight (tags, tags-dc)",
+    )
+    blip.add_argument("--dc-steps", type=int, default=CROSS_DEFAULTS["dc_steps"],
+                      help="tags-dc: the last N steps are NSGDC (+ WoD/WoC)")  # fmt: skip
     args = parser.parse_args()
 
+    ROWS.update({key: f"{args.family.upper()} {label}" for key, label in LABELS.items()})
+    base_recipe = train_config(args.pretrained, args.data, args.out, args.family,
+                               HFTrainConfig())["recipe"]  # fmt: skip
+    args.variants = args.variants or [
+        v for v, (recipe, _) in VARIANT_BUILDERS.items() if recipe == base_recipe
+    ]
+    cross = {key: getattr(args, "synthetic_top_m" if key == "top_m" else key)
+             for key in CROSS_DEFAULTS}  # fmt: skip
     data, out = Path(args.data), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pretrained = Path(args.pretrained) / MODEL_DIR
@@ -231,9 +295,12 @@ def main() -> None:
         train = HFTrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=seed)
         for variant in args.variants:
             run_dir = out / f"{run_name(variant, args)}_seed{seed}"
-            base = train_config(pretrained, data, run_dir / "train", "clip", train)
+            base = train_config(pretrained, data, run_dir / "train", args.family, train)
             base["log_every"] = 25
-            config = finetune_config(base, variant, negatives, args.per_caption, args.hn_weight)
+            config = finetune_config(
+                base, variant, negatives, args.per_caption, args.hn_weight,
+                **(cross if base_recipe != "vse" else {}),
+            )  # fmt: skip
             record = run_finetune(
                 config, run_dir, data, (args.split,), {args.split: pairs}, {args.split: roles}
             )
@@ -246,6 +313,8 @@ def main() -> None:
         f"{args.steps} steps x batch {args.batch_size}, lr {args.lr}, seeds "
         f"{', '.join(map(str, args.seeds))}"
     )
+    if base_recipe != "vse":
+        settings += f"; tags_dc: {cross}"
     if negatives is not None:
         settings += (
             f"; tags negatives: top-m {args.top_m}{' with role swaps' if args.role_swaps else ''}"

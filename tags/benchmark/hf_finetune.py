@@ -1,17 +1,20 @@
-"""Fine-tuning a pre-trained HF dual encoder (:mod:`tags.benchmark.hf_models`) on the shapes
-benchmark: plain in-batch InfoNCE, NegCLIP-style with ``tags generate`` negatives, or the
-hardest in-batch negative; used by ``scripts/benchmarks/hf_finetune.py`` and ``tags demo
+"""Fine-tuning a pre-trained HF model (:mod:`tags.benchmark.hf_models`) on the shapes
+benchmark: a dual encoder (CLIP) with plain in-batch InfoNCE, NegCLIP-style with ``tags
+generate`` negatives, or the hardest in-batch negative; a cross encoder (BLIP) with ITM on
+retrieved hard negatives, TAGS or TAGS-DC; used by ``scripts/benchmarks/hf_finetune.py`` and ``tags demo
 --backend clip``.
 
 - :func:`generate_negatives`: weight-free ``tags generate`` negatives of the training
   captions (vocabulary refills of the edit planner, the shapes one noun class);
 - :func:`order_negatives`: each caption's negatives relation edits first (the trainer uses
   the first ``vse.synthetic_negatives`` of each caption);
-- :func:`finetune_config` / :func:`run_finetune`: one ``tags train`` run (recipe ``vse``)
+- :func:`finetune_config` / :func:`run_finetune`: one ``tags train`` run (recipe ``vse``
+  or ``tags-dc``, by :data:`VARIANT_BUILDERS`)
   and its evaluation (:func:`~tags.benchmark.hf_models.evaluate_hf`), cached in its
   directory's ``result.json``.
 
-Nothing here branches on the model family: the backend adapters do (``tags.backends``).
+Nothing here branches on the model family: the pre-training base's recipe picks the
+variants that apply, and the backend adapters do the rest (``tags.backends``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-VARIANTS: tuple[str, ...] = ("plain", "negclip", "hardest")
 # a caption's negatives in this order of edit type (a negative of several types ranks by
 # its first type in this order)
 TYPE_ORDER = {"relation": 0, "object": 1, "attribute": 2}
@@ -112,32 +114,109 @@ def negatives_mix(path: str | Path, per_caption: int) -> dict[str, float]:
     return mix
 
 
+def _plain(config: dict[str, Any], settings: dict[str, Any]) -> None:
+    config["vse"] = {"loss": "contrastive"}
+
+
+def _negclip(config: dict[str, Any], settings: dict[str, Any]) -> None:
+    if settings["negatives"] is None:
+        raise ValueError("variant negclip needs a negatives file")
+    config["vse"] = {"loss": "contrastive", "synthetic_negatives": settings["per_caption"]}
+    config["data"]["negatives"] = str(settings["negatives"])
+    if settings["hn_weight"]:
+        for phase in config["phases"]:
+            phase["weights"] = {**phase.get("weights", {}), "hard_negative": settings["hn_weight"]}
+
+
+def _hardest(config: dict[str, Any], settings: dict[str, Any]) -> None:
+    config["vse"] = {"loss": "miner", "miner": {"name": "hardest", "kwargs": {"margin": 0.2}}}
+
+
+def _cross(config: dict[str, Any], settings: dict[str, Any], synthetic: bool, dc: bool) -> None:
+    """Recipe ``tags-dc`` as the demo's cross-encoder methods (``tags.demo.methods``):
+    ITM with the hardest of ``num_negatives`` retrieved from a ``pool_size`` pool (margin
+    0.2), MLM 0.1; with ``synthetic`` + L_ISTM on dynamic planner refills (scene-graph unit
+    masking, the six shapes one noun class); with ``dc`` the last ``dc_steps`` run NSGDC
+    (+ WoD/WoC 0.1, half the lr, from NSG's weights)."""
+    from tags.benchmark.scenes import SHAPES
+
+    s = settings
+    config.pop("pretrain", None)
+    config["recipe"] = "tags-dc"
+    config["tags_dc"] = {
+        "itm_miner": {"name": "hardest", "kwargs": {"margin": 0.2}},
+        "istm_miner": {"name": "all", "kwargs": {"margin": 0.2}},
+        "retrieval": {"mode": "pool", "pool_size": s["pool_size"],
+                      "num_negatives": s["num_negatives"], "score_batch_size": 256},
+        "synthetic": {
+            "source": "dynamic" if synthetic else "none",
+            "masking": "unit", "num_copies": s["num_copies"], "num_samples": s["num_copies"],
+            "top_m": s["top_m"], "noun_classes": {"shape": list(SHAPES)},
+        },
+    }  # fmt: skip
+    main = config["phases"][0]
+    weights = {"itm": 1.0, "mlm": 0.1, **({"istm": s["istm_weight"]} if synthetic else {})}
+    steps, lr = main["steps"], main["lr"]
+    if not dc:
+        config["phases"] = [{"name": "nsg" if synthetic else "main", "steps": steps, "lr": lr,
+                             "weights": weights}]  # fmt: skip
+        return
+    if not 0 < s["dc_steps"] < steps:
+        raise ValueError(f"variant tags-dc needs 0 < dc_steps < steps, got {s['dc_steps']}")
+    config["phases"] = [
+        {"name": "nsg", "steps": steps - s["dc_steps"], "lr": lr, "weights": weights},
+        {"name": "nsgdc", "steps": s["dc_steps"], "lr": lr / 2, "init": "previous",
+         "weights": {**weights, "wod": 0.1, "woc": 0.1}},
+    ]  # fmt: skip
+
+
+#: variant -> (the base's recipe it applies to, how it rewrites the config): dual-encoder
+#: variants on a ``vse`` base (CLIP), cross-encoder ones on a ``pretrain`` base (BLIP)
+VARIANT_BUILDERS: dict[str, tuple[str, Any]] = {
+    "plain": ("vse", _plain),
+    "negclip": ("vse", _negclip),
+    "hardest": ("vse", _hardest),
+    "itm-hardest": ("pretrain", lambda c, s: _cross(c, s, synthetic=False, dc=False)),
+    "tags": ("pretrain", lambda c, s: _cross(c, s, synthetic=True, dc=False)),
+    "tags-dc": ("pretrain", lambda c, s: _cross(c, s, synthetic=True, dc=True)),
+}
+VARIANTS: tuple[str, ...] = tuple(VARIANT_BUILDERS)
+CROSS_DEFAULTS: dict[str, Any] = {
+    "pool_size": 15, "num_negatives": 7, "num_copies": 4, "top_m": 7, "istm_weight": 1.0,
+    "dc_steps": 50,
+}  # fmt: skip
+
+
 def finetune_config(
     base: dict[str, Any],
     variant: str,
     negatives: str | Path | None = None,
     per_caption: int = 1,
     hn_weight: float = 0.0,
+    **cross: Any,
 ) -> dict[str, Any]:
-    """The ``tags train`` mapping of one variant from a ``vse`` base
-    (:func:`~tags.benchmark.hf_models.train_config`): ``plain`` (the model's InfoNCE),
-    ``negclip`` (+ ``per_caption`` synthetic columns from ``negatives`` and the
-    ``hard_negative`` term at ``hn_weight``), ``hardest`` (VSE++ hinge, margin 0.2)."""
-    config = copy.deepcopy(base)
-    if variant == "plain":
-        config["vse"] = {"loss": "contrastive"}
-    elif variant == "negclip":
-        if negatives is None:
-            raise ValueError("variant negclip needs a negatives file")
-        config["vse"] = {"loss": "contrastive", "synthetic_negatives": per_caption}
-        config["data"]["negatives"] = str(negatives)
-        if hn_weight:
-            for phase in config["phases"]:
-                phase["weights"] = {**phase.get("weights", {}), "hard_negative": hn_weight}
-    elif variant == "hardest":
-        config["vse"] = {"loss": "miner", "miner": {"name": "hardest", "kwargs": {"margin": 0.2}}}
-    else:
+    """The ``tags train`` mapping of one variant from a pre-training base
+    (:func:`~tags.benchmark.hf_models.train_config`). On a ``vse`` base (CLIP): ``plain``
+    (the model's InfoNCE), ``negclip`` (+ ``per_caption`` synthetic columns from
+    ``negatives`` and the ``hard_negative`` term at ``hn_weight``), ``hardest`` (VSE++
+    hinge, margin 0.2). On a ``pretrain`` base (BLIP), recipe ``tags-dc``: ``itm-hardest``
+    (ITM on the hardest retrieved negative), ``tags`` (+ L_ISTM on dynamic synthetic
+    negatives), ``tags-dc`` (NSG then NSGDC); ``cross`` overrides
+    :data:`CROSS_DEFAULTS`."""
+    if variant not in VARIANT_BUILDERS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    recipe, build = VARIANT_BUILDERS[variant]
+    if base.get("recipe") != recipe:
+        raise ValueError(
+            f"variant {variant} fine-tunes a {recipe} base, got recipe {base.get('recipe')!r}"
+        )
+    unknown = set(cross) - set(CROSS_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown setting(s) {', '.join(sorted(unknown))}")
+    config = copy.deepcopy(base)
+    settings = {"negatives": negatives, "per_caption": per_caption, "hn_weight": hn_weight,
+                **CROSS_DEFAULTS, **cross}  # fmt: skip
+    build(config, settings)
     return config
 
 
@@ -281,10 +360,12 @@ def sugarcrepe_accuracy(model_dir: str | Path, suite: str | Path, images: str | 
 
 
 __all__ = [
+    "CROSS_DEFAULTS",
     "ORDERS",
     "SUGARCREPE_FILES",
     "TYPE_ORDER",
     "VARIANTS",
+    "VARIANT_BUILDERS",
     "export_pairs_sugarcrepe",
     "finetune_config",
     "generate_negatives",
