@@ -25,7 +25,15 @@ def tiny_run(tmp_path_factory):
         timeout=180,
     )
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    (out / "_stderr.txt").write_bytes(proc.stderr)
     return out
+
+
+def test_tiny_demo_does_not_print_the_tied_decoder_note(tiny_run):
+    """Accelerate's "Removed shared tensor" note on the mlm/woc decoders (tied by design)
+    is filtered in the demo's training workers as in ``tags train``."""
+    stderr = (tiny_run / "_stderr.txt").read_text(errors="replace")
+    assert "train" in stderr and "Removed shared tensor" not in stderr
 
 
 def test_tiny_demo_writes_a_report_with_both_methods(tiny_run):

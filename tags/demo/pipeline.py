@@ -84,6 +84,7 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
     """Train ``raw`` (a TrainConfig mapping) unless its run directory already holds a model
     made by exactly this config under today's defaults; returns ``{"config",
     "resolved_config", "train_s", "model_dir"}`` (``OUT/trained.json``)."""
+    from tags.cli._noise import quiet_tied_weights
     from tags.training import training_function
     from tags.training.config import config_from_dict
     from tags.training.rundir import clear_run
@@ -97,6 +98,7 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
             return {k: cached[k] for k in keys if k in cached}
     config = config_from_dict(raw)
     clear_run(out)  # a stale or unfinished run of this demo step (tags train refuses to mix)
+    quiet_tied_weights()  # as tags train: Accelerate's note on the decoders tied by design
     t = time.perf_counter()
     trained = training_function(config)
     record = {
