@@ -122,7 +122,7 @@ def test_report_keeps_an_earlier_report_without_overwrite(tmp_path, capsys):
     argv = ["report", "--model", "m", "--suite", "shapes=x", "--out", str(tmp_path)]
     assert main(argv) == 2
     assert capsys.readouterr().err == (
-        f"error: --out {tmp_path} holds an earlier report; pass --overwrite to replace it\n"
+        f"tags report: --out {tmp_path} holds an earlier report; pass --overwrite to replace it\n"
     )
     assert (tmp_path / "report.md").read_text() == "earlier"
 

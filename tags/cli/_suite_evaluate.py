@@ -4,10 +4,10 @@ minimal pairs, pair JSONL) for any backend; shared with ``tags report``."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from tags._errors import CommandError
 from tags.cli._flags import resolve_device
 from tags.cli._model import typed_name
 
@@ -110,9 +110,9 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
     from tags.evaluation.suites.runner import run_suites
 
     if args.captions is not None:
-        print("error: --suite evaluates suites only; `tags report` runs retrieval and suites "
-              "together", file=sys.stderr)  # fmt: skip
-        return 2
+        raise CommandError(
+            "--suite evaluates suites only; `tags report` runs retrieval and suites together"
+        )
     device = resolve_device(args.device)
     try:
         specs = SuiteSpec.parse_many(args.suite)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags._errors import CommandError
 from tags.cli._flags import add_device, add_overwrite, add_progress, uses_cpu
 from tags.cli._model import model_ref, typed_name
 from tags.cli._outputs import check_out, write_json
@@ -150,13 +151,9 @@ def run(args: argparse.Namespace) -> int:
 
         return run_suite_evaluate(args)
     if args.captions is None:
-        print(
-            "error: give --captions (retrieval) or --suite (compositional suites)", file=sys.stderr
-        )
-        return 2
+        raise CommandError("give --captions (retrieval) or --suite (compositional suites)")
     if (args.features is None) == (args.images is None):
-        print("error: give exactly one of --features and --images", file=sys.stderr)
-        return 2
+        raise CommandError("give exactly one of --features and --images")
     if args.images is not None:  # issue 12: pixel backends
         from tags.cli._backend_evaluate import run_images
 
@@ -164,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from transformers import AutoTokenizer
 
-    from tags._errors import CommandError, reading
+    from tags._errors import reading
     from tags.evaluation.io import load_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
     from tags.modeling import TagsModel

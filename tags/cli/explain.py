@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tags._errors import CommandError
 from tags.cli._flags import add_device, add_overwrite, deprecated, resolve_device
 from tags.cli._model import model_ref
 from tags.cli._types import positive_int
@@ -180,8 +181,7 @@ def run(args: argparse.Namespace) -> int:
 
     chosen = [x for x in (args.caption, args.pairs, args.negatives) if x]
     if len(chosen) != 1:
-        print("error: give one of --caption, --pairs or --negatives", file=sys.stderr)
-        return 2
+        raise CommandError("give one of --caption, --pairs or --negatives")
     from tags.cli._outputs import check_out
 
     check_out(args.out, overwrite=args.overwrite)

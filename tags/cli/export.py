@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from tags._errors import CommandError
 from tags.cli._types import positive_int
 from tags.negatives.exports import list_exporters
 
@@ -139,8 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = Path(args.negatives)
     if not source.is_file():
-        print(f"error: {source} not found", file=sys.stderr)
-        return 2
+        raise CommandError(f"{source} not found")
     start = time.perf_counter()
     try:
         options = export_options(args, args.captions, args.caption_format)

@@ -657,12 +657,10 @@ def run(args: argparse.Namespace) -> int:
         if args.resume_changed_input and not args.resume:
             raise ValueError("--resume-changed-input goes with --resume")
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{err}") from err
     error = check_paths(args) or _option_files_problem(args)
     if error is not None:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{error}")
     state = _distributed_state()
     lock, error = _lock_output(out, state)
     if error is None and out.exists() and not (args.resume or args.overwrite):
@@ -674,8 +672,7 @@ def run(args: argparse.Namespace) -> int:
     if error is not None:
         if lock is not None:
             lock.release()
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{error}")
     try:
         return _run_locked(args, out, shard, state)
     finally:  # the main process merges the parts after every process is done, then unlocks
@@ -715,16 +712,13 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
     try:
         stats, point = _generate(args, out, target, shard, state, policy)
     except (InputError, MissingFeaturesError, FileNotFoundError, ValueError) as err:
-        print(f"error: {one_line(err)}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{one_line(err)}") from err
     except OSError as err:  # e.g. no space left: the finished captions stay, --resume goes on
         where = err.filename or target
-        print(
-            f"error: {where}: {err.strerror or one_line(err)}; fix that and run again with "
-            "--resume (the finished captions are kept)",
-            file=sys.stderr,
-        )
-        return 2
+        raise CommandError(
+            f"{where}: {err.strerror or one_line(err)}; fix that and run again with "
+            "--resume (the finished captions are kept)"
+        ) from err
     if state is not None:
         state.wait_for_everyone()
         if state.is_main_process:
@@ -741,8 +735,7 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
                 for path in export_paths(out, kind, args):
                     print(f"exported {path}", file=sys.stderr)
         except (OSError, ValueError) as err:
-            print(f"error: export: {one_line(err)}", file=sys.stderr)
-            return 2
+            raise CommandError(f"export: {one_line(err)}") from err
     print(stats.summary(), file=sys.stderr)
     resumed = (
         f"; resumed after caption {point.last_caption_id!r} ({point.records} records kept)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tags._errors import CommandError
 from tags.cli._flags import add_progress, deprecated
 from tags.cli._types import non_negative_int, positive_int
 
@@ -76,16 +77,13 @@ def run(args: argparse.Namespace) -> int:
     from tags.cli._outputs import dir_problem
 
     if args.output and args.out and args.output != args.out:
-        print(f"error: two outputs: {args.output} and --out {args.out}; give one", file=sys.stderr)
-        return 2
+        raise CommandError(f"two outputs: {args.output} and --out {args.out}; give one")
     args.output = args.output or args.out
     if args.output is None:
-        print("error: give the output directory (--out DIR)", file=sys.stderr)
-        return 2
+        raise CommandError("give the output directory (--out DIR)")
     problem = dir_problem(args.output, "output")
     if problem is not None:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{problem}")
 
     try:
         config = BenchmarkConfig(
@@ -104,8 +102,7 @@ def run(args: argparse.Namespace) -> int:
             featurizer=args.featurizer,
         )
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{err}") from err
 
     def progress(done: int, total: int) -> None:
         if args.progress is not False:
@@ -121,8 +118,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
         )
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{err}") from err
     if args.progress is not False and not result.reused:
         print(file=sys.stderr)
     state = "reused" if result.reused else f"built in {result.seconds:.1f}s"

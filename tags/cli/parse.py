@@ -110,8 +110,7 @@ def read_captions(
 def run(args: argparse.Namespace) -> int:
     error = check_paths(args)
     if error is not None:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{error}")
     from parsers.scene_graph_parser import DEFAULT_MAX_CHARS, SceneGraphParser
 
     lock = None
@@ -119,8 +118,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             lock = OutputLock(lock_path(args.out), f"--out {args.out}").acquire()
         except LockError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 2
+            raise CommandError(f"{err}") from err
     try:
         return _parse(args, SceneGraphParser, DEFAULT_MAX_CHARS)
     finally:

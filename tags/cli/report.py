@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags._errors import CommandError
 from tags.cli._flags import add_device, add_overwrite, add_progress, resolve_device
 from tags.cli._model import model_ref, typed_name
 from tags.cli._types import non_negative_int, positive_int
@@ -243,15 +244,13 @@ def run(args: argparse.Namespace) -> int:
     from tags.progress import bars
 
     if not args.captions and not args.suite:
-        print("error: give --captions (retrieval) and/or --suite", file=sys.stderr)
-        return 2
+        raise CommandError("give --captions (retrieval) and/or --suite")
     problem = dir_problem(args.out)  # before evaluating anything
     earlier = [Path(args.out) / f for f in ("report.md", "report.json")]
     if problem is None and not args.overwrite and any(f.exists() for f in earlier):
         problem = f"--out {args.out} holds an earlier report; pass --overwrite to replace it"
     if problem is not None:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{problem}")
     device = resolve_device(args.device)
     paths = {"model": args.model}
     if args.baseline:
