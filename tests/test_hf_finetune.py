@@ -196,6 +196,25 @@ def test_finetune_config_blip_variants(tmp_path):
         finetune_config(base, "tags-dc", dc_steps=10)
 
 
+def test_finetune_config_blip_level_terms(tmp_path):
+    """``itm_bce`` on every BLIP variant's phases, ``istm_bce`` only where there are
+    synthetic negatives; 0 (the default) leaves the weights as they were."""
+    from tags.benchmark.hf_finetune import finetune_config
+    from tags.benchmark.hf_models import HFTrainConfig, train_config
+    from tags.training.config import config_from_dict
+
+    base = train_config(tmp_path / "m", tmp_path / "b", tmp_path / "o", "blip",
+                        HFTrainConfig(steps=10, lr=1e-3))  # fmt: skip
+    for variant in ("itm-hardest", "tags", "tags-dc"):
+        config = finetune_config(base, variant, dc_steps=4, itm_bce=1.0, istm_bce=0.5)
+        config_from_dict(config)  # the trainer accepts it
+        off = finetune_config(base, variant, dc_steps=4)
+        for on, plain in zip(config["phases"], off["phases"]):
+            assert "itm_bce" not in plain["weights"] and "istm_bce" not in plain["weights"]
+            extra = {"itm_bce": 1.0, **({"istm_bce": 0.5} if variant != "itm-hardest" else {})}
+            assert on["weights"] == {**plain["weights"], **extra}
+
+
 def test_negatives_accuracy_by_kind(tmp_path, shapes_with_val):
     from tags.benchmark.hf_finetune import negatives_accuracy
     from tags.benchmark.hf_models import HFModelConfig, build_clip

@@ -31,6 +31,10 @@ scored by the model's ITM head, the hinge of the demo's cross-encoder methods):
   refills limited to the edit planner's substitutes, ``--synthetic-top-m`` per caption);
 - ``tags-dc``: ``tags`` then, for the last ``--dc-steps``, NSGDC (+ WoD/WoC 0.1, half lr).
 
+``--itm-bce`` / ``--istm-bce`` add BLIP's own ITM objective (class-balanced cross-entropy of
+the match logit on the positives and the retrieved / synthetic negatives, the ``tags-dc``
+weights ``itm_bce`` / ``istm_bce``) beside the hinge, which alone lets the positives' score sink.
+
     python scripts/benchmarks/hf_finetune.py --family blip --data runs/hf/shapes \\
         --pretrained runs/hf/blip --out runs/hf/blip_finetune --seeds 0 --steps 50 \\
         --batch-size 32 --lr 2e-4 --dc-steps 15
@@ -174,6 +178,9 @@ def sugarcrepe_table(
 
 
 def run_name(variant: str, args: argparse.Namespace) -> str:
+    if variant in ("itm-hardest", "tags", "tags-dc"):  # BLIP: level terms in the name
+        istm = args.istm_bce if variant != "itm-hardest" else 0.0
+        return variant + (f"_bce{args.itm_bce:g}-{istm:g}" if args.itm_bce or istm else "")
     if variant != "negclip":
         return variant
     roles = "r" if args.role_swaps else ""
@@ -263,6 +270,19 @@ def main() -> None:
     )
     blip.add_argument("--dc-steps", type=int, default=CROSS_DEFAULTS["dc_steps"],
                       help="tags-dc: the last N steps are NSGDC (+ WoD/WoC)")  # fmt: skip
+    blip.add_argument(
+        "--itm-bce",
+        type=float,
+        default=CROSS_DEFAULTS["itm_bce"],
+        help="weight of BLIP's ITM cross-entropy on the positives and the retrieved negatives "
+        "(tags-dc weight itm_bce; keeps the positives' ITM level), 0: hinge only",
+    )
+    blip.add_argument(
+        "--istm-bce",
+        type=float,
+        default=CROSS_DEFAULTS["istm_bce"],
+        help="the same on the synthetic negatives (tags, tags-dc; weight istm_bce)",
+    )
     args = parser.parse_args()
 
     ROWS.update({key: f"{args.family.upper()} {label}" for key, label in LABELS.items()})

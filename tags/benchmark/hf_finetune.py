@@ -137,7 +137,9 @@ def _cross(config: dict[str, Any], settings: dict[str, Any], synthetic: bool, dc
     ITM with the hardest of ``num_negatives`` retrieved from a ``pool_size`` pool (margin
     0.2), MLM 0.1; with ``synthetic`` + L_ISTM on dynamic planner refills (scene-graph unit
     masking, the six shapes one noun class); with ``dc`` the last ``dc_steps`` run NSGDC
-    (+ WoD/WoC 0.1, half the lr, from NSG's weights)."""
+    (+ WoD/WoC 0.1, half the lr, from NSG's weights). ``itm_bce`` / ``istm_bce`` > 0 add
+    the recipe's level terms (BLIP's ITM cross-entropy on the retrieved / synthetic
+    negatives; ``istm_bce`` only where there are synthetic negatives)."""
     from tags.benchmark.scenes import SHAPES
 
     s = settings
@@ -156,6 +158,10 @@ def _cross(config: dict[str, Any], settings: dict[str, Any], synthetic: bool, dc
     }  # fmt: skip
     main = config["phases"][0]
     weights = {"itm": 1.0, "mlm": 0.1, **({"istm": s["istm_weight"]} if synthetic else {})}
+    if s["itm_bce"]:
+        weights["itm_bce"] = s["itm_bce"]
+    if s["istm_bce"] and synthetic:
+        weights["istm_bce"] = s["istm_bce"]
     steps, lr = main["steps"], main["lr"]
     if not dc:
         config["phases"] = [{"name": "nsg" if synthetic else "main", "steps": steps, "lr": lr,
@@ -183,7 +189,7 @@ VARIANT_BUILDERS: dict[str, tuple[str, Any]] = {
 VARIANTS: tuple[str, ...] = tuple(VARIANT_BUILDERS)
 CROSS_DEFAULTS: dict[str, Any] = {
     "pool_size": 15, "num_negatives": 7, "num_copies": 4, "top_m": 7, "istm_weight": 1.0,
-    "dc_steps": 50,
+    "dc_steps": 50, "itm_bce": 0.0, "istm_bce": 0.0,
 }  # fmt: skip
 
 

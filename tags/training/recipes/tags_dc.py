@@ -15,7 +15,11 @@ Per step, for the local batch of positive pairs:
 5. ``L = l_ITM L_ITM + l_MLM L_MLM + l_ISTM L_ISTM + l_WoD L_WoD + l_WoC L_WoC``. L_ITM: the
    ITM miner (default: the paper's mean hinge, margin 0.2) on the retrieved negatives, both
    directions summed; L_ISTM: the ISTM miner on each caption's synthetic pool (default: mean
-   triplet over the pool); L_MLM / L_WoD / L_WoC: token cross-entropies.
+   triplet over the pool); L_MLM / L_WoD / L_WoC: token cross-entropies. Optional level
+   terms (weights ``itm_bce`` / ``istm_bce``, default 0: off): BLIP's own ITM objective,
+   the class-balanced binary cross-entropy of the fp32 match logit on the positives and on
+   the retrieved (``itm_bce``) or synthetic (``istm_bce``) negatives, :func:`match_bce`. A
+   hinge only orders scores; this keeps the positives' level (matched pairs stay "match").
 
 Phases: ``NSG`` (itm, mlm, istm) then ``NSGDC`` (all five) from NSG's saved weights.
 """
@@ -32,7 +36,7 @@ from torch import nn
 from tags.data import pad_text
 from tags.data.negatives import pools_for
 from tags.mining import FNEMiner
-from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy
+from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy, global_mean
 from tags.training.metrics import fne_draw_metrics, fne_summary, mining_metrics
 from tags.training.pool_selection import PoolSelection, select_from_pools
 from tags.training.recipes.base import (
@@ -88,18 +92,37 @@ def mask_tokens(
     return masked, labels
 
 
+def match_bce(
+    positive_logits: torch.Tensor,
+    negative_logits: torch.Tensor,
+    negative_mask: torch.Tensor,
+) -> torch.Tensor:
+    """Class-balanced binary cross-entropy of match logits (BLIP's 2-way ITM cross-entropy
+    on the logit difference): ``(mean_p softplus(-z_p) + mean_n softplus(z_n)) / 2`` over
+    the positives ``[B]`` and the valid entries of ``negative_logits`` ``[B, K]``
+    (``negative_mask``), in fp32; means global over processes."""
+    pos = positive_logits.float().reshape(-1)
+    neg = negative_logits.float()
+    positive_term = global_mean(nn.functional.softplus(-pos).sum(), pos.numel())
+    negative_sum = (nn.functional.softplus(neg) * negative_mask).sum()
+    return (positive_term + global_mean(negative_sum, negative_mask.sum())) / 2
+
+
 @register_recipe("tags-dc")
 class TagsDCRecipe(Recipe):
-    loss_terms = ("itm", "mlm", "istm", "wod", "woc")
+    loss_terms = ("itm", "mlm", "istm", "wod", "woc", "itm_bce", "istm_bce")
     default_weights: ClassVar[dict[str, float]] = {
         "itm": 1.0,
         "mlm": 0.1,
         "istm": 1e-3,
         "wod": 0.0,
         "woc": 0.0,
+        "itm_bce": 0.0,  # level terms (match_bce), off by default
+        "istm_bce": 0.0,
     }
     head_terms: ClassVar[dict[str, tuple[str, ...]]] = {
         "itm": ("itm",), "istm": ("itm",), "mlm": ("mlm",), "wod": ("wod",), "woc": ("woc",),
+        "itm_bce": ("itm",), "istm_bce": ("itm",),
     }  # fmt: skip
 
     def __init__(self, *args: Any, source: SyntheticSource | None = None, **kwargs: Any) -> None:
@@ -153,6 +176,16 @@ class TagsDCRecipe(Recipe):
                 raise ConfigError(
                     f"tags_dc.{key}: {name!r} needs extra inputs (offline negatives or "
                     "reference scores); use it with the vse recipe"
+                )
+        for i, phase in enumerate(config.phases):
+            for term in ("itm_bce", "istm_bce"):
+                weight = phase.weights.get(term, 0.0)
+                if weight < 0:
+                    raise ConfigError(f"phases.{i}.weights.{term} must be >= 0, got {weight}")
+            if phase.weights.get("istm_bce", 0.0) > 0 and syn.source == "none":
+                raise ConfigError(
+                    f"phases.{i}.weights.istm_bce scores the synthetic negatives: set "
+                    "tags_dc.synthetic.source (dynamic, static or fixed), or use itm_bce"
                 )
         from tags.mining import list_miners
 
@@ -241,7 +274,9 @@ class TagsDCRecipe(Recipe):
             imgs, img_valid = take(pools.images, selection.t2i, k)
 
         # 2. synthetic negatives (no_grad)
-        use_syn = self.source is not None and (w["istm"] > 0 or w["wod"] > 0 or w["woc"] > 0)
+        use_syn = self.source is not None and any(
+            w[name] > 0 for name in ("istm", "wod", "woc", "istm_bce")
+        )
         labelled = None
         started = time.perf_counter()
         if use_syn:
@@ -416,6 +451,18 @@ class TagsDCRecipe(Recipe):
             )
         metrics["synthetic/per_caption"] = torch.tensor(n_syn / max(b, 1), device=device)
 
+        if w["itm_bce"] > 0 or w["istm_bce"] > 0:  # level terms, on fp32 logits
+            logits = out.itm_logits.float().reshape(-1)
+            if w["itm_bce"] > 0:
+                retrieved = logits[b : b + 2 * b * k].reshape(2 * b, k)
+                losses["itm_bce"] = match_bce(
+                    logits[:b], retrieved, torch.cat([cap_valid, img_valid]).bool()
+                )
+            if w["istm_bce"] > 0:
+                syn_logits = torch.zeros_like(syn_scores, dtype=logits.dtype)
+                if n_syn:
+                    syn_logits = syn_logits.index_put((owner, slot), logits[syn_start:mlm_start])
+                losses["istm_bce"] = match_bce(logits[:b], syn_logits, syn_mask)
         if use_mlm:
             losses["mlm"] = self.token_loss(out.mlm_logits, labels[positions["mlm"]])
         if use_woc:
@@ -463,4 +510,4 @@ class TagsDCRecipe(Recipe):
         return metrics
 
 
-__all__ = ["TagsDCRecipe", "mask_tokens"]
+__all__ = ["TagsDCRecipe", "mask_tokens", "match_bce"]
