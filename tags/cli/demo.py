@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from tags.cli._types import non_negative_int, positive_int
+from tags.demo.hf import HF_BACKENDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,11 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "when re-run with the same arguments.",
     )
     p.add_argument("--out", default=None,
-                   help="output directory (default runs/demo, runs/demo-clip with --backend clip)")  # fmt: skip
-    p.add_argument("--backend", choices=("tags", "clip"), default="tags",
+                   help="output directory (default runs/demo, runs/demo-BACKEND with an HF --backend)")  # fmt: skip
+    p.add_argument("--backend", choices=("tags", *HF_BACKENDS), default="tags",
                    help="tags: TagsModel on region features (default); clip: a small HF CLIPModel "
                    "pre-trained on the rendered images, plain vs NegCLIP-style fine-tuning with "
-                   "tags generate negatives")  # fmt: skip
+                   "tags generate negatives; blip: a small HF BLIP (ITM head) pre-trained there, "
+                   "ITM with retrieved hard negatives vs TAGS-DC")  # fmt: skip
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
                    help="small: ~5-6 min on 2 CPU cores; tiny: ~20 s smoke run")  # fmt: skip
     p.add_argument("--seed", type=non_negative_int, default=0)
