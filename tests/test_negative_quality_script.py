@@ -1,0 +1,148 @@
+"""scripts/benchmarks/negative_quality.py: the text-only judge, per-corpus figures, skip
+reasons (a tiny random causal LM stands in for SmolLM2; nothing is downloaded)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tags.negatives.types import Caption, Edit
+from tests._hf_tiny import make_causal_lm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location(
+        "negative_quality", ROOT / "scripts" / "benchmarks" / "negative_quality.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny_lm_dir(tmp_path_factory) -> Path:
+    return make_causal_lm(tmp_path_factory.mktemp("judge"))
+
+
+class LengthLM:
+    """A fake judge: a text's mean token NLL is its number of words."""
+
+    name = "length"
+
+    def mean_nll(self, texts):
+        return [float(len(t.split())) for t in texts]
+
+
+def _pick(positive: str, negative: str, type_: str = "object", operation: str = "replace"):
+    edit = Edit(type_, "a", "b", 0, 1, operation)
+    return SimpleNamespace(positive=positive, negative=negative, edits=[edit])
+
+
+def test_judge_counts_pairs_whose_positive_reads_likelier(script):
+    picks = [
+        _pick("a dog", "a dog runs"),  # positive likelier (1 word fewer): counts
+        _pick("a dog runs", "a dog"),  # negative likelier
+        _pick("a cat", "a cow", "attribute"),  # a tie is not a win for the positive
+        _pick("one", "one two three"),  # counts
+    ]
+    found = script.judge_pairs(LengthLM(), picks)
+    assert found["pairs"] == 4
+    assert found["text_only_accuracy"] == pytest.approx(0.5)
+    ratios = [math.e, math.exp(-1), 1.0, math.exp(2)]  # exp(NLL(neg) - NLL(pos))
+    assert found["ppl_ratio_mean"] == pytest.approx(sum(ratios) / 4)
+    assert found["ppl_ratio_geomean"] == pytest.approx(math.exp(0.5))
+    assert found["by_kind"] == {"attribute/replace": [0.0, 1], "object/replace": [0.667, 3]}
+
+
+def test_judge_loads_a_local_causal_lm_and_scores_with_it(script, tiny_lm_dir):
+    judge = script.load_judge(str(tiny_lm_dir))
+    same = [_pick("a dog on the grass", "a dog on the grass")] * 3
+    found = script.judge_pairs(judge, same)
+    assert found["text_only_accuracy"] == 0.0  # equal NLLs: never "the positive reads better"
+    assert found["ppl_ratio_mean"] == pytest.approx(1.0)
+    differ = script.judge_pairs(judge, [_pick("a dog on the grass", "grass the on dog a a")])
+    direct = judge.mean_nll(["a dog on the grass", "grass the on dog a a"])
+    assert differ["ppl_ratio_mean"] == pytest.approx(math.exp(direct[1] - direct[0]), rel=1e-5)
+
+
+def test_judge_path_that_is_not_a_model_exits_with_one_line(script, tmp_path):
+    with pytest.raises(SystemExit, match="the judge: no causal LM"):
+        script.load_judge(str(tmp_path / "missing"))
+
+
+def test_a_swap_is_one_operation(script):
+    swap = SimpleNamespace(
+        edits=[
+            Edit("attribute", "red", "blue", 2, 5, "swap"),
+            Edit("attribute", "blue", "red", 10, 14, "swap"),
+        ]
+    )
+    two = SimpleNamespace(
+        edits=[Edit("object", "dog", "cat", 2, 5), Edit("object", "ball", "bat", 10, 14)]
+    )
+    one = SimpleNamespace(edits=[Edit("object", "dog", "cat", 2, 5)])
+    assert [script.operations_of(r) for r in (swap, two, one)] == [1, 2, 1]
+
+
+def test_skip_reasons_count_captions_without_a_negative(script):
+    caption = Caption(0, 0, "x")
+    results = [
+        SimpleNamespace(records=[], skipped="no_parse", caption=caption),
+        SimpleNamespace(records=[], skipped="no_parse", caption=caption),
+        SimpleNamespace(records=[], skipped=None, caption=caption),
+        SimpleNamespace(records=[object()], skipped=None, caption=caption),
+    ]
+    assert script.skip_reasons(results) == {"no_parse": 2, "no_negative": 1}
+
+
+def test_each_corpus_gets_its_judge_figures_and_skip_report(script, tiny_lm_dir, tmp_path):
+    corpus = tmp_path / "captions.txt"
+    lines = [
+        "a dog sitting on a bench",
+        "a cat sitting on a bench",
+        "a dog standing on the grass",
+        "a cat standing on the grass",
+        "a red car parked on the street",
+        "a blue car parked on the street",
+    ] * 3
+    corpus.write_text("\n".join([*lines, "zzz"]) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = sys.argv
+    sys.argv = [
+        "negative_quality.py",
+        "--rows",
+        "minimal",
+        "--workers",
+        "1",
+        "--background",
+        "none",
+        "--judge",
+        str(tiny_lm_dir),
+        "--report-skipped",
+        "--corpus",
+        f"tiny={corpus}",
+        "--out",
+        str(out),
+    ]
+    try:
+        script.main()
+    finally:
+        sys.argv = argv
+    report = json.loads((out / "report.json").read_text())
+    row = report["corpora"]["tiny"]["rows"]["minimal"]
+    assert row["captions"] == 19
+    assert 0.0 <= row["text_only_accuracy"] <= 1.0 and row["pairs"] >= 1
+    assert row["ppl_ratio_mean"] > 0 and row["ops_per_negative"] == pytest.approx(1.0)
+    skipped = [json.loads(x) for x in (out / "skipped_tiny_minimal.jsonl").read_text().splitlines()]
+    assert "zzz" in {s["caption"] for s in skipped}
+    assert sum(row["skipped"].values()) == len(skipped) == round(row["without"] * 19)
+    assert "generate minimal" in report["corpora"]["tiny"]["speed"]
