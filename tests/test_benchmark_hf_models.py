@@ -226,3 +226,58 @@ def test_itm_sampling_reaches_the_pretrain_config_and_keeps_old_keys():
     # the ITC stage of BLIP is the vse recipe on the model's contrastive loss
     itc = train_config("m", "b", "o", "blip", TINY_TRAIN, contrastive=True)
     assert itc["recipe"] == "vse" and itc["vse"] == {"loss": "contrastive"}
+
+
+def _write_negatives(root, path) -> None:
+    """One ``tags generate`` record per training caption (its last word replaced)."""
+    data = json.loads((root / "dataset_shapes.json").read_text())
+    rows = []
+    for im in data["images"]:
+        for s in im["sentences"] if im["split"] == "train" else []:
+            head, last = s["raw"].rsplit(" ", 1)
+            edit = {
+                "type": "object",
+                "original": last,
+                "replacement": "x",
+                "start": len(head) + 1,
+                "end": len(s["raw"]),
+                "operation": "replace",
+            }
+            rows.append({"image_id": im["imgid"], "caption_id": s["sentid"],
+                         "positive": s["raw"], "negative": head + " x", "edits": [edit],
+                         "negative_index": 0, "num_negatives": 1})  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_clip_pretrain_with_negatives_from_the_first_step(tmp_path, shapes_benchmark):
+    from tags.benchmark.hf_models import _cache_key, train_config
+
+    negatives = tmp_path / "neg.jsonl"
+    _write_negatives(shapes_benchmark, negatives)
+    train = HFTrainConfig(steps=2, batch_size=4, lr=1e-3, negatives=str(negatives),
+                          negatives_per_caption=1, hard_negative=2.0)  # fmt: skip
+    config = train_config("m", shapes_benchmark, "o", "clip", train)
+    assert config["data"]["negatives"] == str(negatives)
+    assert config["vse"] == {"loss": "contrastive", "synthetic_negatives": 1}
+    assert config["phases"][0]["weights"] == {"hard_negative": 2.0}
+    result = pretrain_hf(tmp_path / "clip", shapes_benchmark, HFModelConfig(**TINY), train,
+                         evaluate=False, log=lambda *_: None)  # fmt: skip
+    rows = [
+        json.loads(r)
+        for r in (tmp_path / "clip" / "train" / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert all("loss/hard_negative" in r and "contrastive/pos_beats_synthetic" in r for r in rows)
+    # the key holds the file's content, so an edited negatives file retrains
+    key = result.manifest["key"]["train"]
+    assert key["negatives"] != str(negatives) and len(key["negatives"]) == 64
+    negatives.write_text(negatives.read_text().replace(" x", " y"))
+    assert _cache_key(HFModelConfig(**TINY), train, "h")["train"]["negatives"] != key["negatives"]
+    # without negatives: plain InfoNCE and the key it had before the option existed
+    plain = train_config("m", shapes_benchmark, "o", "clip", TINY_TRAIN)
+    assert plain["vse"] == {"loss": "contrastive"} and "negatives" not in plain["data"]
+    assert "weights" not in plain["phases"][0]
+    assert not {"negatives", "negatives_per_caption", "hard_negative"} & set(
+        _cache_key(HFModelConfig(**TINY), TINY_TRAIN, "h")["train"]
+    )
+    with pytest.raises(ValueError, match="for CLIP, not blip"):
+        train_config("m", shapes_benchmark, "o", "blip", train)

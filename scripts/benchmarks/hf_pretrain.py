@@ -6,6 +6,9 @@ print its test retrieval (RSum vs chance) and minimal-pair accuracy.
     python scripts/benchmarks/hf_pretrain.py --data runs/hf/shapes --out runs/hf/clip
     python scripts/benchmarks/hf_pretrain.py --data runs/hf/shapes --out runs/hf/blip \
         --family blip
+    # NegCLIP-style from the first step (tags negatives of hf_finetune.py's --out)
+    python scripts/benchmarks/hf_pretrain.py --data runs/hf/shapes --out runs/hf/clip_neg \
+        --negatives runs/hf/finetune/negatives_top8_roles.jsonl --per-caption 2 --hn-weight 1
 
 The model is built from a config (``tags.benchmark.hf_models``), trained with ``tags train``
 (``vse`` + InfoNCE for CLIP, ``pretrain`` ITM + MLM + ITC for BLIP) and saved as a plain
@@ -49,10 +52,28 @@ def main() -> None:
     parser.add_argument("--itc-lr", type=float, default=0.0, help="lr of the ITC stage (0: --lr)")
     parser.add_argument("--itm-sampling", choices=("itc", "random"), default="itc",
                         help="BLIP: ITM negatives by ITC similarity (BLIP) or at random")  # fmt: skip
+    parser.add_argument("--negatives", default=None,
+                        help="CLIP: NegCLIP-style from the first step with this tags generate "
+                        "JSONL of the training captions (hf_finetune.py writes one to its --out)")  # fmt: skip
+    parser.add_argument("--per-caption", type=int, default=train_defaults.negatives_per_caption,
+                        help="negatives per caption used as extra text columns")  # fmt: skip
+    parser.add_argument("--order", choices=("generated", "relation-first"), default="relation-first",
+                        help="which negatives of a caption come first (hf_finetune.py --order)")  # fmt: skip
+    parser.add_argument("--hn-weight", type=float, default=0.0,
+                        help="weight of the vse hard-negative term (with --negatives)")  # fmt: skip
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--force", action="store_true", help="retrain even if cached")
     args = parser.parse_args()
 
+    negatives = None
+    if args.negatives:
+        from tags.benchmark.hf_finetune import order_negatives
+
+        if not os.path.isfile(args.negatives):
+            parser.error(f"--negatives {args.negatives}: no such file (a tags generate JSONL)")
+        negatives = str(order_negatives(args.negatives, args.order))
+    elif args.hn_weight:
+        parser.error("--hn-weight needs --negatives")
     if args.threads:
         import torch
 
@@ -77,6 +98,9 @@ def main() -> None:
         itc_steps=args.itc_steps,
         itc_lr=args.itc_lr,
         itm_sampling=args.itm_sampling,
+        negatives=negatives,
+        negatives_per_caption=args.per_caption,
+        hard_negative=args.hn_weight,
     )
     result = pretrain_hf(args.out, args.data, model, train, force=args.force)
     manifest = result.manifest

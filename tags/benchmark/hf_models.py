@@ -275,6 +275,12 @@ class HFTrainConfig:
     # BLIP: how the pretrain recipe draws each ITM negative (itc: by ITC similarity from the
     # batch, BLIP's; random: from the dataset, UNITER's)
     itm_sampling: str = "itc"
+    # CLIP: NegCLIP-style from the first step: a ``tags generate`` JSONL of the training
+    # captions (each caption's first ``negatives_per_caption`` are extra text columns) and
+    # the vse recipe's hard-negative term at ``hard_negative`` (None: plain InfoNCE)
+    negatives: str | None = None
+    negatives_per_caption: int = 2
+    hard_negative: float = 0.0
 
 
 def train_config(
@@ -288,7 +294,8 @@ def train_config(
 ) -> dict[str, Any]:
     """The ``tags train`` config (as a mapping) of a pre-training run: ``vse`` with the
     model's InfoNCE for CLIP (and for any model with ``contrastive``: BLIP's ITC stage),
-    ``pretrain`` (ITM + MLM + ITC) for BLIP."""
+    NegCLIP-style when ``train.negatives`` is set (CLIP only), ``pretrain`` (ITM + MLM +
+    ITC) for BLIP."""
     benchmark = Path(benchmark)
     phase: dict[str, Any] = {"name": "main", "steps": train.steps, "lr": train.lr}
     config: dict[str, Any] = {
@@ -315,9 +322,16 @@ def train_config(
             "weight_decay": train.weight_decay,
         },
     }
+    if train.negatives and family != "clip":
+        raise ValueError(f"negatives (NegCLIP-style pre-training) are for CLIP, not {family}")
     if family == "clip" or contrastive:
         config["recipe"] = "vse"
         config["vse"] = {"loss": "contrastive"}
+        if train.negatives:
+            config["data"]["negatives"] = str(train.negatives)
+            config["vse"]["synthetic_negatives"] = train.negatives_per_caption
+            if train.hard_negative:
+                phase["weights"] = {"hard_negative": train.hard_negative}
     else:
         config["recipe"] = "pretrain"
         config["pretrain"] = {"itm_negatives": "both", "itm_sampling": train.itm_sampling}
@@ -340,10 +354,24 @@ def _cache_key(model: HFModelConfig, train: HFTrainConfig, benchmark_hash: str) 
         del settings["itc_steps"], settings["itc_lr"]
     if train.itm_sampling == "itc":
         del settings["itm_sampling"]
+    if train.negatives:  # the file by content, not by path
+        settings["negatives"] = _file_hash(train.negatives)
+    else:  # the key of a run without negatives is as before they existed
+        del settings["negatives"], settings["negatives_per_caption"], settings["hard_negative"]
     architecture = asdict(model)
     if not model.init_std:  # likewise without an init std
         del architecture["init_std"]
     return {"model": architecture, "train": settings, "benchmark": benchmark_hash}
+
+
+def _file_hash(path: str | Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _benchmark_hash(benchmark: str | Path) -> str:
