@@ -9,6 +9,7 @@ import pytest
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator, apply_edits
 from tags.negatives.additions import Additions, insertion
 from tags.negatives.exports import SUGARCREPE_FILES, ExportOptions, export_sugarcrepe
+from tags.negatives.operators import add as add_operators
 from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import Choice, EditPlanner
 from tags.negatives.refill import VocabularyRefiller
@@ -126,7 +127,7 @@ def test_objects_added_where_a_coordination_reads_right(parser, additions):
     # the first finite verb decides, past the participles ("a dog sitting ... is")
     with pytest.MonkeyPatch.context() as patch:
         cat = (Choice(("cat",), 1.0),)
-        patch.setattr(additions.planner, "object_choices_of", lambda graph, index: cat)
+        patch.setattr(add_operators, "object_substitutes", lambda context, index: cat)
         assert added(parser, additions, "a dog sitting on a bench", "object")
         assert not added(parser, additions, "a dog sitting on a bench is happy", "object")
     # nothing added to a coordination already there ("a horse and a dog and a cat")

@@ -13,6 +13,7 @@ import pytest
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator, apply_edits
 from tags.negatives.edits import match_case
 from tags.negatives.lexical import attribute_class, wordnet
+from tags.negatives.operators import replace_object, replace_relation
 from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner, swap_candidates
 from tags.negatives.refill import VocabularyRefiller
@@ -475,7 +476,7 @@ def test_substitutes_must_fit_the_other_objects(parser, planner_2, monkeypatch):
 
     text = "a man throwing a ball down a bowling lane"
     with_context = parachute_weight(text)
-    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
     assert with_context < 0.2 * parachute_weight(text)
 
 
@@ -737,8 +738,6 @@ def test_preposition_flips_are_written_as_the_corpus_writes_them(parser):
 
 
 def test_a_flip_the_subject_shuns_is_dropped(parser, monkeypatch):
-    import tags.negatives.planner as planner_module
-
     # food is always on plates; other things are under them (a shadow, a mat)
     corpus = ["food on a plate"] * 12 + ["a shadow under a plate", "a mat under a plate"] * 2
     corpus += ["a cat on a mat", "a cat under a table", "a dog on a table", "a dog under a car"]
@@ -750,7 +749,7 @@ def test_a_flip_the_subject_shuns_is_dropped(parser, monkeypatch):
     # a man is seen both on and under a carpet: no subject evidence against the flip
     _, units = plan(parser, planner, "a man on a carpet")
     assert units[("relation", "on")] == [("under",)]
-    monkeypatch.setattr(planner_module, "FLIP_MIN_LIFT", -math.inf)
+    monkeypatch.setattr(replace_relation, "FLIP_MIN_LIFT", -math.inf)
     _, units = plan(parser, planner, "food on a plate")
     assert units[("relation", "on")] == [("under",)]  # the object alone would allow it
 
@@ -866,9 +865,8 @@ def test_names_other_captions_of_the_image_use_are_not_substitutes(parser, tmp_p
 def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
     """From blind read 101: "one orange one blue" -> "one tree trunk one blue" (WordNet's
     first sense of "orange" is the fruit) and "in a rice paddy" -> "in a short"."""
-    import tags.negatives.planner as planner_module
 
-    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)  # a tiny corpus: no scene cues
+    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)  # a tiny corpus: no scene cues
     corpus = ["a man dressed in blue", "a woman dressed in red", "a boy dressed in green"] * 3
     corpus += ["a girl in orange with a kite", "two guys , one orange one blue , in kayaks"] * 3
     corpus += ["a girl in green with a kite", "two guys , one green one blue , in kayaks"] * 3
@@ -894,8 +892,8 @@ def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
     assert "short" not in choices("a dog on a meadow", "meadow") | choices(
         "a man eating a pear", "pear"
     )
-    assert planner._substitute_surface("short", False) is None
-    assert planner._substitute_surface("apple", False) == "apple"
+    assert planner.evidence.substitute_surface("short", False) is None
+    assert planner.evidence.substitute_surface("apple", False) == "apple"
 
 
 def test_a_possessive_keeps_its_spelling(parser):
@@ -924,10 +922,9 @@ def test_a_possessive_keeps_its_spelling(parser):
 def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     """ "the girl with the ponytail" -> not "with the beard" (only women in the caption);
     "lady" <-> "girl" may be the same young woman."""
-    import tags.negatives.planner as planner_module
     from tags.negatives.lexical import persons_exclusive
 
-    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
     corpus = ["a man with a beard", "a girl with a ponytail", "a woman with a bun"] * 3
     corpus += ["a girl with a bun", "a man with a ponytail", "a boy with a bun"] * 3
     vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
@@ -959,9 +956,8 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
     something of its category ("a child in a box" -> not "in a bottle"); "with no shirt" is
     never "without no shirt"; a pronoun is never swapped ("near a him"); a lower-cased name
     is no substitute ("in this brazil")."""
-    import tags.negatives.planner as planner_module
 
-    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
     corpus = [
         "a child in a box",
         "a boy in a basket",
@@ -979,12 +975,12 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
     found = substitutes(parser, planner, "a child in a box", "box")
     assert "basket" in found  # a boy is in a basket: some person is
     assert "bottle" not in found  # only water is ever in a bottle
-    assert planner._roles_fit("basket", [("object", "in", "child")])
-    assert not planner._roles_fit("bottle", [("object", "in", "child")])
-    assert planner._roles_fit("bottle", [("object", "in", "water")])  # the triple itself
-    assert not planner._roles_fit("bottle", [("object", "in", "qwzx")])  # no category
-    assert planner._roles_fit("box", [("subject", "on", "table")])
-    assert not planner._roles_fit("child", [("subject", "on", "table")])
+    assert planner.evidence.roles_fit("basket", [("object", "in", "child")])
+    assert not planner.evidence.roles_fit("bottle", [("object", "in", "child")])
+    assert planner.evidence.roles_fit("bottle", [("object", "in", "water")])  # the triple itself
+    assert not planner.evidence.roles_fit("bottle", [("object", "in", "qwzx")])  # no category
+    assert planner.evidence.roles_fit("box", [("subject", "on", "table")])
+    assert not planner.evidence.roles_fit("child", [("subject", "on", "table")])
     # "with no dog": already a negation, no flip
     corpus = ["a man with a dog", "a man without a dog", "a man with no dog"] * 3
     corpus += ["a woman standing next to a man", "a man standing next to a woman"] * 3
@@ -1014,7 +1010,7 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
     # lower-cased names are no substitutes; a common noun with a named first sense is one
     assert planner.wordnet.is_name("brazil") and planner.wordnet.is_name("seattle")
     assert not planner.wordnet.is_name("jersey") and not planner.wordnet.is_name("city")
-    assert not planner._substitute_ok("brazil") and planner._substitute_ok("city")
+    assert not planner.evidence.substitute_ok("brazil") and planner.evidence.substitute_ok("city")
     # nobody becomes a baby ("a baby preparing food"), a baby may become someone else
     corpus = ["a man preparing food", "a woman preparing food", "a baby preparing food"] * 3
     vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
@@ -1027,9 +1023,8 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
 def test_made_things_have_no_posture(parser, monkeypatch):
     """Posture and locomotion verbs swap only for people and animals: "a truck is standing
     on a street" -> not "sitting on" (blind read 221: a parked truck "sits" as well)."""
-    import tags.negatives.planner as planner_module
 
-    monkeypatch.setattr(planner_module, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
     corpus = ["a truck standing on a street", "a truck sitting on a street"] * 3
     corpus += ["a dog standing on a street", "a dog sitting on a street"] * 3
     vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))

@@ -111,7 +111,7 @@ _ENGINES: dict[tuple, list] = {}
 def _fresh_in_this_process(entry: list) -> Any:
     """The generator of a cache entry; after a fork, WordNet gets its own file handles."""
     if entry[0] != os.getpid():
-        from tags.negatives.lexical import wordnet
+        from tags.negatives.wordnet import wordnet
 
         if wordnet.cache_info().currsize:
             wordnet().after_fork()

@@ -301,6 +301,13 @@ class NegativeGenerator:
         return self._additions
 
     @property
+    def switches(self) -> frozenset[str]:
+        """The operator switches the config turns on (``swaps``, ``role_swaps``, ``adds``)."""
+        config = self.config
+        flags = {"swaps": config.swaps, "role_swaps": config.role_swaps, "adds": config.adds}
+        return frozenset(name for name, on in flags.items() if on)
+
+    @property
     def needs_regions(self) -> bool:
         return self.regions is not None and (
             self.scorer is not None or self.refiller.conditions_on_image
@@ -324,8 +331,6 @@ class NegativeGenerator:
         _WORKER = self
         if self.planner is not None:
             self.planner.prepare()
-            if self.additions is not None:
-                self.additions.prepare()
         pending: deque = deque()
         with mp.get_context("fork").Pool(self.processes, initializer=_worker_init) as pool:
             for batch in batches:  # at most 2 batches in flight per worker: memory stays flat
@@ -405,28 +410,18 @@ class NegativeGenerator:
         if self.config.masking == "unit" and work:
             graphs = self.parser.parse_batch([w.text for w in work])
         jobs: list[RefillJob] = []
-        swaps: list[list[Any]] = []
+        swaps: list[list[Any]] = []  # the candidate operators' negatives (swaps, adds)
+        contexts: list[Any] = []  # each caption's analysis, for the fallback additions
         images: dict[Any, Any] = {}  # one feature load per image and batch
         for w, graph in zip(work, graphs):
             rng = random.Random(w.seed)
             copies = []
             swaps.append([])
+            contexts.append(None)
             if graph is not None and self.planner is not None:
-                units = self.planner.plan(graph)
-                copies = self.unit_masker.mask(units, w.view, self.config.num_copies, rng)
-                if self.config.swaps or self.config.role_swaps:
-                    from tags.negatives.planner import swap_candidates
-
-                    swaps[-1] = swap_candidates(
-                        graph,
-                        self.planner.scenes,
-                        self.planner.category,
-                        self.planner.similar_attributes,
-                        swaps=self.config.swaps,
-                        roles=self.config.role_swaps,
-                    )
-                if self.additions is not None:
-                    swaps[-1] = swaps[-1] + self.additions.candidates(graph)
+                plan = self.planner.propose(graph, self.switches)
+                copies = self.unit_masker.mask(plan.units, w.view, self.config.num_copies, rng)
+                swaps[-1], contexts[-1] = plan.candidates, plan.context
                 if not copies and not swaps[-1]:
                     self.stats.without_units += 1
             elif graph is not None:
@@ -447,13 +442,11 @@ class NegativeGenerator:
         candidates = [found + extra for found, extra in zip(candidates, swaps)]
         removals = [Counter() for _ in work]
         kept = [self._keep(w, found, r) for w, found, r in zip(work, candidates, removals)]
-        if self.additions is not None:  # nothing survived: the next-best insertions
-            from tags.negatives.additions import ADD_CHOICES, FALLBACK_ADDS
-
-            for i, graph in enumerate(graphs):
-                if kept[i] or graph is None:
+        if self.planner is not None and self.config.adds:  # nothing survived: the next adds
+            for i, context in enumerate(contexts):
+                if kept[i] or context is None:
                     continue
-                extra = self.additions.candidates(graph, ADD_CHOICES, FALLBACK_ADDS)
+                extra = self.planner.fallback(context, self.switches)
                 if extra:
                     candidates[i] = candidates[i] + extra
                     kept[i] = self._keep(work[i], extra, removals[i], again=True)
@@ -552,7 +545,7 @@ _WORKER: NegativeGenerator | None = None
 
 
 def _worker_init() -> None:
-    from tags.negatives.lexical import wordnet
+    from tags.negatives.wordnet import wordnet
 
     if wordnet.cache_info().currsize:
         wordnet().after_fork()

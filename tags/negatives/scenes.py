@@ -52,7 +52,7 @@ AUXILIARY_VERBS = frozenset({"be", "have", "do", "'s", "’s"})
 def verb_lemma(word: str) -> str:
     """The base form of a verb ("throwing" -> "throw"; WordNet's morphology when installed,
     else the lower-cased word)."""
-    from tags.negatives.lexical import wordnet
+    from tags.negatives.wordnet import wordnet
 
     word = word.lower()
     reader = getattr(wordnet(), "reader", None)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from parsers import SceneGraph
 from tags.negatives.io import InputError
-from tags.negatives.lexical import ATTRIBUTE_CLASSES
+from tags.negatives.lexicon import ATTRIBUTE_CLASSES
 from tags.negatives.masking import trim_units
 from tags.negatives.scenes import SceneCounts
 

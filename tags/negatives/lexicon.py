@@ -1,0 +1,813 @@
+"""Closed word classes: the grammar of an edit, not its vocabulary.
+
+Small hand lists of words that belong to a closed class (pronouns, numbers, colours and
+their families, gendered and aged person nouns, prepositions and their opposites, words
+never edited) and the few functions that read them. Open-class knowledge comes from the
+corpus (:mod:`tags.negatives.scenes`) and WordNet (:mod:`tags.negatives.wordnet`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+#: Words that are never edited and never used as substitutes: pronouns, quantifier and
+#: measure nouns, time words, directions and parts of a frame ("the left", "the top").
+NEVER_EDIT = frozenset(
+    [
+        "it",
+        "him",
+        "her",
+        "them",
+        "he",
+        "she",
+        "they",
+        "you",
+        "me",
+        "us",
+        "one",
+        "ones",
+        "something",
+        "someone",
+        "somebody",
+        "anything",
+        "anyone",
+        "everything",
+        "everyone",
+        "nothing",
+        "this",
+        "that",
+        "these",
+        "those",
+        "each",
+        "other",
+        "another",
+        "who",
+        "what",
+        "which",
+        "today",
+        "tonight",
+        "day",
+        "night",
+        "time",
+        "morning",
+        "afternoon",
+        "evening",
+        "weekend",
+        "week",
+        "year",
+        "moment",
+        "noon",
+        "summer",
+        "winter",
+        "spring",
+        "fall",
+        "autumn",
+        "season",
+        "hour",
+        "minute",
+        "sunset",
+        "sunrise",
+        "dusk",
+        "dawn",
+        "daytime",
+        "left",
+        "right",
+        "front",
+        "back",
+        "top",
+        "bottom",
+        "side",
+        "middle",
+        "center",
+        "centre",
+        "edge",
+        "end",
+        "distance",
+        "background",
+        "foreground",
+        "area",
+        "way",
+        "lot",
+        "lots",
+        "group",
+        "couple",
+        "pair",
+        "bunch",
+        "variety",
+        "kind",
+        "type",
+        "sort",
+        "piece",
+        "part",
+        "number",
+        "row",
+        "line",
+        "set",
+        "series",
+        "array",
+        "amount",
+        "half",
+        "rest",
+        "front",
+        "view",
+        "shot",
+        "picture",
+        "photo",
+        "image",
+        "photograph",
+        "camera",
+        "scene",
+        "place",
+        "spot",
+        "thing",
+        "stuff",
+        "object",
+        "item",
+    ]
+)
+
+#: Nouns so generic that a more specific substitute may still be true ("people" -> "women").
+GENERIC_NOUNS = frozenset(
+    [
+        "person",
+        "people",
+        "persons",
+        "individual",
+        "individuals",
+        "human",
+        "humans",
+        "adult",
+        "adults",
+        "someone",
+        "somebody",
+        "figure",
+        "figures",
+        "crowd",
+        "child",
+        "children",
+        "kid",
+        "kids",
+        "site",
+        "area",
+        "place",
+        "spot",
+        "location",
+        "scene",
+        "event",
+        "thing",
+        "things",
+        "object",
+        "objects",
+        "stuff",
+        "clothes",
+        "clothing",
+        "outfit",
+        "outfits",
+        "attire",
+        "garb",
+        "apparel",
+        "gear",
+        "equipment",
+    ]
+)
+
+#: Nouns that say a group is children: the children it names stay children.
+CHILD_GROUP_NOUNS = frozenset(["children", "kids", "child", "kid", "youngsters"])
+
+#: Attributes that make an age boundary fuzzy: a "young girl" may be a "young lady".
+YOUTH_WORDS = frozenset(["young", "little", "teenage", "teen", "youthful"])
+
+#: Person nouns that say only gender or age: the only person nouns exchanged, and only
+#: among themselves (a "player" may well be a woman; a "man" is not a woman).
+PERSON_NOUNS = frozenset(
+    [
+        "man",
+        "men",
+        "woman",
+        "women",
+        "boy",
+        "boys",
+        "girl",
+        "girls",
+        "lady",
+        "ladies",
+        "gentleman",
+        "gentlemen",
+        "baby",
+        "babies",
+        "toddler",
+        "toddlers",
+        "teenager",
+        "teenagers",
+    ]
+)
+
+#: Person nouns of one gender; a caption that names something only one gender wears or
+#: grows (a bikini, a beard) keeps its person nouns of that gender.
+MALE_NOUNS = frozenset(["man", "men", "boy", "boys", "gentleman", "gentlemen"])
+FEMALE_NOUNS = frozenset(["woman", "women", "girl", "girls", "lady", "ladies"])
+
+#: Age classes of :data:`PERSON_NOUNS` (0 infant, 1 child, 2 teen, 3 adult). Neighbouring
+#: classes overlap ("a boy" may be a toddler or a teenager), so a person noun without a
+#: gender changes only to one two classes away ("toddler" -> "man", not -> "girl").
+PERSON_AGES = {
+    **dict.fromkeys(["baby", "babies", "toddler", "toddlers"], 0),
+    **dict.fromkeys(["boy", "boys", "girl", "girls"], 1),
+    **dict.fromkeys(["teenager", "teenagers"], 2),
+    **dict.fromkeys(["man", "men", "woman", "women", "lady", "ladies"], 3),
+    **dict.fromkeys(["gentleman", "gentlemen"], 3),
+}
+
+
+_GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
+_GIRLS = frozenset({"girl", "girls"})
+_WOMEN = frozenset({"woman", "women", "lady", "ladies"})
+
+
+def persons_exclusive(a: str, b: str) -> bool:
+    """Whether person nouns ``a`` and ``b`` cannot name the same person: different
+    genders, or (when either has no gender) ages two classes apart."""
+    if {a, b} & _GIRLS and {a, b} & _WOMEN:
+        return False  # captions call young women girls (blind reads 101, 104, 108)
+    if a in _GENDERED_NOUNS and b in _GENDERED_NOUNS:
+        return True  # another gender, or the same gender at another age ("boy" -> "man")
+    if a not in PERSON_AGES or b not in PERSON_AGES:
+        return False
+    return abs(PERSON_AGES[a] - PERSON_AGES[b]) >= 2
+
+
+FEMALE_MARKERS = frozenset(
+    [
+        "bikini",
+        "bikinis",
+        "dress",
+        "dresses",
+        "skirt",
+        "skirts",
+        "gown",
+        "gowns",
+        "bra",
+        "blouse",
+        "purse",
+        "handbag",
+        "heels",
+        "lipstick",
+        "pregnant",
+        "bride",
+        "tutu",
+        "leotard",
+    ]
+)
+MALE_MARKERS = frozenset(
+    [
+        "beard",
+        "beards",
+        "bearded",
+        "mustache",
+        "moustache",
+        "goatee",
+        "tuxedo",
+        "groom",
+        "shirtless",
+    ]
+)
+
+#: Nouns that already say a person's age: an age attribute on them is not edited
+#: ("young children" -> "old children").
+AGED_NOUNS = frozenset(
+    [
+        "child",
+        "children",
+        "kid",
+        "kids",
+        "baby",
+        "babies",
+        "toddler",
+        "toddlers",
+        "boy",
+        "boys",
+        "girl",
+        "girls",
+        "teenager",
+        "teenagers",
+        "infant",
+        "infants",
+        "student",
+        "students",
+        "schoolchildren",
+    ]
+)
+
+#: States exclude only their opposites: "a wet street" may well be busy.
+STATE_OPPOSITES = {
+    "empty": ("full", "crowded"),
+    "full": ("empty",),
+    "crowded": ("empty",),
+    "wet": ("dry",),
+    "dry": ("wet",),
+    "open": ("closed",),
+    "closed": ("open",),
+    "clean": ("dirty",),
+    "dirty": ("clean",),
+    "sunny": ("cloudy", "rainy", "snowy"),
+    "cloudy": ("sunny",),
+    "rainy": ("sunny",),
+    "snowy": ("sunny",),
+    "busy": ("empty",),
+    "calm": ("rough",),
+}
+
+#: Plural-only nouns for one thing (pants, glasses): exchanged only among themselves.
+PLURALIA_TANTUM = frozenset(
+    [
+        "pants",
+        "jeans",
+        "shorts",
+        "trousers",
+        "slacks",
+        "khakis",
+        "overalls",
+        "pajamas",
+        "tights",
+        "leggings",
+        "sweatpants",
+        "glasses",
+        "sunglasses",
+        "goggles",
+        "headphones",
+        "earphones",
+        "scissors",
+        "binoculars",
+        "trunks",
+        "briefs",
+        "boxers",
+        "capris",
+    ]
+)
+
+#: Where a garment is worn. A worn object is replaced only by one worn in the same place
+#: and layer: "a woman in a sweater" -> "in a baseball cap" may still be true (she may wear
+#: both), "in a shirt" is not. WordNet files most garments under "garment" alone, so the slots
+#: are listed here (singular forms; a plural is matched through its singular).
+GARMENT_SLOTS: dict[str, str] = {
+    word.strip(): slot
+    for slot, words in {
+        "head": "hat, cap, helmet, beanie, bandanna, bandana, headband, hood, visor, sombrero, "
+        "turban, headscarf, beret, fedora, bonnet, tiara, headdress, wig, hard hat, cowboy hat, "
+        "baseball cap, top hat, ski cap, knit cap, stocking cap, sun hat, straw hat",
+        "upper": "shirt, t-shirt, tee, top, blouse, sweater, sweatshirt, hoodie, jersey, tunic, "
+        "polo, tank top, muscle shirt, polo shirt, dress shirt",
+        # worn over the upper layer: "a green shirt" -> "a green safety vest" may be both
+        "outer": "jacket, coat, vest, cardigan, parka, windbreaker, blazer, poncho, raincoat, "
+        "apron, smock, safety vest, life jacket, life vest, ski jacket, jean jacket, "
+        "leather jacket",
+        "lower": "pants, jeans, shorts, trousers, slacks, khakis, skirt, leggings, tights, "
+        "sweatpants, capris",
+        "body": "dress, gown, suit, uniform, costume, overalls, robe, jumpsuit, tuxedo, kimono, "
+        "sari, wetsuit, wedding dress, sundress",
+        "swim": "swimsuit, bikini, trunks, speedo, bathing suit, swimming suit, "
+        "swimming trunks, swim trunks",
+        "feet": "shoe, boot, sandal, sneaker, heel, flip-flop, cleat, slipper, loafer, skate",
+        "eyes": "glasses, sunglasses, goggles, eyeglasses, spectacles",
+        "hands": "glove, mitten",
+        "neck": "scarf, tie, necklace, lei, bow tie, boa, feather boa, shawl, collar",
+    }.items()
+    for word in words.split(",")
+}
+
+
+@lru_cache(maxsize=1 << 14)
+def _name_forms(name: str) -> tuple[str, ...]:
+    """The whole name, then its head word, each followed by its candidate singulars
+    ("swimming trunks", "trunks", "trunk"; "scarves" -> "scarf")."""
+    name = " ".join(name.lower().split())
+    out: list[str] = []
+    for word in dict.fromkeys([name, name.split()[-1]] if name else []):
+        out.append(word)
+        if word.endswith("s"):
+            out.append(word[:-1])
+        if word.endswith("es"):
+            out.append(word[:-2])
+        if word.endswith("ves"):
+            out.append(word[:-3] + "f")
+    return tuple(out)
+
+
+def garment_slot(name: str) -> str | None:
+    """Where ``name`` is worn (:data:`GARMENT_SLOTS`): the whole name, else its head word,
+    singular or plural; ``None`` for anything that is not a listed garment."""
+    return next((GARMENT_SLOTS[f] for f in _name_forms(name) if f in GARMENT_SLOTS), None)
+
+
+#: Words a caption writer uses for the same thing, which WordNet keeps apart (a cap is
+#: not a hat there): never substitutes of each other.
+NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split(","))
+    for group in (
+        "hat,cap",
+        "town,city",
+        "shirt,top,tee,t-shirt",
+        "sweater,sweatshirt,jumper,pullover",
+        "jacket,coat",
+        "jacket,vest",
+        "coat,vest",
+        "pants,trousers,slacks",
+        "sneaker,shoe,tennis shoe",
+        "glasses,eyeglasses,spectacles",
+        "rock,stone,boulder",
+        "road,street,highway,roadway,avenue",
+        "park,plaza",
+        "park,field,meadow",  # a field in a park: blind reads 101, 103 and 25-28
+        "floor,deck",
+        "plaza,square",
+        "sofa,couch",
+        "ocean,sea",
+        "path,trail",
+        "store,shop",
+        "photo,picture,photograph",
+        "bike,bicycle",
+        "motorbike,motorcycle,scooter,moped",
+        "shirt,sweater",
+        "phone,cellphone,cell phone",
+        "kid,child",
+        "stroller,pram",
+        "uniform,suit,outfit,costume",
+    )
+)
+
+
+def near_synonyms(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` name the same thing in :data:`NEAR_SYNONYMS` (head words,
+    singular or plural)."""
+
+    fa, fb = set(_name_forms(a)), set(_name_forms(b))
+    return any(fa & group and fb & group for group in NEAR_SYNONYMS)
+
+
+#: Verbs of posture and locomotion: mutually exclusive at one moment ("sitting" vs
+#: "standing"), so one may replace another on the corpus's pair counts alone.
+EXCLUSIVE_VERBS = frozenset(
+    [
+        "sit",
+        "stand",
+        "lie",
+        "walk",
+        "run",
+        "jump",
+        "ride",
+        "swim",
+        "climb",
+        "kneel",
+        "squat",
+        "crawl",
+        "dive",
+        "fly",
+        "skate",
+        "ski",
+        "surf",
+    ]
+)
+
+#: Spatial and comitative prepositions that may be replaced, with their opposites first.
+#: Words that already negate what follows ("with no shirt": never "without no shirt").
+NEGATORS = frozenset({"no", "not", "without", "never", "nothing"})
+
+#: Prepositions and verbs whose relation holds both ways ("next to", "with", "kiss").
+SYMMETRIC_PREPOSITIONS = ("next to", "near", "beside", "by", "with", "close to", "across from")
+SYMMETRIC_VERBS = frozenset({"kiss", "hug", "meet", "marry", "embrace", "face"})
+
+
+def symmetric(predicate: str) -> bool:
+    """Whether a relation holds both ways ("walk next to", "kiss"), so swapping two bare
+    nouns around it may still be true."""
+    return predicate.split()[0] in SYMMETRIC_VERBS or any(
+        predicate == w or predicate.endswith(" " + w) for w in SYMMETRIC_PREPOSITIONS
+    )
+
+
+PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
+    "on": ("under", "beside", "next to"),
+    "onto": ("off",),
+    "on top of": ("under", "below", "underneath", "beside"),
+    "under": ("on", "above", "over"),
+    "underneath": ("on top of", "above"),
+    "beneath": ("above", "on"),
+    "below": ("above",),
+    "above": ("below", "under"),
+    "over": ("under",),
+    "in": ("outside",),  # "in the water" -> "near", "beside" may still hold (blind reads)
+    "inside": ("outside",),
+    "outside": ("inside",),
+    "into": ("out of",),
+    "out of": ("into",),
+    "in front of": ("behind",),
+    "behind": ("in front of",),
+    "near": ("far from",),
+    "next to": ("across from", "behind", "in front of"),
+    "beside": ("behind", "in front of"),
+    "with": ("without",),
+    "without": ("with",),
+    "toward": ("away from",),
+    "towards": ("away from",),
+    "away from": ("toward",),
+    "up": ("down",),
+    "down": ("up",),
+    "along": ("across",),
+    "across": ("along",),
+    "left of": ("right of",),
+    "right of": ("left of",),
+    "to the left of": ("to the right of",),
+    "to the right of": ("to the left of",),
+    "to left of": ("to right of",),  # the parser's pieces of "to the left of"
+    "to right of": ("to left of",),
+}
+
+#: Attribute classes: a substitute stays in the class of the original.
+ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
+    "colour": frozenset(
+        [
+            "black",
+            "white",
+            "red",
+            "blue",
+            "green",
+            "yellow",
+            "orange",
+            "purple",
+            "pink",
+            "brown",
+            "gray",
+            "grey",
+            "silver",
+            "gold",
+            "golden",
+            "tan",
+            "beige",
+            "blond",
+            "blonde",
+            "brunette",
+            "maroon",
+            "navy",
+            "teal",
+            "turquoise",
+        ]
+    ),
+    "size": frozenset(["big", "small", "large", "little", "tiny", "huge", "giant"]),
+    "length": frozenset(["long", "short"]),
+    "height": frozenset(["tall"]),
+    "age": frozenset(["young", "old", "elderly", "older", "younger"]),
+    "material": frozenset(
+        [
+            "wooden",
+            "wood",
+            "metal",
+            "metallic",
+            "plastic",
+            "glass",
+            "stone",
+            "brick",
+            "leather",
+            "paper",
+            "concrete",
+            "cardboard",
+            "ceramic",
+            "marble",
+            "steel",
+            "iron",
+            "denim",
+            "wool",
+            "cotton",
+        ]
+    ),
+    "pattern": frozenset(
+        ["striped", "plaid", "spotted", "checkered", "floral", "patterned", "polka"]
+    ),
+    "state": frozenset(
+        [
+            "empty",
+            "full",
+            "wet",
+            "dry",
+            "open",
+            "closed",
+            "clean",
+            "dirty",
+            "lit",
+            "cloudy",
+            "sunny",
+            "snowy",
+            "rainy",
+            "busy",
+            "crowded",
+            "calm",
+        ]
+    ),
+    "number": frozenset(
+        [
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "several",
+            "many",
+            "few",
+            "multiple",
+            "numerous",
+        ]
+    ),
+}
+
+#: Number words by value (for number agreement: only plural quantities are exchanged).
+NUMBER_VALUES = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+
+
+#: Colours that name a shade of another (a "tan" dog may be called brown): substitutes stay
+#: out of the original's family.
+COLOUR_FAMILIES = {
+    "tan": "brown",
+    "beige": "brown",
+    "khaki": "brown",
+    "bronze": "brown",
+    "grey": "gray",
+    "silver": "gray",
+    "maroon": "red",
+    "burgundy": "red",
+    "crimson": "red",
+    "navy": "blue",
+    "turquoise": "blue",
+    "teal": "blue",
+    "violet": "purple",
+    "lavender": "purple",
+    "magenta": "pink",
+    "gold": "yellow",
+    "golden": "yellow",
+    "blonde": "blond",
+    "cream": "white",
+    "ivory": "white",
+}
+
+
+#: Objects whose colours name a shade range, not a hue: white hair is grey hair to a caption
+#: writer (one family, "grey").
+HAIR_NOUNS = frozenset({"hair", "beard", "mustache", "moustache", "fur", "eyebrow", "eyebrows"})
+_HAIR_GREYS = frozenset({"white", "grey", "gray", "silver"})
+
+
+def colour_family(value: str, noun: str | None = None) -> str:
+    """The base colour of a colour value ("navy blue", "navy" -> blue; "tan" -> brown); of
+    ``noun`` when given (white, grey and silver hair are one family)."""
+    words = value.lower().split()
+    last = words[-1] if words else ""
+    family = COLOUR_FAMILIES.get(last, last)
+    if noun is not None and noun.lower() in HAIR_NOUNS and family in _HAIR_GREYS:
+        return "grey"
+    return family
+
+
+#: Shades of two families that one photo's writers use for the same colour (blind reads
+#: 110-111: "gold" / "orange" shirts, "beige" / "white" pants).
+ADJACENT_SHADES = frozenset(
+    frozenset(pair.split("/"))
+    for pair in ("gold/orange", "golden/orange", "beige/white", "beige/cream")
+)
+
+
+def same_colour(a: str, b: str, noun: str | None = None) -> bool:
+    """Whether colour values ``a`` and ``b`` may name the same colour: one family
+    (:func:`colour_family`) or adjacent shades (:data:`ADJACENT_SHADES`)."""
+    if colour_family(a, noun) == colour_family(b, noun):
+        return True
+    last = frozenset(v.lower().split()[-1] for v in (a, b) if v.split())
+    return last in ADJACENT_SHADES
+
+
+def attribute_class(value: str) -> str | None:
+    """The class of an attribute value ("navy blue" -> colour), or ``None``."""
+    words = value.lower().split()
+    if not words:
+        return None
+    if words[0].isdigit():
+        return "number"
+    for name, members in ATTRIBUTE_CLASSES.items():
+        if words[-1] in members and all(
+            w in members or w in {"light", "dark", "bright"} for w in words
+        ):
+            return name
+    return None
+
+
+#: Pronouns that fix a person's gender elsewhere in the caption.
+HE_PRONOUNS = frozenset(["he", "him", "his", "himself"])
+SHE_PRONOUNS = frozenset(["she", "her", "hers", "herself"])
+GENDERED_PRONOUNS = HE_PRONOUNS | SHE_PRONOUNS
+GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
+
+#: Adjectives that say a gender (WordNet antonyms of each other), fixed like person nouns.
+GENDER_ADJECTIVES = frozenset({"male", "female", "masculine", "feminine"})
+
+#: Person words WordNet files elsewhere ("person" is a top category, "female" an animal).
+PEOPLE_WORDS = frozenset({"person", "persons", "people", "female", "male", "females", "males"})
+
+#: Phrases that pin a count elsewhere in the caption ("one ... the other": two).
+COUNT_ANCHORS = ("the other", "each other", "one another", "both", "head-to-head", "pair")
+
+#: Predicates never edited: copulas, possession and clothing read from "in"/"with".
+FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
+
+#: Hair colours: an added colour of this kind only goes to hair ("a blond dog").
+HAIR_COLOURS = frozenset({"blond", "blonde", "brunette"})
+
+#: Words that already give an object a colour without naming one ("a rainbow colored kite").
+COLOURED_WORDS = frozenset(
+    {"colorful", "colourful", "colored", "coloured", "multicolored", "multicoloured", "multi"}
+)
+
+#: Words after a singular noun phrase that agree with it alone ("a dog and a cat is").
+SINGULAR_VERB_WORDS = frozenset({"is", "was", "has", "does", "'s", "’s"})
+#: Words after a noun phrase that bind to it alone (a relative clause, "of", a possessive).
+BINDING_WORDS = frozenset({"of", "that", "which", "who", "whose", "'s", "’s", "'"})
+#: Words that coordinate noun phrases.
+COORDINATORS = frozenset({"and", "or", "&", ","})
+
+
+__all__ = [
+    "ADJACENT_SHADES",
+    "AGED_NOUNS",
+    "ATTRIBUTE_CLASSES",
+    "BINDING_WORDS",
+    "CHILD_GROUP_NOUNS",
+    "COLOURED_WORDS",
+    "COLOUR_FAMILIES",
+    "COORDINATORS",
+    "COUNT_ANCHORS",
+    "EXCLUSIVE_VERBS",
+    "FEMALE_MARKERS",
+    "FEMALE_NOUNS",
+    "FIXED_PREDICATES",
+    "GARMENT_SLOTS",
+    "GENDERED_NOUNS",
+    "GENDERED_PRONOUNS",
+    "GENDER_ADJECTIVES",
+    "GENERIC_NOUNS",
+    "HAIR_COLOURS",
+    "HAIR_NOUNS",
+    "HE_PRONOUNS",
+    "MALE_MARKERS",
+    "MALE_NOUNS",
+    "NEAR_SYNONYMS",
+    "NEGATORS",
+    "NEVER_EDIT",
+    "NUMBER_VALUES",
+    "PEOPLE_WORDS",
+    "PERSON_AGES",
+    "PERSON_NOUNS",
+    "PLURALIA_TANTUM",
+    "PREPOSITION_OPPOSITES",
+    "SHE_PRONOUNS",
+    "SINGULAR_VERB_WORDS",
+    "STATE_OPPOSITES",
+    "SYMMETRIC_PREPOSITIONS",
+    "SYMMETRIC_VERBS",
+    "YOUTH_WORDS",
+    "attribute_class",
+    "colour_family",
+    "editable_words",
+    "garment_slot",
+    "near_synonyms",
+    "person_kind",
+    "persons_exclusive",
+    "same_colour",
+    "symmetric",
+]
+
+
+def editable_words(text: str) -> bool:
+    """Whether ``text`` has words and none of them is never edited (:data:`NEVER_EDIT`)."""
+    words = text.split()
+    return bool(words) and not any(w in NEVER_EDIT for w in words)
+
+
+def person_kind(noun: str) -> tuple[str | None, int | None]:
+    """(gender, age class) of a person noun ("lady" and "women": female adults)."""
+    gender = "m" if noun in MALE_NOUNS else "f" if noun in FEMALE_NOUNS else None
+    return gender, PERSON_AGES.get(noun)

@@ -1,0 +1,111 @@
+"""One caption's analysis, computed once and shared by every edit operator.
+
+:class:`CaptionContext` holds a parsed caption with the facts several operators ask about
+(its words, verbs, gendered pronouns, the objects it names, whether a count is pinned) and a
+memo for what one operator computes and another reuses (an object's substitutes: the
+replacement operator's, which the add operator coordinates). Each fact is computed on first
+use, once per caption.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from parsers import SceneGraph
+from tags.negatives.lexicon import (
+    FEMALE_MARKERS,
+    FEMALE_NOUNS,
+    GENDERED_PRONOUNS,
+    HE_PRONOUNS,
+    MALE_MARKERS,
+    MALE_NOUNS,
+    SHE_PRONOUNS,
+)
+from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.syntax import counted
+from tags.negatives.scenes import is_plural, verbs_of, words_of
+
+
+class CaptionContext:
+    """A parsed caption and its shared facts (see the module docstring).
+
+    Args:
+        graph: the caption's scene graph.
+        evidence: the shared plausibility service the operators ask.
+    """
+
+    def __init__(self, graph: SceneGraph, evidence: SceneEvidence):
+        self.graph = graph
+        self.caption = graph.caption
+        self.evidence = evidence
+        #: What one operator computed for another (key -> value), e.g. object substitutes.
+        self.memo: dict[Any, Any] = {}
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        """Each entity's name, lower-cased."""
+        return tuple(e.name.lower() for e in self.graph.entities)
+
+    @cached_property
+    def tokens(self) -> frozenset[str]:
+        """The caption's lower-cased whitespace tokens ("man," keeps its comma)."""
+        return frozenset(self.caption.lower().split())
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The caption's lower-cased words, punctuation dropped."""
+        return frozenset(words_of(self.caption))
+
+    @cached_property
+    def verbs(self) -> tuple[str, ...]:
+        """The caption's verb lemmas (auxiliaries left out), sorted."""
+        return verbs_of(self.graph)
+
+    @cached_property
+    def pronouns(self) -> frozenset[str]:
+        """The gendered pronouns among the caption's tokens."""
+        return GENDERED_PRONOUNS & self.tokens
+
+    @cached_property
+    def pronoun_gender(self) -> frozenset[str]:
+        """The person nouns the pronouns allow (both genders' with "his ... her")."""
+        pronouns = self.pronouns
+        return (MALE_NOUNS if pronouns & HE_PRONOUNS else frozenset()) | (
+            FEMALE_NOUNS if pronouns & SHE_PRONOUNS else frozenset()
+        )
+
+    @cached_property
+    def marker_excluded(self) -> frozenset[str]:
+        """Person nouns of the gender the caption's clothing or hair rules out ("woman in a
+        bikini" -> not "man")."""
+        tokens = self.tokens
+        return (MALE_NOUNS if tokens & FEMALE_MARKERS else frozenset()) | (
+            FEMALE_NOUNS if tokens & MALE_MARKERS else frozenset()
+        )
+
+    @cached_property
+    def one_gender_markers(self) -> frozenset[str]:
+        """Markers of the gender nobody in the caption has (only women: no beard; only men:
+        no dress)."""
+        women, men = bool(self.tokens & FEMALE_NOUNS), bool(self.tokens & MALE_NOUNS)
+        if women and not men:
+            return MALE_MARKERS
+        if men and not women:
+            return FEMALE_MARKERS
+        return frozenset()
+
+    @cached_property
+    def count_pinned(self) -> bool:
+        """Whether a count is pinned elsewhere in the caption (:func:`~.syntax.counted`)."""
+        return counted(self.caption)
+
+    def is_plural(self, index: int) -> bool:
+        """Whether entity ``index``'s head is plural (cached)."""
+        key = ("plural", index)
+        if key not in self.memo:
+            self.memo[key] = is_plural(self.graph, self.graph.entities[index].head_span)
+        return self.memo[key]
+
+
+__all__ = ["CaptionContext"]

@@ -1,0 +1,359 @@
+"""The one plausibility service every edit operator asks: what the corpus and WordNet attest.
+
+:class:`SceneEvidence` wraps a corpus's :class:`~tags.negatives.scenes.SceneCounts` and
+WordNet, and answers the questions operators share: a noun's substitution category, which
+objects may be substitutes at all, whether a substitute enters the original's frames and
+relations, which predicates people take, how naturally a substitute reads (the corpus
+bigram model). Corpus-wide tables are built once (:meth:`SceneEvidence.prepare`) and cached;
+refusals are counted in :attr:`SceneEvidence.trace` when one is set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from tags.negatives.edits import fix_articles, make_edit
+from tags.negatives.lexicon import (
+    EXCLUSIVE_VERBS,
+    GENERIC_NOUNS,
+    PEOPLE_WORDS,
+    PLURALIA_TANTUM,
+    attribute_class,
+    editable_words,
+)
+from tags.negatives.operators.base import Choice
+from tags.negatives.scenes import SceneCounts
+from tags.negatives.wordnet import wordnet
+
+#: A subject substitute that its predicate's frame never attests is kept when the corpus
+#: names it with the predicate's verb in at least this many captions (graded backoff from
+#: the frame "dance inside" to the verb "dance"; see :meth:`SceneEvidence.attests`).
+VERB_BACKOFF_MIN = 3
+#: The substitution category of colour words used as nouns ("dressed in blue").
+COLOUR_CATEGORY = "<colour>"
+#: An object substitute must follow the caption's predicate in at least this share of its
+#: uses, relative to the original's share ("sleeping on a couch" -> not "in a couch").
+FRAME_MIN_RATIO = 0.2
+#: ... when it was seen as an object at least this often (else too little evidence).
+FRAME_MIN_USES = 5
+
+
+@dataclass
+class Trace:
+    """Why a caption's units got no substitute, counted where each refusal happens (see
+    :attr:`SceneEvidence.trace`): ``units`` counts units refused as a whole
+    ("object:pronoun"), ``candidates`` substitutes refused one by one
+    ("object:unattested")."""
+
+    units: Counter = field(default_factory=Counter)
+    candidates: Counter = field(default_factory=Counter)
+
+    def reason(self) -> str | None:
+        """The skip reason these counts give: ``all_candidates_refused:<rule>`` when some
+        unit had substitutes to weigh (the rule that refused most), else
+        ``no_editable_unit:<rule>``; ``None`` when nothing was refused."""
+        for counts, prefix in (
+            (self.candidates, "all_candidates_refused"),
+            (self.units, "no_editable_unit"),
+        ):
+            if counts:
+                rule = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+                return f"{prefix}:{rule}"
+        return None
+
+
+def frame_of(predicate: str) -> str:
+    """The frame an object takes after ``predicate``: its last word ("stand on" -> "on",
+    "ride" -> "ride")."""
+    return predicate.rsplit(" ", 1)[-1]
+
+
+class SceneEvidence:
+    """What a corpus's :class:`SceneCounts` and WordNet attest, cached for every operator.
+
+    Args:
+        scenes: counts of the corpus the captions come from (built in a first pass).
+        min_count: an object, attribute or relation surface seen fewer times is never a
+            substitute (parse noise).
+        frequency_power: substitutes are weighted by ``count ** frequency_power`` (times
+            their support in the caption's contexts): higher values favour common words.
+        fluency: strength of the corpus-bigram reweighting (0: off); see :meth:`fluent`.
+        min_fluency: object substitutes whose bigram log-probability change is below this
+            are dropped.
+        noun_classes: ``{class: [noun, ...]}``: nouns substituted for each other as one
+            category, in place of their WordNet category.
+    """
+
+    def __init__(
+        self,
+        scenes: SceneCounts,
+        *,
+        min_count: int = 2,
+        frequency_power: float = 0.5,
+        fluency: float = 1.0,
+        min_fluency: float = -6.0,
+        noun_classes: Mapping[str, Iterable[str]] | None = None,
+    ):
+        self.scenes = scenes
+        self.min_count = min_count
+        self.frequency_power = frequency_power
+        self.fluency = fluency
+        self.min_fluency = min_fluency
+        self.wordnet = wordnet()
+        self.noun_classes = {
+            noun.lower(): f"class:{name}"
+            for name, nouns in (noun_classes or {}).items()
+            for noun in nouns
+        }
+        #: When set, every refusal is counted in it; ``None``: not counted.
+        self.trace: Trace | None = None
+        self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
+        self._written: frozenset[tuple[str, str]] | None = None
+        self._frames: dict[str, Counter] = {}
+        self._partner_index: dict[tuple[str, str, str], tuple[str, ...]] | None = None
+        self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
+        self._surfaces: dict[tuple[str, bool], str | None] = {}
+        self._category_counts: dict[str | None, Counter] = {}
+        self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
+        self._person = self.category("man")
+
+    def refuse(self, rule: str, unit: bool = False) -> None:
+        """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
+        if self.trace is not None:
+            (self.trace.units if unit else self.trace.candidates)[rule] += 1
+
+    def prepare(self) -> None:
+        """Build the lookup tables now (before worker processes fork, so they share them)."""
+        _ = self.scenes.index
+        self.usable_objects(None, False)
+        self.written_relations()
+        self.object_frames()
+        self.partners()
+        self.wordnet.related("dog", "cat")
+
+    # --------------------------------------------------------------- words
+    def category(self, noun: str) -> str | None:
+        """The substitution category of a noun: its ``noun_classes`` class, else WordNet's."""
+        return self.noun_classes.get(noun) or self.wordnet.category(noun)
+
+    def is_person(self, name: str) -> bool:
+        """People of any kind ("man", "skier", "person", "people", "female")."""
+        return name in PEOPLE_WORDS or self.category(name) == self._person
+
+    def similar_attributes(self, a: str, b: str) -> bool:
+        """Whether two attribute values mean about the same ("small", "little")."""
+        return " " not in a and " " not in b and self.wordnet.related(a, b, "a")
+
+    # ------------------------------------------------------------- objects
+    def usable_objects(self, category: str | None, plural: bool) -> dict[str, float]:
+        """Objects of one category and number that may be substitutes at all, with their
+        corpus counts (computed once per category and number). Colour words used as nouns
+        are also grouped under :data:`COLOUR_CATEGORY`."""
+        key = (category, plural)
+        found = self._by_category.get(key)
+        if found is None:
+            if not self._by_category:  # first call: sort every object name once
+                for number in (False, True):
+                    for other, count in self.scenes.index["objects_by_number"][number].items():
+                        if count < self.min_count or not self.substitute_ok(other):
+                            continue
+                        group = (self.category(other), number)
+                        self._by_category.setdefault(group, {})[other] = count
+                        if attribute_class(other) == "colour":
+                            colours = self._by_category.setdefault((COLOUR_CATEGORY, number), {})
+                            colours[other] = count
+            found = self._by_category.setdefault(key, {})
+        return found
+
+    def substitute_ok(self, name: str) -> bool:
+        """Whether an object name may ever be a substitute: an editable common noun, not
+        generic, not a proper name, not too general to be false (depth <= 7)."""
+        if not editable_words(name) or name in GENERIC_NOUNS or not name.replace(" ", "").isalpha():
+            return False
+        if name in self.noun_classes:
+            return True
+        if self.wordnet.is_name(name):
+            return False  # "in this city" -> not "in this brazil"
+        depth = self.wordnet.depth(name)
+        return depth is None or depth > 7  # too general to be false ("instrument", "device")
+
+    def substitute_surface(self, name: str, plural: bool) -> str | None:
+        """The written form of a usable object in the given number, or ``None`` when it is
+        never a substitute whatever the caption (an act, a verb-like word, no clean surface);
+        cached per object and number."""
+        key = (name, plural)
+        if key not in self._surfaces:
+            surface = self.scenes.surface(name, plural)
+            by_number = self.scenes.index["objects_by_number"]
+            ok = (
+                surface is not None
+                and surface.isascii()
+                and not (  # "a short", "a pant": the singular of a plurale tantum is
+                    # rarely one thing, unless the corpus writes it so ("a glass")
+                    not plural
+                    and name + "s" in PLURALIA_TANTUM
+                    and by_number[False].get(name, 0) * 5
+                    < sum(by_number[n].get(name + "s", 0) for n in (False, True))
+                )
+                and len(surface.split()) == len(name.split())
+                and not self.wordnet.is_activity(name.split()[-1])
+                and not self.scenes.verb_like(name)
+            )
+            self._surfaces[key] = surface if ok else None
+        return self._surfaces[key]
+
+    def attests(self, pool: Counter, verb: str | None, other: str) -> bool:
+        """Whether ``other`` may fill a pool's slot: the pool attests it, or (a subject pool,
+        ``verb`` its predicate's lemma) the corpus names ``other`` with that verb in at least
+        :data:`VERB_BACKOFF_MIN` captions: a frame backs off to its verb ("a girl dancing
+        inside" -> "a boy": boys dance, if never "inside" in the corpus)."""
+        if other in pool:
+            return True
+        return verb is not None and self.scenes.verb_object.get((verb, other), 0) >= max(
+            self.min_count, VERB_BACKOFF_MIN
+        )
+
+    def frame_fits(self, substitute: str, original: str, predicates: list[str]) -> bool:
+        """Whether ``substitute`` follows each of ``predicates``' prepositions about as
+        readily as the original does: that frame's share of the substitute's uses as an
+        object is at least :data:`FRAME_MIN_RATIO` of the original's share ("in a park" is
+        usual, "on a park" rare; "standing on" counts as "on"). Objects seen fewer than
+        :data:`FRAME_MIN_USES` times pass (too little evidence)."""
+        frames = self.object_frames()
+        new, old = frames.get(substitute), frames.get(original)
+        if not new or not old:
+            return True
+        new_total, old_total = sum(new.values()), sum(old.values())
+        if new_total < FRAME_MIN_USES:
+            return True
+        return all(
+            new[frame_of(p)] / new_total >= FRAME_MIN_RATIO * old[frame_of(p)] / old_total
+            for p in predicates
+        )
+
+    def roles_fit(self, substitute: str, roles: list[tuple[str, str, str]]) -> bool:
+        """Whether ``substitute`` enters every ``(role, predicate, other)`` relation of the
+        original with ``other`` itself or with an object of ``other``'s category: as the
+        subject of ``(X, predicate, other)`` or the object of ``(other, predicate, X)``. The
+        category backs the triple off where a corpus is sparse ("a woman holding a fan" ->
+        "a frisbee": some person holds one), and keeps scenes no writer would make ("a
+        child in a bottle", "the anchors on a cart"). An ``other`` without a category needs
+        the triple itself."""
+        for role, predicate, other in roles:
+            if role == "subject":
+                triple = (substitute, predicate, other)
+                key = ("object", substitute, predicate)
+            else:
+                triple = (other, predicate, substitute)
+                key = ("subject", predicate, substitute)
+            if self.scenes.triples.get(triple):
+                continue
+            category = self.category(other)
+            if category is None or category not in self.partner_categories(key):
+                return False
+        return True
+
+    def partner_categories(self, key: tuple[str, str, str]) -> frozenset[str | None]:
+        """The categories of the arguments the corpus puts in relation ``key``: ``("subject",
+        predicate, object)`` -> the subjects' categories, ``("object", subject, predicate)``
+        -> the objects' (cached per key)."""
+        found = self._partner_cache.get(key)
+        if found is None:
+            names = self.partners().get(key, ())
+            found = self._partner_cache[key] = frozenset(self.category(n) for n in names)
+        return found
+
+    def partners(self) -> dict[tuple[str, str, str], tuple[str, ...]]:
+        """``("subject", predicate, object)`` -> the subjects the corpus puts in that
+        relation with the object, ``("object", subject, predicate)`` -> the objects
+        (computed once)."""
+        if self._partner_index is None:
+            found: dict[tuple[str, str, str], set[str]] = {}
+            for subject, predicate, obj in self.scenes.triples:
+                found.setdefault(("subject", predicate, obj), set()).add(subject)
+                found.setdefault(("object", subject, predicate), set()).add(obj)
+            self._partner_index = {key: tuple(sorted(v)) for key, v in found.items()}
+        return self._partner_index
+
+    def object_frames(self) -> dict[str, Counter]:
+        """Per object, how often it follows each frame (computed once)."""
+        if not self._frames:
+            for obj, predicates in self.scenes.index["predicates_of_object"].items():
+                frame = self._frames.setdefault(obj, Counter())
+                for predicate, count in predicates.items():
+                    frame[frame_of(predicate)] += count
+        return self._frames
+
+    # ----------------------------------------------------------- relations
+    def category_predicates(self, subject: str) -> Counter:
+        """How often people take each predicate when ``subject`` is a person (WordNet
+        category), else nothing (cached)."""
+        if not self.is_person(subject):
+            return Counter()  # only people: any of them may sit, stand, walk...
+        category = self._person
+        found = self._category_counts.get(category)
+        if found is None:
+            found = Counter()
+            if category is not None:
+                for name, predicates in self.scenes.index["predicates_of_subject"].items():
+                    if self.is_person(name):
+                        found.update(predicates)
+            self._category_counts[category] = found
+        return found
+
+    def postures(self, subject: str) -> dict[str, frozenset[str]]:
+        """The posture and locomotion predicates of :meth:`category_predicates` by their
+        particle ("on" -> {"sit on", "stand on", ...}; cached)."""
+        category = self._person if self.is_person(subject) else None
+        found = self._category_postures.get(category)
+        if found is None:
+            by_particle: dict[str, set[str]] = {}
+            for p in self.category_predicates(subject):
+                if p.split()[0] in EXCLUSIVE_VERBS:
+                    by_particle.setdefault(" ".join(p.split()[1:]), set()).add(p)
+            found = {k: frozenset(v) for k, v in by_particle.items()}
+            self._category_postures[category] = found
+        return found
+
+    def written_relations(self) -> frozenset[tuple[str, str]]:
+        """``(predicate, surface)`` of every relation the corpus writes (computed once)."""
+        if self._written is None:
+            self._written = frozenset(
+                (predicate, " ".join(surface)) for predicate, surface, _ in self.scenes.relations
+            )
+        return self._written
+
+    # -------------------------------------------------------------- fluency
+    def fluent(
+        self, text: str, spans: tuple, choices: tuple[Choice, ...], floor: float = -math.inf
+    ) -> tuple[Choice, ...]:
+        """Reweight by how well each substitute fits its neighbours under the corpus's bigram
+        model, relative to the original: ``weight * exp(fluency * delta)`` (delta clipped to
+        [-10, 2]), so a negative reads as naturally as its positive; substitutes with a
+        delta below ``floor`` are dropped."""
+        if not self.fluency or not self.scenes.bigrams:
+            return choices
+        out = []
+        for choice in choices:
+            # score the text as it will read: "a orange" is written "an orange"
+            edits = [
+                e
+                for (start, end), surface in zip(spans, choice.surface)
+                if (e := make_edit("unit", text, start, end, surface)) is not None
+            ]
+            edits = fix_articles(text, edits)
+            delta = self.scenes.fluency_delta(
+                text, tuple((e.start, e.end) for e in edits), tuple(e.replacement for e in edits)
+            )
+            if delta < floor:
+                self.refuse("object:bigram_fluency")
+                continue  # far less natural than the original ("into the lime")
+            factor = math.exp(self.fluency * min(max(delta, -10.0), 2.0))
+            out.append(Choice(choice.surface, choice.weight * factor, choice.operation))
+        return tuple(sorted(out, key=lambda c: (-c.weight, c.surface)))
+
+
+__all__ = ["COLOUR_CATEGORY", "SceneEvidence", "Trace", "frame_of"]

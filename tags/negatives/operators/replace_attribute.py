@@ -1,0 +1,164 @@
+"""Replace an attribute: a value by another of its class, an antonym, or another count.
+
+Colours, sizes, ages, materials, patterns and states are replaced inside their class by
+values the corpus attests with the object (a state only by its opposite); WordNet antonyms
+are preferred and are the only substitutes of other adjectives; plural quantities (two, 3)
+change to another plural quantity written the same way, near and small ones first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tags.negatives.lexicon import (
+    AGED_NOUNS,
+    GENDER_ADJECTIVES,
+    GENDERED_PRONOUNS,
+    NUMBER_VALUES,
+    STATE_OPPOSITES,
+    attribute_class,
+    editable_words,
+    same_colour,
+)
+from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.registry import register_operator
+from tags.negatives.operators.replace_object import top_choices
+from tags.negatives.scenes import normal
+
+#: The prior of a count unit ("two" -> "three") next to other units: count edits are
+#: exact but few captions of a benchmark differ only by a number, so they stay a minority.
+COUNT_PRIOR = 0.15
+#: Substitutes of a count (the nearest): two teach the count; six ("six" -> three, four,
+#: five, seven, eight, nine) made count edits the bulk of a number caption's negatives.
+COUNT_CHOICES = 2
+#: Tags an attribute's words may have.
+_ATTRIBUTE_TAGS = frozenset({"JJ", "JJR", "NN", "NNP", "VBN", "CD"})
+
+
+def number_choices(evidence: SceneEvidence, text: str) -> tuple[Choice, ...]:
+    """Other plural counts written like ``text`` (a digit or a word), the nearest and
+    smallest first; none for a count below two."""
+    word = text.lower()
+    value = int(word) if word.isdigit() else NUMBER_VALUES.get(word)
+    if value is None or value < 2:
+        evidence.refuse("attribute:not_a_plural_count", unit=True)
+        return ()
+    others = [v for v in range(2, 13) if v != value and abs(v - value) <= 3]
+    names = {v: k for k, v in NUMBER_VALUES.items()}
+    # near numbers first, small (common) numbers before large ones
+    weights = Counter(
+        {((str(v) if word.isdigit() else names[v]),): 1.0 / (abs(v - value) * v) for v in others}
+    )
+    return top_choices(weights)[:COUNT_CHOICES]
+
+
+def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, ...]:
+    """The substitutes of one attribute of the caption (see the module docstring)."""
+    graph, evidence = context.graph, context.evidence
+    value = attribute.value
+    written = normal(graph.caption[slice(*attribute.span)])
+    tags = graph.tags_in(attribute.span)
+    why = None
+    kind = attribute_class(value)
+    name = context.names[attribute.entity]
+    if not tags or not all(t in _ATTRIBUTE_TAGS for t in tags):
+        why = "not_an_adjective"
+    elif not editable_words(written):
+        why = "never_edited_word"
+    elif kind == "number" and (len(written.split()) != 1 or evidence.wordnet.is_body_part(name)):
+        why = "body_part_count"  # "jogging with his two thumbs up" -> not "four thumbs"
+    elif kind == "number":
+        return number_choices(evidence, written)
+    elif kind == "age" and name in AGED_NOUNS:
+        why = "aged_noun"  # "young children" -> "old children"
+    elif value in GENDER_ADJECTIVES and GENDERED_PRONOUNS.intersection(context.words):
+        why = "gendered_pronoun"  # "a male player holding his racket"
+    elif kind == "colour" and evidence.is_person(name):
+        why = "person_colour"  # "a white female" reads as skin colour
+    if why is not None:
+        evidence.refuse(f"attribute:{why}", unit=True)
+        return ()
+    scenes = evidence.scenes
+    attested = scenes.index["attributes_of_object"].get(name, Counter())
+    others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
+    # ... nor a value another mention of the same noun has ("a white coat, red coat, ..."
+    # -> "a red coat, red coat": the list reads as a slip)
+    others |= {
+        a.value
+        for a in graph.attributes
+        if a.entity != attribute.entity and context.names[a.entity] == name
+    }
+    antonyms = (
+        set(evidence.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
+    )
+    weights: Counter = Counter()
+    operations: dict[tuple[str, ...], str] = {}
+    refuse = evidence.refuse
+    if kind is None and not antonyms:
+        refuse("attribute:no_class_no_antonym")  # only antonyms replace other adjectives
+    elif not attested:
+        refuse("attribute:no_attested_value")
+    for other, count in attested.items():
+        is_antonym = other in antonyms
+        if other == value or (not is_antonym and (kind is None or attribute_class(other) != kind)):
+            continue  # another class: not a substitute at all
+        if count < evidence.min_count:
+            refuse("attribute:rare_value")
+            continue  # "a green dog": one odd parse is no evidence
+        if other in others or not editable_words(other) or set(other.split()) & set(value.split()):
+            refuse("attribute:value_in_caption")
+            continue  # "red" -> "bright red" may still be true
+        if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
+            refuse("attribute:state_not_opposite")
+            continue  # "a wet street" may well be busy
+        if not is_antonym and evidence.wordnet.related(value, other, "a"):
+            refuse("attribute:synonym")
+            continue
+        if kind == "colour" and same_colour(other, value, name):
+            refuse("attribute:same_colour")
+            continue  # "brown" -> "tan" may still be true
+        surface = (scenes.attribute_surface(other),)
+        if surface[0] == written:
+            continue
+        weight = count**evidence.frequency_power * (4.0 if is_antonym else 1.0)
+        weights[surface] = max(weight, weights.get(surface, 0.0))
+        if is_antonym:
+            operations[surface] = "antonym"
+    return top_choices(weights, operations)
+
+
+@register_operator("replace_attribute", rank=20)
+class ReplaceAttribute(EditOperator):
+    """Replace an attribute value or an entity's count (operations ``replace``,
+    ``antonym``); counts weigh :data:`COUNT_PRIOR` next to other units."""
+
+    edit_types = ("attribute",)
+
+    def propose(self, context: CaptionContext) -> list[Proposal]:
+        graph, evidence = context.graph, self.evidence
+        out = []
+        for index, entity in enumerate(graph.entities):
+            span = entity.quantity_span
+            if span is None:
+                continue
+            if context.count_pinned:
+                evidence.refuse("attribute:count_pinned", unit=True)
+            elif evidence.wordnet.is_body_part(entity.name):
+                evidence.refuse("attribute:body_part_count", unit=True)  # "his two thumbs up"
+            else:
+                choices = number_choices(evidence, graph.caption[slice(*span)])
+                out.append(
+                    Proposal(PlannedUnit("attribute", (span,), choices, COUNT_PRIOR), (0, index, 1))
+                )
+        for index, attribute in enumerate(graph.attributes):
+            if attribute.span is not None:
+                choices = attribute_substitutes(context, attribute)
+                prior = COUNT_PRIOR if attribute_class(attribute.value) == "number" else 1.0
+                unit = PlannedUnit("attribute", (attribute.span,), choices, prior)
+                out.append(Proposal(unit, (1, index)))
+        return out
+
+
+__all__ = ["COUNT_PRIOR", "ReplaceAttribute", "attribute_substitutes", "number_choices"]

@@ -1,0 +1,301 @@
+"""Replace an object: an entity's head noun by another object of its category and number.
+
+Substitutes are other objects of the same grammatical number and substitution category
+(animal for animal, person for person) that are not synonyms, hypernyms or hyponyms of the
+original, and every combination the substitute enters is attested in the corpus:
+``(attribute, object)`` for its attributes, ``(object, predicate)`` where it is a subject,
+``(predicate, object)`` where it is an object. Person nouns change only among the nouns that
+say nothing but gender or age, under the caption's pronouns and gender markers; the
+substitute must fit the caption's other objects and verbs (:meth:`SceneCounts.context_delta`,
+:meth:`SceneCounts.verb_delta`) and its scene cue.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from tags.negatives.lexicon import (
+    CHILD_GROUP_NOUNS,
+    FEMALE_NOUNS,
+    GENDERED_NOUNS,
+    GENERIC_NOUNS,
+    MALE_NOUNS,
+    PERSON_AGES,
+    PERSON_NOUNS,
+    PLURALIA_TANTUM,
+    YOUTH_WORDS,
+    attribute_class,
+    editable_words,
+    garment_slot,
+    near_synonyms,
+    person_kind,
+    persons_exclusive,
+    same_colour,
+)
+from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.evidence import COLOUR_CATEGORY
+from tags.negatives.operators.registry import register_operator
+from tags.negatives.operators.syntax import (
+    after_determiner,
+    contains_word,
+    mentioned_again,
+    modifies_noun,
+    nouns_only,
+)
+from tags.negatives.scenes import is_bare, normal, verb_lemma
+
+#: Substitutes kept per unit (the most plausible first).
+MAX_CHOICES = 24
+#: How strongly a substitute object's co-occurrence with the caption's other objects
+#: reweights it (0: off); see :meth:`SceneCounts.context_delta`.
+CONTEXT_WEIGHT = 1.0
+#: Object substitutes that fit the caption's other objects this much worse (nats) than the
+#: original are dropped ("a horse in a volleyball" next to a cowboy).
+MIN_CONTEXT = -4.0
+#: ... or that go with one of the caption's verbs this much worse (log lift, see
+#: :meth:`SceneCounts.verb_delta`): the original is attested with the verb far above chance,
+#: the substitute is not ("throwing the ball" -> not "the computer keyboard").
+MIN_VERB_FIT = -1.5
+#: Object substitutes that the corpus's other captions of the same image use for what the
+#: original names this much more often than chance (log lift, see
+#: :meth:`SceneCounts.codescription_lift`; only corpora with several captions per image)
+#: are dropped: they may still be true ("a street" -> "an alley", "the water" -> "the
+#: ocean"). log 2.5: one sibling mention of a rare word is not enough.
+MAX_CODESCRIPTION = math.log(2.5)
+
+
+def top_choices(
+    weights: Counter, operation: dict[tuple[str, ...], str] | None = None
+) -> tuple[Choice, ...]:
+    """The :data:`MAX_CHOICES` heaviest substitutes (ties by surface), as choices."""
+    best = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CHOICES]
+    operation = operation or {}
+    return tuple(Choice(s, float(w), operation.get(s, "replace")) for s, w in best)
+
+
+def object_refusal(context: CaptionContext, entity, name: str, written: str) -> str | None:
+    """Why an object is not editable at all, or ``None``."""
+    graph, scenes, wordnet = context.graph, context.evidence.scenes, context.evidence.wordnet
+    if not nouns_only(graph, entity.head_span):
+        return "not_a_common_noun"  # no proper names ("Nike shirt"), no pronouns
+    if len(graph.tags_in(entity.head_span)) > 3:
+        return "long_compound"
+    if not editable_words(written):
+        return "never_edited_word"  # pronouns, measure, time and frame words
+    if name in GENERIC_NOUNS:
+        return "generic_noun"
+    if not name.replace(" ", "").isalpha():
+        return "not_a_word"
+    if scenes.object_count(name) < 1:
+        return "unseen_object"
+    if wordnet.is_activity(written.split()[-1]):
+        return "activity"  # "dancing and singing"
+    if scenes.verb_like(written):
+        return "verb_like"  # "a helmet walks": a verb tagged as a noun
+    if mentioned_again(graph.caption, entity.head_span, written):
+        return "mentioned_again"  # "a woman and man ..., the man"
+    if modifies_noun(graph, entity.head_span):
+        return "compound_modifier"  # "the boy band"
+    return None
+
+
+def object_substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
+    """The substitutes of entity ``index``'s head (before fluency reweighting), computed
+    once per caption: the add operator coordinates the same objects."""
+    key = ("object", index)
+    if key not in context.memo:
+        context.memo[key] = _substitutes(context, index)
+    return context.memo[key]
+
+
+def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
+    graph, evidence = context.graph, context.evidence
+    scenes, refuse = evidence.scenes, evidence.refuse
+    entity = graph.entities[index]
+    name = entity.name.lower()
+    written = normal(graph.caption[slice(*entity.head_span)])
+    why = object_refusal(context, entity, name, written)
+    if why is not None:
+        refuse(f"object:{why}", unit=True)
+        return ()
+    plural = context.is_plural(index)
+    bare = not plural and is_bare(graph, entity)
+    possessive = graph.caption[entity.head_span[1] :].lstrip().startswith(("'s", "’s"))
+    index_ = scenes.index
+    pools: list[Counter] = []
+    # the verb lemma of each subject pool's predicate (``None``: no backoff), see below
+    backoff: list[str | None] = []
+    frames: list[str] = []  # predicates the object follows ("on" in "on a field")
+    # (role, predicate, other argument) of each relation: the substitute must enter it
+    # with the other argument or something of its category ("a child in a box" -> not
+    # "in a bottle": no person is ever "in" a bottle)
+    roles: list[tuple[str, str, str]] = []
+    for attribute in graph.attributes_of(index):
+        pools.append(index_["objects_with_attribute"].get(attribute.value, Counter()))
+        backoff.append(None)
+    for relation in graph.relations:
+        if relation.subject == index and relation.object != index:
+            pools.append(index_["subjects_of"].get(relation.predicate, Counter()))
+            backoff.append(verb_lemma(relation.predicate.split()[0]))
+            roles.append(("subject", relation.predicate, context.names[relation.object]))
+        elif relation.object == index and relation.subject != index:
+            pools.append(index_["objects_of"].get(relation.predicate, Counter()))
+            backoff.append(None)
+            frames.append(relation.predicate)
+            roles.append(("object", relation.predicate, context.names[relation.subject]))
+    # "one orange one blue", "dressed in blue": a colour named without a determiner is
+    # a colour, whatever WordNet's first sense ("orange" the fruit, "white" a person)
+    colour = attribute_class(written) == "colour" and not after_determiner(graph, entity)
+    category = COLOUR_CATEGORY if colour else evidence.category(name)
+    if category is None and not pools:
+        refuse("object:no_category", unit=True)
+        return ()
+    person = category == evidence.category("man")
+    if person and written not in PERSON_NOUNS:
+        refuse("object:role_noun", unit=True)
+        return ()  # a role may be any gender or age
+    # a gendered pronoun may name the person: only a person noun of its gender changes,
+    # to another of that gender (a closed class): "a man holding his hat" -> "a boy"
+    pronouns, pronoun_gender = context.pronouns, context.pronoun_gender
+    if person and pronouns and (pronoun_gender == GENDERED_NOUNS or written not in pronoun_gender):
+        refuse("object:gendered_pronoun", unit=True)
+        return ()  # "her mouth" fixes the gender; "his ... her": who is who is unknown
+    tantum = written.split()[-1] in PLURALIA_TANTUM  # "swimming trunks"
+    slot = garment_slot(written) or garment_slot(name)
+    present = set(context.names)  # "a boy and a girl": not "a girl"
+    scene_objects = sorted(present - {name})
+    verbs = context.verbs
+    words = context.tokens
+    excluded = context.marker_excluded  # "woman in a bikini" -> not "man"
+    if pronouns:
+        excluded |= (MALE_NOUNS | FEMALE_NOUNS | frozenset(PERSON_AGES)) - pronoun_gender
+    if person and YOUTH_WORDS & {a.value.lower() for a in graph.attributes_of(index)}:
+        for gender in (MALE_NOUNS, FEMALE_NOUNS):  # "a young girl" -> not "a young lady"
+            if written in gender:
+                excluded |= gender
+    if person and words & CHILD_GROUP_NOUNS:  # a child named in a group stays one, and
+        # no one becomes a child who may be one of the group ("two children, a boy and a
+        # girl" -> not "a boy and a man"; "a woman and children" -> not "a toddler and")
+        child = PERSON_AGES.get(written, 3) <= 1
+        excluded |= {noun for noun, age in PERSON_AGES.items() if (age <= 1) != child}
+    # only women in the caption: no beard ("the girl with the beard"); only men: no dress
+    one_gender = context.one_gender_markers
+    kinds = {person_kind(w) for w in words & PERSON_NOUNS if w != written.lower()}
+    weights: Counter = Counter()
+    usable = evidence.usable_objects(category, plural)
+    attests = evidence.attests
+    strict = [pool for pool, verb in zip(pools, backoff) if verb is None]
+    if strict:  # only objects every pool attests: walk the smallest pool
+        smallest = min(strict, key=len)
+        candidates = [(o, usable[o]) for o in smallest if o in usable]
+    else:  # backed-off pools only: the objects they admit
+        candidates = [
+            (o, c)
+            for o, c in usable.items()
+            if all(attests(pool, verb, o) for pool, verb in zip(pools, backoff))
+        ]
+    if not candidates:
+        refuse("object:no_attested_substitute")
+    for other, count in candidates:
+        if other in present:
+            continue
+        if not all(attests(pool, verb, other) for pool, verb in zip(pools, backoff)):
+            refuse("object:unattested_combination")
+            continue
+        surface = evidence.substitute_surface(other, plural)
+        if surface is None:
+            refuse("object:no_clean_surface")
+            continue
+        if person and (
+            surface not in PERSON_NOUNS
+            or surface in excluded
+            or not persons_exclusive(written, surface)  # "boy" -> not "toddler"
+            # a kind (gender, age) another person of the caption already has: "a man
+            # and a woman" -> not "a lady and a woman" (two names of one kind)
+            or person_kind(surface) in kinds
+            # nobody becomes a baby: what people do in a caption babies rarely do ("a
+            # baby preparing food"; 6 of 8 such edits failed blind reads 201-214)
+            or (PERSON_AGES.get(surface) == 0 and PERSON_AGES.get(written) != 0)
+        ):
+            refuse("object:person_rule")
+            continue
+        if surface in one_gender:
+            refuse("object:gender_marker")
+            continue
+        if possessive and surface.endswith("s"):
+            refuse("object:possessive")
+            continue  # "a men 's game" -> not "a boys 's game"
+        if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):
+            refuse("object:plurale_tantum")
+            continue  # "pants" -> "jackets" would dress one person in several
+        if set(other.split()) & set(name.split()) or contains_word(other, name):
+            refuse("object:shares_a_word")
+            continue  # "suit" -> "bathing suit", "shirt" -> "sweatshirt" may still be true
+        if bare and scenes.bare.get(other, 0) < evidence.min_count:
+            refuse("object:not_used_bare")
+            continue  # "buying fish" -> "buying bat" needs an article
+        if frames and not evidence.frame_fits(other, name, frames):
+            refuse("object:preposition_frame")
+            continue  # "playing on a field" -> not "on a park"
+        if not person and not colour and not evidence.roles_fit(other, roles):
+            refuse("object:unattested_role")
+            continue  # "raising the anchors on a boat" -> not "on a cart"
+        if surface == written or evidence.wordnet.related(name, other):
+            refuse("object:synonym_or_hypernym")
+            continue
+        if colour and (same_colour(surface, written) or other in words):
+            refuse("object:same_colour")
+            continue  # "in blue" -> not "in navy"; "one orange one blue" -> not "blue"
+        if near_synonyms(written, surface):
+            refuse("object:near_synonym")
+            continue  # "hat" -> "cap": the same thing to a caption writer
+        if (
+            scenes.codescription_lift(name, other) >= MAX_CODESCRIPTION
+            and attribute_class(name) != "colour"  # "in blue": others wear red
+        ):
+            refuse("object:codescribed")
+            continue  # "street" -> "alley": other writers call the same place so
+        if slot is not None and garment_slot(surface) != slot:
+            refuse("object:garment_slot")
+            continue  # "in a sweater" -> not "in a cap": she may wear both
+        support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
+        weight = count**evidence.frequency_power * (1.0 + support)
+        if CONTEXT_WEIGHT and (scene_objects or verbs):  # "throwing a parachute down a lane"
+            # the scene's objects and its actions each have a veto: "the mound" fits a
+            # pitcher's scene, not "throwing the mound"
+            scene = scenes.context_delta(name, other, scene_objects)
+            acts = scenes.verb_delta(name, other, verbs)
+            if scene < MIN_CONTEXT:
+                refuse("object:context")
+                continue
+            if acts < MIN_VERB_FIT:
+                refuse("object:verb_fit")
+                continue
+            if not person and not scenes.shares_scene(name, other, scene_objects, verbs):
+                refuse("object:scene_cue")
+                continue  # "reading an article on the computer at a desk" -> not "bow"
+            weight *= math.exp(CONTEXT_WEIGHT * min(scene + acts, 2.0))
+        weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
+    return top_choices(weights)
+
+
+@register_operator("replace_object", rank=10)
+class ReplaceObject(EditOperator):
+    """Replace an entity's head noun (operation ``replace``); one unit per entity."""
+
+    edit_types = ("object",)
+
+    def propose(self, context: CaptionContext) -> list[Proposal]:
+        out = []
+        for index, entity in enumerate(context.graph.entities):
+            if entity.head_span is not None:
+                unit = PlannedUnit(
+                    "object", (entity.head_span,), object_substitutes(context, index)
+                )
+                out.append(Proposal(unit, (0, index, 0)))
+        return out
+
+
+__all__ = ["CONTEXT_WEIGHT", "ReplaceObject", "object_substitutes", "top_choices"]

@@ -1,0 +1,226 @@
+"""Replace a relation: a verb by an exclusive or opposite one, a preposition by its opposite.
+
+A verb relation ("sitting on") is replaced by a relation surface of the same tag shape
+("VBG IN": "standing on"), attested with the subject and the object: another posture or
+locomotion verb, a verb the captions of one image never say together with it, a WordNet
+antonym ("pushing" -> "pulling"), or the same verb with an opposite particle. A spatial
+preposition changes to its opposite or an exclusive alternative (on/under, in front
+of/behind, with/without), attested with the object. Possessive and copular relations are
+never edited.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from tags.negatives.lexicon import (
+    EXCLUSIVE_VERBS,
+    FIXED_PREDICATES,
+    PREPOSITION_OPPOSITES,
+    editable_words,
+)
+from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.registry import register_operator
+from tags.negatives.operators.replace_object import top_choices
+from tags.negatives.operators.syntax import contiguous, shape_like, with_clause
+from tags.negatives.scenes import normal, relation_shape
+
+#: A flipped preposition without an attested triple needs at least this share of the original
+#: preposition's count with the object ("in the sand": 'beside the sand' is too rare; "on a
+#: plate": 'under a plate' is 7 %), and at least ``min_count`` uses ("under the carpet").
+FLIP_MIN_SHARE = 0.1
+#: ... and the subject must not shun it: log (seen + 1) / (expected + 1) of the new triple,
+#: expected from the original triple's count times the new preposition's share with the
+#: object, at least this ("food on a plate" 66 times -> not "food under a plate").
+FLIP_MIN_LIFT = -0.5
+
+
+def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...]:
+    """The substitutes of one relation of the caption (see the module docstring)."""
+    graph, evidence = context.graph, context.evidence
+    refuse = evidence.refuse
+    predicate = relation.predicate
+    why = None
+    if predicate in FIXED_PREDICATES:
+        why = "fixed_predicate"  # be, have, wear, of...
+    elif relation.subject == relation.object:
+        why = "self_relation"
+    elif not contiguous(graph, relation.spans):
+        why = "split_around_object"  # "throwing a stick into": the verb's frame
+    if why is not None:
+        refuse(f"relation:{why}", unit=True)
+        return ()
+    surface = tuple(normal(graph.caption[s:e]) for s, e in relation.spans)
+    joined = " ".join(surface)
+    tag_shape = relation_shape(graph, tuple(relation.spans))
+    subject = context.names[relation.subject]
+    obj = context.names[relation.object]
+    if joined in PREPOSITION_OPPOSITES:  # ("in" read as "wear" is a fixed predicate)
+        if joined == "with" and (
+            with_clause(graph, graph.entities[relation.object])
+            or graph.attributes_of(relation.object)  # "without long curly hair"
+            or any(  # "with her fingers"; "with blond-hair and glasses" (one "with")
+                evidence.wordnet.is_body_part(
+                    graph.entities[r.object].name.replace("-", " ").split()[-1]
+                )
+                for r in graph.relations
+                if r.spans == relation.spans
+            )
+        ):
+            refuse("relation:with_clause", unit=True)
+            return ()  # "with his arms outspread" -> "without his arms outspread"
+        return preposition_choices(evidence, surface, subject, obj, predicate)
+    tags = tag_shape.split()
+    if not tags or not tags[0].startswith("VB") or not editable_words(joined):
+        refuse("relation:not_a_verb_or_preposition", unit=True)
+        return ()
+    return _verb_choices(evidence, predicate, tag_shape, subject, obj)
+
+
+def _verb_choices(
+    evidence: SceneEvidence, predicate: str, tag_shape: str, subject: str, obj: str
+) -> tuple[Choice, ...]:
+    scenes, refuse = evidence.scenes, evidence.refuse
+    verb = predicate.split()[0]
+    index = scenes.index
+    made = evidence.wordnet.is_artifact(subject)  # "a truck standing on": not a posture
+    with_subject = index["predicates_of_subject"].get(subject, Counter())
+    with_object = index["predicates_of_object"].get(obj, Counter())
+    weights: Counter = Counter()
+    operations: dict[tuple[str, ...], str] = {}
+    particle = " ".join(predicate.split()[1:])
+    # the verb's WordNet antonyms with the same particle ("pushing a cart" -> "pulling"),
+    # attested with the subject or with the object: two acts that exclude each other
+    # (a general alternative to the closed list of exclusive posture verbs)
+    # (posture and locomotion verbs keep their own, stricter rule below: "sit" / "stand")
+    opposites = {
+        other
+        for a in evidence.wordnet.verb_antonyms(verb)
+        if not (a in EXCLUSIVE_VERBS and verb in EXCLUSIVE_VERBS)
+        and (
+            (other := " ".join([a, *predicate.split()[1:]])) in with_subject or other in with_object
+        )
+    }
+    # a person subject backs off to all people for posture verbs ("a person standing
+    # next to a table" -> "sitting": people sit next to tables)
+    postures = evidence.postures(subject).get(particle, frozenset())
+    others = ((set(with_subject) | postures) & set(with_object)) | opposites
+    if not others - {predicate}:
+        refuse("relation:no_attested_alternative")
+    for other in sorted(others):
+        if other == predicate or other in FIXED_PREDICATES:
+            continue
+        opposite = other in opposites
+        flip = other.split()[0] == verb or opposite
+        if (
+            flip
+            and not opposite
+            and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ())
+        ):
+            refuse("relation:particle_not_opposite")
+            continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
+        triple = scenes.triples.get((subject, other, obj), 0)
+        same_frame = other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
+        exclusive = same_frame and (
+            (verb in EXCLUSIVE_VERBS and other.split()[0] in EXCLUSIVE_VERBS and not made)
+            # or what the writers of one image never say together ("riding" / "walking")
+            or scenes.verbs_exclusive(verb, other.split()[0])
+        )
+        if not (flip or exclusive):
+            refuse("relation:verbs_not_exclusive")
+            continue  # other verbs are often compatible ("sitting" / "working")
+        by_subject = with_subject[other]
+        if not by_subject and other in postures:  # backed off to all people: only two
+            # verbs the writers of one image do not use for one act ("jumping" / "flying
+            # in the air" are); without grouped captions there is no such evidence
+            lift = scenes.verb_codescription_lift(verb, other.split()[0])
+            if not scenes.verb_grouped or lift > 0.0:
+                refuse("relation:verbs_codescribed")
+                continue
+            by_subject = evidence.category_predicates(subject)[other]
+        if not triple and not opposite and min(by_subject, with_object[other]) < 2:
+            refuse("relation:unattested")
+            continue
+        surfaces = index["relation_surfaces"].get((tag_shape, other))
+        if not surfaces or (not flip and evidence.wordnet.related(verb, other.split()[0], "v")):
+            refuse("relation:no_surface_or_synonym")
+            continue
+        for other_surface, count in sorted(surfaces.items()):
+            if count >= evidence.min_count and editable_words(" ".join(other_surface)):
+                weight = (
+                    count**evidence.frequency_power
+                    * (1.0 + math.log1p(triple))
+                    * (2.0 if flip else 1.0)
+                )
+                weights[other_surface] += weight
+                if flip:
+                    operations[other_surface] = "flip"
+    return top_choices(weights, operations)
+
+
+def preposition_choices(
+    evidence: SceneEvidence, pieces: tuple[str, ...], subject: str, obj: str, predicate: str = ""
+) -> tuple[Choice, ...]:
+    """Opposite prepositions attested with the object, written as the corpus writes them
+    ("below" where the captions say "below": the counts key prepositions by the parser's
+    canonical name, "under"). Unless the corpus attests the new triple itself, the new
+    preposition must be common with the object next to the original one: at least
+    :data:`FLIP_MIN_SHARE` of its count ("in the sand" -> not "beside the sand", "on a
+    stove" -> not "under a stove")."""
+    from parsers.lexicon import PREP_NORMAL
+
+    scenes = evidence.scenes
+    written = evidence.written_relations()
+    weights: Counter = Counter()
+    operations: dict[tuple[str, ...], str] = {}
+    for rank, other in enumerate(PREPOSITION_OPPOSITES[" ".join(pieces)]):
+        shaped = shape_like(other, pieces)
+        if shaped is None:
+            evidence.refuse("relation:preposition_shape")
+            continue
+        name = PREP_NORMAL.get(other, other)
+        if other != "without" and (name, other) not in written:
+            evidence.refuse("relation:preposition_unattested")
+            continue  # a spelling the corpus never uses for this relation
+        triple = scenes.triples.get((subject, name, obj), 0)
+        with_object = scenes.predicate_object.get((name, obj), 0)
+        usual = scenes.predicate_object.get((predicate, obj), 0)
+        # how often the subject would take the new preposition with the object if the
+        # preposition did not depend on the subject ("food on a plate": 66 times; "under"
+        # a plate 23 of 316 -> ~5 expected "food under a plate", none seen)
+        own = max(scenes.triples.get((subject, predicate, obj), 0) - 1, 0)
+        expected = own * with_object / max(usual, 1)
+        fits = math.log((triple + 1.0) / (expected + 1.0)) >= FLIP_MIN_LIFT
+        if other == "without":
+            attested = 1 + triple + with_object  # "with X" -> "without X" holds for any X
+        elif fits and (triple or with_object >= max(evidence.min_count, FLIP_MIN_SHARE * usual)):
+            attested = triple + with_object
+        else:
+            attested = 0
+            evidence.refuse("relation:flip_unattested")
+        if attested:
+            weights[shaped] = 2.0 / (1 + rank) * (1.0 + math.log1p(attested))
+            operations[shaped] = "flip"
+    return top_choices(weights, operations)
+
+
+@register_operator("replace_relation", rank=30)
+class ReplaceRelation(EditOperator):
+    """Replace a relation's verb or preposition (operations ``replace``, ``flip``)."""
+
+    edit_types = ("relation",)
+
+    def propose(self, context: CaptionContext) -> list[Proposal]:
+        out = []
+        for index, relation in enumerate(context.graph.relations):
+            if relation.spans:
+                choices = relation_substitutes(context, relation)
+                unit = PlannedUnit("relation", tuple(relation.spans), choices)
+                out.append(Proposal(unit, (2, index)))
+        return out
+
+
+__all__ = ["FLIP_MIN_LIFT", "ReplaceRelation", "preposition_choices", "relation_substitutes"]

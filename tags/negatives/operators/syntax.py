@@ -1,0 +1,164 @@
+"""What a caption's parse says around a span: the grammar checks operators share.
+
+Each function reads a :class:`~parsers.SceneGraph` (its caption, tokens and tags) and
+answers one question about a span or an entity: is it a common noun, a compound's modifier,
+followed by a clause, mentioned again; is a count pinned elsewhere in the caption.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from parsers import SceneGraph
+from tags.negatives.lexicon import COUNT_ANCHORS, NEGATORS
+from tags.negatives.scenes import words_of
+
+CharSpan = tuple[int, int]
+
+_DETERMINERS = frozenset({"DT", "PRP$", "POS", "PDT", "WP$"})
+#: Tags after a "with" object that make it a clause ("with his arms outspread", "with white
+#: on", "with hands raised"), where "without" reads wrong.
+_CLAUSE_TAGS = frozenset({"JJ", "VBN", "VBG", "RP", "RB", "IN"})
+_NOUN_TAGS = frozenset({"NN", "NNS"})
+
+
+def counted(caption: str) -> bool:
+    """Whether the caption pins a count elsewhere ("one ... the other", "both", an
+    enumeration after a colon): its quantities are not edited."""
+    text = " ".join(caption.lower().replace(",", " , ").split())
+    if text.count("one ") >= 2 or "one of them" in text:  # "two clowns, one young and one ..."
+        return True
+    if ":" in text:  # an enumeration fixes the count ("three shapes: a circle, a star and ...")
+        return True
+    text = f" {text} "
+    return any(f" {anchor} " in text for anchor in COUNT_ANCHORS)
+
+
+def tokens_before(graph: SceneGraph, entity) -> list[tuple[int, int, str]]:
+    """The caption's tokens that end before the entity's head."""
+    return [token for token in graph.tokens if token[1] <= entity.head_span[0]]
+
+
+def after_determiner(graph: SceneGraph, entity) -> bool:
+    """Whether a determiner or possessive comes before the entity's head, inside its phrase
+    or right before it ("an orange", "a ripe orange": the fruit; "one orange", "in orange":
+    the colour)."""
+    before = tokens_before(graph, entity)
+    start = (entity.span or entity.head_span)[0]
+    return any(t in _DETERMINERS for s, _, t in before if s >= start) or bool(
+        before and before[-1][2] in _DETERMINERS
+    )
+
+
+def modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
+    """Whether a noun follows the object's head at once ("boy band", "tennis court"): the
+    word is a compound's modifier, and its edit would leave the real head in place."""
+    following = [tag for s, _, tag in graph.tokens if s >= span[1]]
+    return bool(following) and following[0] in ("NN", "NNS")
+
+
+def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
+    """Whether the object's word comes up again outside its span ("a woman and man ..., the
+    man is on the drums"): changing one mention would contradict the other."""
+    target = written.split()
+    rest = [*words_of(caption[: span[0]]), "|", *words_of(caption[span[1] :])]
+    return any(rest[i : i + len(target)] == target for i in range(len(rest)))
+
+
+def with_clause(graph: SceneGraph, entity) -> bool:
+    """Whether the object of "with" is followed by a predicate of its own ("with his arms
+    outspread": a plural noun inside the head), or is not a concrete noun (a colour, a name)."""
+    tags = graph.tags_in(entity.head_span) if entity.head_span is not None else []
+    if not tags or not all(t in ("NN", "NNS") for t in tags) or "NNS" in tags[:-1]:
+        return True
+    if entity.quantity_span is not None:
+        return True  # "a man with one leg" -> "without one leg" says something else
+    before = words_of(graph.caption[: entity.span[0]])[-2:] if entity.span else []
+    if before and before[-1] == "of":
+        return True  # "with lots of pipe" -> "without lots of pipe"
+    own = words_of(graph.caption[entity.span[0] : entity.head_span[0]]) if entity.span else []
+    if NEGATORS.intersection(own + before[-1:]):
+        return True  # "with no shirt" -> not "without no shirt": already a negation
+    after = [t for s, e, t in graph.tokens if s >= entity.head_span[1]]
+    return bool(after) and after[0] in _CLAUSE_TAGS
+
+
+def described(graph: SceneGraph, entity: int, relation) -> bool:
+    """Whether an entity has an attribute or a relation other than ``relation``: a swap
+    then moves what describes it ("the woman in the red dress dancing with the man")."""
+    return bool(graph.attributes_of(entity)) or in_other_relation(graph, entity, relation)
+
+
+def in_other_relation(graph: SceneGraph, entity: int, relation) -> bool:
+    """Whether an entity takes part in a relation other than ``relation``."""
+    return any(r is not relation and entity in (r.subject, r.object) for r in graph.relations)
+
+
+def nouns_only(graph: SceneGraph, span: CharSpan) -> bool:
+    """Whether every token of ``span`` is tagged a common noun (not a pronoun the parser
+    resolved to an entity: "next to *him*", nor a proper name)."""
+    tags = graph.tags_in(span)
+    return bool(tags) and all(t in ("NN", "NNS") for t in tags)
+
+
+def contains_word(a: str, b: str) -> bool:
+    """Whether one name ends with the other's head word ("sweatshirt", "shirt")."""
+    a_head, b_head = a.split()[-1], b.split()[-1]
+    return len(a_head) > 3 < len(b_head) and (a_head.endswith(b_head) or b_head.endswith(a_head))
+
+
+def contiguous(graph: SceneGraph, spans) -> bool:
+    """Whether a relation's pieces are separated by articles at most ("to the left of")."""
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        if graph.caption[end:start].strip().lower() not in ("", "the", "a", "an"):
+            return False
+    return True
+
+
+def shape_like(text: str, pieces: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``text`` cut into pieces of the same word counts as ``pieces`` (``None``: no fit)."""
+    words = text.split()
+    sizes = [len(p.split()) for p in pieces]
+    if len(pieces) == 1:
+        return (text,)
+    if len(words) != sum(sizes):
+        return None
+    out, start = [], 0
+    for size in sizes:
+        out.append(" ".join(words[start : start + size]))
+        start += size
+    return tuple(out)
+
+
+def capitalised_word(word: str) -> bool:
+    """ "A", "The", "Two": sentence case, not a name in capitals ("TV") nor "I"."""
+    return word[:1].isupper() and (word[1:].islower() or (len(word) == 1 and word != "I"))
+
+
+def noun_start(graph: SceneGraph, head_start: int) -> int:
+    """The start of the run of nouns that ends in the head ("bathroom mirror")."""
+    start = head_start
+    for s, e, tag in reversed(graph.tokens):
+        if e <= start and tag in _NOUN_TAGS and graph.caption[e:start].strip() == "":
+            start = s
+        elif e <= start:
+            break
+    return start
+
+
+__all__ = [
+    "after_determiner",
+    "capitalised_word",
+    "contains_word",
+    "contiguous",
+    "counted",
+    "described",
+    "in_other_relation",
+    "mentioned_again",
+    "modifies_noun",
+    "noun_start",
+    "nouns_only",
+    "shape_like",
+    "tokens_before",
+    "with_clause",
+]

