@@ -146,3 +146,19 @@ def test_each_corpus_gets_its_judge_figures_and_skip_report(script, tiny_lm_dir,
     assert "zzz" in {s["caption"] for s in skipped}
     assert sum(row["skipped"].values()) == len(skipped) == round(row["without"] * 19)
     assert "generate minimal" in report["corpora"]["tiny"]["speed"]
+
+
+def test_each_distinct_text_is_scored_once_per_judge(script):
+    class Counting(LengthLM):
+        def __init__(self):
+            self.seen = []
+
+        def mean_nll(self, texts):
+            self.seen.extend(texts)
+            return super().mean_nll(texts)
+
+    judge = Counting()
+    first = script.judge_pairs(judge, [_pick("a dog", "a dog runs"), _pick("a cat", "a dog")])
+    again = script.judge_pairs(judge, [_pick("a dog", "a dog runs"), _pick("a cow", "a dog")])
+    assert sorted(judge.seen) == ["a cat", "a cow", "a dog", "a dog runs"]
+    assert first["text_only_accuracy"] == again["text_only_accuracy"] == 0.5

@@ -222,9 +222,18 @@ def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[d
     }, picks
 
 
+def mean_nll(judge, texts: list[str]) -> list[float]:
+    """The judge's mean token NLLs of ``texts``, each distinct text scored once per judge
+    (rows of one corpus share most positives and many negatives)."""
+    cache = judge.__dict__.setdefault("_scored", {})
+    missing = sorted({t for t in texts if t not in cache})
+    cache.update(zip(missing, judge.mean_nll(missing)))
+    return [cache[t] for t in texts]
+
+
 def judge_pairs(judge, picks: list) -> dict:
-    positives = judge.mean_nll([p.positive for p in picks])
-    negatives = judge.mean_nll([p.negative for p in picks])
+    positives = mean_nll(judge, [p.positive for p in picks])
+    negatives = mean_nll(judge, [p.negative for p in picks])
     ratios = [math.exp(n - p) for p, n in zip(positives, negatives)]
     kinds: dict[str, list[bool]] = {}
     for pick, p, n in zip(picks, positives, negatives):
