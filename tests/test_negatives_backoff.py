@@ -22,45 +22,50 @@ def similarity(a: str, b: str) -> float:
     return 1.0 if a == b else SIMILAR.get(frozenset({a, b}), 0.0)
 
 
+#: Mentions of each noun in the corpus (N).
+MENTIONS = Counter({"cart": 4, "wagon": 10, "canoe": 40, "truck": 20, "drawer": 30, "dog": 50})
+
+
 def backoff(**kwargs) -> SiblingBackoff:
-    return SiblingBackoff(similarity, CATEGORY.get, **kwargs)
+    return SiblingBackoff(similarity, CATEGORY.get, MENTIONS, **kwargs)
 
 
-def test_own_count_counts_fully_and_siblings_by_their_similarity():
-    found = backoff().evidence("cart", Counter({"cart": 2, "wagon": 3, "canoe": 10, "dog": 50}))
-    # 2 + 3 * 0.9^8 + 10 * 0.7^8; the dog is of another category
-    assert found == pytest.approx(2 + 3 * 0.9**8 + 10 * 0.7**8)
+def test_rate_pools_own_and_sibling_counts_weighted_by_similarity():
+    pool = Counter({"wagon": 5, "canoe": 20, "dog": 50})
+    w_wagon, w_canoe, w_truck = 0.9**8, 0.7**8, 0.8**8
+    expected = (5 * w_wagon + 20 * w_canoe) / (4 + 10 * w_wagon + 40 * w_canoe + 20 * w_truck)
+    assert backoff().rate("cart", pool) == pytest.approx(expected)  # the dog: another category
+    assert backoff(sharpness=1.0).rate("cart", pool) == pytest.approx(
+        (5 * 0.9 + 20 * 0.7) / (4 + 10 * 0.9 + 40 * 0.7 + 20 * 0.8)
+    )
 
 
-def test_close_siblings_attest_a_slot_far_ones_do_not():
+def test_a_rare_noun_takes_its_near_kinds_rate_a_frequent_one_keeps_its_own():
+    pool = Counter({"wagon": 8, "truck": 2})
+    rare = SiblingBackoff(similarity, CATEGORY.get, {**MENTIONS, "cart": 1})
+    frequent = SiblingBackoff(similarity, CATEGORY.get, {**MENTIONS, "cart": 1000})
+    assert rare.rate("cart", pool) > 0.3  # wagons fill the slot 8 times in 10
+    assert frequent.rate("cart", pool) < 0.01  # 1000 carts, none in the slot
+
+
+def test_a_substitute_fits_when_its_rate_is_a_share_of_the_originals():
     b = backoff()
-    assert b.attested("cart", Counter({"wagon": 3}))  # 3 * 0.43 = 1.29
-    assert not b.attested("cart", Counter({"wagon": 2}))  # 0.86: less than one mention
-    assert not b.attested("cart", Counter({"canoe": 15}))  # 15 * 0.058 = 0.86
-    assert b.attested("cart", Counter({"truck": 4, "wagon": 1}))  # 4 * 0.17 + 0.43
-    assert b.attested("cart", Counter({"cart": 1}))
-    assert not b.attested("cart", Counter({"dog": 100}))
+    # wagons are pushed (8 of 10), and so are trucks sometimes: a cart fits where a truck is
+    pushed = Counter({"wagon": 8, "truck": 4})
+    assert b.fits("cart", "truck", pushed)
+    # nothing of the cart's kind is in the slot: no evidence, no fit
+    assert not b.fits("cart", "dog", Counter({"dog": 4}))
+    # every dog fills the slot, of the cart's kind only far canoes, 3 of 40: too little
+    assert b.rate("cart", Counter({"dog": 50, "canoe": 3})) < 0.1
+    assert not b.fits("cart", "dog", Counter({"dog": 50, "canoe": 3}))
+    assert b.fits("cart", "truck", Counter({"cart": 1, "truck": 10}))  # attested: enough
+    assert not b.fits("spork", "truck", Counter({"wagon": 10, "truck": 1}))  # no category
 
 
-def test_sharpness_and_threshold_grade_the_evidence():
-    pool = Counter({"truck": 4})
-    assert not backoff().attested("cart", pool)  # 4 * 0.8^8 = 0.67
-    assert backoff(sharpness=4.0).attested("cart", pool)  # 4 * 0.41 = 1.64
-    assert backoff(threshold=0.5).attested("cart", pool)
-
-
-def test_a_noun_without_category_has_its_own_count_only():
-    b = backoff()
-    assert b.evidence("spork", Counter({"spork": 1, "wagon": 100})) == 1.0
-    assert not b.attested("spork", Counter({"wagon": 100}))
-
-
-def test_the_grouping_follows_the_pool_it_was_built_for():
-    b = backoff()
-    first = Counter({"wagon": 3})
-    assert b.attested("cart", first)
-    second = Counter({"canoe": 3})
-    assert not b.attested("cart", second)  # not the first pool's cached grouping
+def test_min_ratio_grades_how_close_to_the_original_a_substitute_must_come():
+    pool = Counter({"dog": 50, "canoe": 3})  # the cart's rate: 3 * 0.058 / 14 = 0.012
+    assert not backoff().fits("cart", "dog", pool)
+    assert backoff(min_ratio=0.01).fits("cart", "dog", pool)
 
 
 def test_role_pools_collect_the_arguments_next_to_a_category():

@@ -1,20 +1,21 @@
 """Graded, smoothed slot evidence: a noun's own counts backed off to its WordNet siblings.
 
 The planner asks yes/no questions of the corpus: is substitute ``X`` ever the object of "on",
-ever "red", ever "holding" a person? A small corpus shows little, so most substitutes are
-refused for want of one mention, while near kinds of ``X`` fill the slot many times ("a man
-pushing a wagon", never "a cart"; "a boy on a scooter", never "on a skateboard" in a tiny
-corpus). :class:`SiblingBackoff` grades the evidence instead of counting ``X`` alone::
+ever "red", ever "holding" a person? A small corpus shows little, so many substitutes are
+refused for want of one mention while near kinds of ``X`` fill the slot often ("a man
+pushing a wagon", never "a cart"). :class:`SiblingBackoff` estimates the *share* of ``X``'s
+mentions that fill the slot from ``X``'s own counts and its siblings'::
 
-    evidence(X, slot) = sum over nouns S the slot attests of  sim(X, S) ** sharpness * n(S)
+    rate(X) = (n(X) + sum_S w(X, S) n(S)) / (N(X) + sum_S w(X, S) N(S)),  w = sim(X, S) ** 8
 
-``n(S)`` is the slot's count of ``S`` and ``sim`` the Wu-Palmer similarity of the first noun
-senses (1 for ``X`` itself), only over siblings ``S`` in ``X``'s substitution category. At
-the default sharpness 8 one mention of ``X`` counts 1, of a close kind (sim 0.9) 0.43, of a
-loose one (0.8) 0.17, of a far one (0.7) 0.06; a slot is attested when the evidence reaches
-the threshold (1: worth one mention of ``X`` itself). So two wagons admit a cart, ten
-animals of one family admit a third kind, and a category's far members (a canoe and a
-skillet are both "containers") need far more than a corpus has.
+``n`` counts a noun in the slot, ``N`` all its mentions, ``S`` runs over the nouns of ``X``'s
+substitution category and ``sim`` is the Wu-Palmer similarity of first noun senses. ``X``'s
+own mentions count fully, so a frequent ``X`` never seen in the slot keeps a low rate
+(evidence of absence); a rare ``X`` takes its near kinds' rate (a close kind, sim 0.9,
+weighs 0.43 of a mention; a loose one, 0.8, 0.17; 0.7: 0.06). A substitute fills a slot when
+its rate is at least a share of the original's (:meth:`SiblingBackoff.fits`): "a crowd in
+a room" -> not "in a drawer" (drawers and their kinds are almost never places people are
+in), "a man pushing a cart" <- "a wagon".
 
 :class:`RolePools` gives the slots of relations: the nouns that enter ``(X, predicate, O)``
 (or ``(O, predicate, X)``) with ``O`` in a category, with their counts.
@@ -29,8 +30,8 @@ from typing import Any
 
 #: Weight exponent of a sibling's similarity (higher: only very close kinds count).
 DEFAULT_SHARPNESS = 8.0
-#: Evidence a slot needs (1.0: as much as one mention of the noun itself).
-DEFAULT_THRESHOLD = 1.0
+#: A substitute fills a slot when its rate is at least this share of the original's.
+DEFAULT_MIN_RATIO = 0.1
 #: Siblings less similar than this are not weighed at all (their weight is negligible).
 MIN_SIMILARITY = 0.6
 
@@ -66,62 +67,71 @@ def wordnet_similarity(wordnet: Any) -> Callable[[str, str], float]:
 
 
 class SiblingBackoff:
-    """Whether a noun fills a slot, by its own and its near kinds' counts (module doc).
+    """How often a noun fills a slot, from its own and its near kinds' counts (module doc).
 
     Args:
         similarity: ``(noun, other) -> [0, 1]`` (:func:`wordnet_similarity`).
         category: a noun's substitution category; only siblings of the same one count
-            (``None`` for a noun without one: its own count only).
+            (``None`` for a noun without one: its own counts only).
+        mentions: every noun's mention count (``N``).
         sharpness: exponent of the similarity weight.
-        threshold: evidence a slot needs.
+        min_ratio: the share of the original's rate a substitute needs (:meth:`fits`).
     """
 
     def __init__(
         self,
         similarity: Callable[[str, str], float],
         category: Callable[[str], str | None],
+        mentions: Mapping[str, int],
         *,
         sharpness: float = DEFAULT_SHARPNESS,
-        threshold: float = DEFAULT_THRESHOLD,
+        min_ratio: float = DEFAULT_MIN_RATIO,
     ):
         self.similarity = similarity
         self.category = category
+        self.mentions = mentions
         self.sharpness = sharpness
-        self.threshold = threshold
-        # id(pool) -> (pool, {category: [(noun, count), ...]}); the pool is kept so its id
-        # is not reused while cached
-        self._grouped: dict[int, tuple[Mapping[str, int], dict[Any, list[tuple[str, int]]]]] = {}
+        self.min_ratio = min_ratio
+        self._siblings: dict[str, tuple[tuple[str, float], ...]] = {}
+        self._by_category: dict[Any, list[str]] | None = None
 
-    def _members(self, pool: Mapping[str, int], category: Any) -> list[tuple[str, int]]:
-        cached = self._grouped.get(id(pool))
-        if cached is None or cached[0] is not pool:
-            grouped: dict[Any, list[tuple[str, int]]] = {}
-            for noun, count in pool.items():
-                if count > 0:
-                    grouped.setdefault(self.category(noun), []).append((noun, count))
-            cached = self._grouped[id(pool)] = (pool, grouped)
-        return cached[1].get(category, [])
+    def siblings(self, noun: str) -> tuple[tuple[str, float], ...]:
+        """``(sibling, weight)`` of the nouns of ``noun``'s category at least
+        :data:`MIN_SIMILARITY` similar (cached)."""
+        found = self._siblings.get(noun)
+        if found is None:
+            if self._by_category is None:
+                self._by_category = {}
+                for other, count in self.mentions.items():
+                    if count > 0:
+                        self._by_category.setdefault(self.category(other), []).append(other)
+            category = self.category(noun)
+            members = self._by_category.get(category, []) if category is not None else []
+            weighted = []
+            for other in members:
+                if other != noun:
+                    similarity = self.similarity(noun, other)
+                    if similarity >= MIN_SIMILARITY:
+                        weighted.append((other, similarity**self.sharpness))
+            found = self._siblings[noun] = tuple(weighted)
+        return found
 
-    def evidence(self, noun: str, pool: Mapping[str, int]) -> float:
-        """``noun``'s own count in ``pool`` plus its category siblings' counts, each weighted
-        by ``similarity ** sharpness`` (siblings below :data:`MIN_SIMILARITY` left out)."""
-        own = float(pool.get(noun, 0))
-        category = self.category(noun)
-        if category is None:
-            return own
-        total = own
-        for other, count in self._members(pool, category):
-            if other == noun:
-                continue
-            similarity = self.similarity(noun, other)
-            if similarity >= MIN_SIMILARITY:
-                total += count * similarity**self.sharpness
-        return total
+    def rate(self, noun: str, pool: Mapping[str, int]) -> float:
+        """The smoothed share of ``noun``'s mentions that fill the slot ``pool`` counts."""
+        filled = float(pool.get(noun, 0))
+        total = float(max(self.mentions.get(noun, 0), filled))
+        for other, weight in self.siblings(noun):
+            filled += weight * pool.get(other, 0)
+            total += weight * self.mentions.get(other, 0)
+        return filled / total if total > 0 else 0.0
 
-    def attested(self, noun: str, pool: Mapping[str, int]) -> bool:
-        """Whether ``pool`` attests ``noun`` itself, or its near kinds enough
-        (:meth:`evidence` >= ``threshold``)."""
-        return pool.get(noun, 0) > 0 or self.evidence(noun, pool) >= self.threshold
+    def fits(self, substitute: str, original: str, pool: Mapping[str, int]) -> bool:
+        """Whether ``substitute`` fills the slot at least ``min_ratio`` times as often as
+        ``original`` does (both rates smoothed); the pool attesting it is enough."""
+        if pool.get(substitute, 0) > 0:
+            return True
+        rate = self.rate(substitute, pool)
+        return rate > 0.0 and rate >= self.min_ratio * self.rate(original, pool)
 
 
 class RolePools:
@@ -155,8 +165,8 @@ class RolePools:
 
 
 __all__ = [
+    "DEFAULT_MIN_RATIO",
     "DEFAULT_SHARPNESS",
-    "DEFAULT_THRESHOLD",
     "MIN_SIMILARITY",
     "RolePools",
     "SiblingBackoff",
