@@ -2,10 +2,11 @@
 
 One module per stage:
 
-- ``planner``: :class:`EditPlanner`, the substitutes that keep a caption grammatical and its
-  scene plausible (``scenes``: what the corpus attests; ``lexical``: WordNet and closed
-  word classes), and the swap edits; ``additions``: the add edits (an attribute or an
-  object inserted); ``skipped``: the report of captions left without a negative;
+- ``planner``: :class:`EditPlanner`, which runs the registered edit ``operators`` (replace
+  object / attribute / relation, swaps, adds) over one analysis of each caption and one
+  shared plausibility service (``operators.evidence``; ``scenes``: what the corpus attests;
+  ``lexicon``: closed word classes; ``wordnet``: WordNet); ``skipped``: the report of
+  captions left without a negative;
 - ``masking``: :class:`UnitMasker` (scene-graph units) and :class:`WordMasker` (baseline);
 - ``refill``: :class:`MLMRefiller` (any :class:`MaskedLM`) and :class:`VocabularyRefiller`
   (typed substitution from the corpus's :class:`SceneGraphVocabulary`, no weights);

@@ -701,8 +701,9 @@ def same_colour(a: str, b: str, noun: str | None = None) -> bool:
     return last in ADJACENT_SHADES
 
 
+@lru_cache(maxsize=1 << 15)
 def attribute_class(value: str) -> str | None:
-    """The class of an attribute value ("navy blue" -> colour), or ``None``."""
+    """The class of an attribute value ("navy blue" -> colour), or ``None`` (cached)."""
     words = value.lower().split()
     if not words:
         return None

@@ -141,9 +141,8 @@ class EditPlanner:
     def explain(self, graph: SceneGraph) -> Trace:
         """Plan ``graph`` again with every refusal counted: why its units have no substitute
         (for captions left without a negative; the planned units are the same)."""
-        self.trace = Trace()
+        trace = self.trace = Trace()
         try:
-            trace = self.trace
             self.plan(graph)
             return trace
         finally:
