@@ -63,9 +63,13 @@ def test_a_substitute_fits_when_its_rate_is_a_share_of_the_originals():
 
 
 def test_min_ratio_grades_how_close_to_the_original_a_substitute_must_come():
-    pool = Counter({"dog": 50, "canoe": 3})  # the cart's rate: 3 * 0.058 / 14 = 0.012
-    assert not backoff().fits("cart", "dog", pool)
-    assert backoff(min_ratio=0.01).fits("cart", "dog", pool)
+    pool = Counter({"dog": 50, "canoe": 30})  # the cart's rate: 30 * 0.058 / 14 = 0.12
+    assert not backoff().fits("cart", "dog", pool)  # a quarter of the dog's rate, 1.0
+    assert backoff(min_ratio=0.1).fits("cart", "dog", pool)
+    # evidence worth less than one mention is not enough, whatever the rates
+    few = Counter({"dog": 1, "wagon": 2})  # 2 * 0.43 = 0.86 mentions' worth
+    assert not backoff(min_ratio=0.0).fits("cart", "dog", few)
+    assert backoff(min_ratio=0.0, min_evidence=0.5).fits("cart", "dog", few)
 
 
 def test_role_pools_collect_the_arguments_next_to_a_category():

@@ -13,7 +13,8 @@ substitution category and ``sim`` is the Wu-Palmer similarity of first noun sens
 own mentions count fully, so a frequent ``X`` never seen in the slot keeps a low rate
 (evidence of absence); a rare ``X`` takes its near kinds' rate (a close kind, sim 0.9,
 weighs 0.43 of a mention; a loose one, 0.8, 0.17; 0.7: 0.06). A substitute fills a slot when
-its rate is at least a share of the original's (:meth:`SiblingBackoff.fits`): "a crowd in
+its near kinds fill it at least once (weighted) and its rate is at least a quarter of the
+original's (:meth:`SiblingBackoff.fits`): "a crowd in
 a room" -> not "in a drawer" (drawers and their kinds are almost never places people are
 in), "a man pushing a cart" <- "a wagon".
 
@@ -30,8 +31,10 @@ from typing import Any
 
 #: Weight exponent of a sibling's similarity (higher: only very close kinds count).
 DEFAULT_SHARPNESS = 8.0
-#: A substitute fills a slot when its rate is at least this share of the original's.
-DEFAULT_MIN_RATIO = 0.1
+#: A substitute fills a slot when its rate is at least this share of the original's ...
+DEFAULT_MIN_RATIO = 0.25
+#: ... and its siblings' weighted count in the slot is at least this (one mention's worth).
+DEFAULT_MIN_EVIDENCE = 1.0
 #: Siblings less similar than this are not weighed at all (their weight is negligible).
 MIN_SIMILARITY = 0.6
 
@@ -76,6 +79,7 @@ class SiblingBackoff:
         mentions: every noun's mention count (``N``).
         sharpness: exponent of the similarity weight.
         min_ratio: the share of the original's rate a substitute needs (:meth:`fits`).
+        min_evidence: the weighted count in the slot a substitute needs (:meth:`fits`).
     """
 
     def __init__(
@@ -86,12 +90,14 @@ class SiblingBackoff:
         *,
         sharpness: float = DEFAULT_SHARPNESS,
         min_ratio: float = DEFAULT_MIN_RATIO,
+        min_evidence: float = DEFAULT_MIN_EVIDENCE,
     ):
         self.similarity = similarity
         self.category = category
         self.mentions = mentions
         self.sharpness = sharpness
         self.min_ratio = min_ratio
+        self.min_evidence = min_evidence
         self._siblings: dict[str, tuple[tuple[str, float], ...]] = {}
         self._by_category: dict[Any, list[str]] | None = None
 
@@ -116,22 +122,31 @@ class SiblingBackoff:
             found = self._siblings[noun] = tuple(weighted)
         return found
 
-    def rate(self, noun: str, pool: Mapping[str, int]) -> float:
-        """The smoothed share of ``noun``'s mentions that fill the slot ``pool`` counts."""
+    def counts(self, noun: str, pool: Mapping[str, int]) -> tuple[float, float]:
+        """(weighted count in the slot, weighted mentions) of ``noun`` and its siblings."""
         filled = float(pool.get(noun, 0))
         total = float(max(self.mentions.get(noun, 0), filled))
         for other, weight in self.siblings(noun):
             filled += weight * pool.get(other, 0)
             total += weight * self.mentions.get(other, 0)
+        return filled, total
+
+    def rate(self, noun: str, pool: Mapping[str, int]) -> float:
+        """The smoothed share of ``noun``'s mentions that fill the slot ``pool`` counts."""
+        filled, total = self.counts(noun, pool)
         return filled / total if total > 0 else 0.0
 
     def fits(self, substitute: str, original: str, pool: Mapping[str, int]) -> bool:
-        """Whether ``substitute`` fills the slot at least ``min_ratio`` times as often as
-        ``original`` does (both rates smoothed); the pool attesting it is enough."""
+        """Whether ``substitute`` fills the slot: the pool attests it, or its near kinds
+        fill it at least ``min_evidence`` times (weighted) and its smoothed rate is at least
+        ``min_ratio`` of ``original``'s (a kind rarely in the slot stays out, however many
+        of its kinds the corpus names)."""
         if pool.get(substitute, 0) > 0:
             return True
-        rate = self.rate(substitute, pool)
-        return rate > 0.0 and rate >= self.min_ratio * self.rate(original, pool)
+        filled, total = self.counts(substitute, pool)
+        if filled < self.min_evidence or total <= 0:
+            return False
+        return filled / total >= self.min_ratio * self.rate(original, pool)
 
 
 class RolePools:
@@ -165,6 +180,7 @@ class RolePools:
 
 
 __all__ = [
+    "DEFAULT_MIN_EVIDENCE",
     "DEFAULT_MIN_RATIO",
     "DEFAULT_SHARPNESS",
     "MIN_SIMILARITY",
