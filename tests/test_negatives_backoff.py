@@ -99,3 +99,22 @@ def test_wordnet_similarity_ranks_near_kinds_above_far_ones():
     assert sim("dog", "cat") > sim("dog", "skillet")
     assert sim("qwzx", "dog") == 0.0
     assert sim("ice cream", "cake") > 0.0  # a compound is looked up as one lemma
+
+
+def test_scene_evidence_backs_a_role_off_to_near_kinds_only_when_asked():
+    from tags.negatives.operators.evidence import SceneEvidence
+    from tags.negatives.scenes import SceneCounts
+
+    if getattr(wordnet(), "reader", None) is None:
+        pytest.skip("WordNet data not installed")
+    scenes = SceneCounts()
+    for name, count in {"man": 20, "wagon": 10, "truck": 10, "cart": 2, "canoe": 10}.items():
+        scenes.objects[(name, name, False)] = count
+    scenes.triples.update({("man", "push", "wagon"): 8, ("man", "push", "truck"): 4})
+    pushed = [("object", "push", "man")]  # the substitute is what the man pushes
+    assert not SceneEvidence(scenes).roles_fit("cart", pushed, "truck")
+    on = SceneEvidence(scenes, sibling_backoff=True)
+    assert on.roles_fit("cart", pushed, "truck")  # wagons (sim 0.95) are pushed
+    assert not on.roles_fit("canoe", pushed, "truck")  # its kinds are far (sim 0.67)
+    assert not on.roles_fit("cart", pushed)  # no original to weigh against: no backoff
+    assert on.roles_fit("wagon", pushed, "truck")  # attested itself

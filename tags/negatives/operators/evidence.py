@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from tags.negatives.backoff import RolePools, SiblingBackoff, wordnet_similarity
 from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.lexicon import (
     EXCLUSIVE_VERBS,
@@ -85,6 +86,8 @@ class SceneEvidence:
             are dropped.
         noun_classes: ``{class: [noun, ...]}``: nouns substituted for each other as one
             category, in place of their WordNet category.
+        sibling_backoff: a relation the corpus never shows the substitute in may be
+            attested by its near kinds (:meth:`roles_fit`, :mod:`tags.negatives.backoff`).
     """
 
     def __init__(
@@ -96,8 +99,12 @@ class SceneEvidence:
         fluency: float = 1.0,
         min_fluency: float = -6.0,
         noun_classes: Mapping[str, Iterable[str]] | None = None,
+        sibling_backoff: bool = False,
     ):
         self.scenes = scenes
+        self.sibling_backoff = sibling_backoff
+        self._siblings: SiblingBackoff | None = None
+        self._role_pools: RolePools | None = None
         self.min_count = min_count
         self.frequency_power = frequency_power
         self.fluency = fluency
@@ -234,14 +241,18 @@ class SceneEvidence:
             for p in predicates
         )
 
-    def roles_fit(self, substitute: str, roles: list[tuple[str, str, str]]) -> bool:
+    def roles_fit(
+        self, substitute: str, roles: list[tuple[str, str, str]], original: str | None = None
+    ) -> bool:
         """Whether ``substitute`` enters every ``(role, predicate, other)`` relation of the
         original with ``other`` itself or with an object of ``other``'s category: as the
         subject of ``(X, predicate, other)`` or the object of ``(other, predicate, X)``. The
         category backs the triple off where a corpus is sparse ("a woman holding a fan" ->
         "a frisbee": some person holds one), and keeps scenes no writer would make ("a
         child in a bottle", "the anchors on a cart"). An ``other`` without a category needs
-        the triple itself."""
+        the triple itself. With ``sibling_backoff`` and the ``original`` noun given, the
+        substitute's near kinds may attest a relation it is never in (graded: weighted by
+        similarity, as a share of its mentions next to the original's)."""
         for role, predicate, other in roles:
             if role == "subject":
                 triple = (substitute, predicate, other)
@@ -252,9 +263,33 @@ class SceneEvidence:
             if self.scenes.triples.get(triple):
                 continue
             category = self.category(other)
-            if category is None or category not in self.partner_categories(key):
+            if category is not None and category in self.partner_categories(key):
+                continue
+            if not (
+                category is not None
+                and original
+                and self._siblings_fit(substitute, original, role, predicate, category)
+            ):
                 return False
         return True
+
+    def _siblings_fit(
+        self, substitute: str, original: str, role: str, predicate: str, category: str
+    ) -> bool:
+        """With ``sibling_backoff``: whether the substitute's near kinds enter the relation
+        with arguments of ``category`` about as often as the original does
+        (:meth:`SiblingBackoff.fits <tags.negatives.backoff.SiblingBackoff.fits>`)."""
+        if not self.sibling_backoff:
+            return False
+        if self._siblings is None:
+            index = self.scenes.index["objects_by_number"]
+            mentions = Counter(index[False])
+            mentions.update(index[True])
+            similarity = wordnet_similarity(self.wordnet)
+            self._siblings = SiblingBackoff(similarity, self.category, mentions)
+            self._role_pools = RolePools(self.scenes.triples, self.category)
+        pool = self._role_pools.pool(role, predicate, category)
+        return self._siblings.fits(substitute, original, pool)
 
     def partner_categories(self, key: tuple[str, str, str]) -> frozenset[str | None]:
         """The categories of the arguments the corpus puts in relation ``key``: ``("subject",

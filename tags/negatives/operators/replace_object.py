@@ -239,7 +239,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if frames and not evidence.frame_fits(other, name, frames):
             refuse("object:preposition_frame")
             continue  # "playing on a field" -> not "on a park"
-        if not person and not colour and not evidence.roles_fit(other, roles):
+        if not person and not colour and not evidence.roles_fit(other, roles, name):
             refuse("object:unattested_role")
             continue  # "raising the anchors on a boat" -> not "on a cart"
         if surface == written or evidence.wordnet.related(name, other):
