@@ -55,6 +55,8 @@ ROWS = {
     # the default of `tags generate` (preset minimal: no add edits), and with --adds
     "minimal": {"max_edits": 1, "swaps": True, "adds": False, "planner": True},
     "minimal-adds": {"max_edits": 1, "swaps": True, "adds": True, "planner": True},
+    # relations backed off to the substitute's WordNet near kinds (SceneEvidence)
+    "minimal-siblings": {"max_edits": 1, "swaps": True, "planner": True, "siblings": True},
     # the planner on the input captions' own counts only (no --background)
     "minimal-own": {
         "max_edits": 1,
@@ -152,6 +154,8 @@ def generate(
     )
     scenes = with_background(vocab.scenes, row.get("background", background))
     planner = EditPlanner(scenes) if row["planner"] else None
+    if planner is not None and row.get("siblings"):
+        planner.evidence.sibling_backoff = True
     if row.get("mlm"):
         from tags.modeling import tiny_mlm_path
         from tags.negatives.models import HFMaskedLM
