@@ -68,9 +68,16 @@ def test_demo_backend_blip_tiny_end_to_end_and_reuse(tmp_path, capfd):
     assert dc["tags_dc"]["synthetic"]["source"] == "dynamic"
     assert [p["name"] for p in dc["phases"]] == ["nsg", "nsgdc"]
     assert runs["tags-dc"]["last_metrics"]["synthetic/per_caption"] > 0
+    # the ITM level terms beside the hinge: on the retrieved negatives in both, on the
+    # synthetic ones in TAGS-DC only
+    assert all(p["weights"]["itm_bce"] == 1.0 for p in hardest["phases"] + dc["phases"])
+    assert "istm_bce" not in hardest["phases"][0]["weights"]
+    assert all(p["weights"]["istm_bce"] == 1.0 for p in dc["phases"])
     shown = payload["methods"]["tags-dc"]["last_metrics"]
-    assert {"loss/istm", "loss/wod", "loss/woc"} <= set(shown)
-    assert "loss/istm" not in payload["methods"]["itm-hardest"]["last_metrics"]
+    assert {"loss/istm", "loss/istm_bce", "loss/itm_bce", "loss/wod", "loss/woc"} <= set(shown)
+    baseline = payload["methods"]["itm-hardest"]["last_metrics"]
+    assert "loss/itm_bce" in baseline and "loss/istm" not in baseline
+    assert "loss/istm_bce" not in baseline
     assert "| BLIP TAGS-DC | " in report.split("Last logged step")[1]
     # a second run reuses the pre-trained model and both fine-tunings
     assert main(argv) == 0

@@ -90,13 +90,21 @@ class HFDualBudget(HFBudget):
                 "hn_weight": self.hn_weight}  # fmt: skip
 
 
+#: the :class:`HFCrossBudget` fields passed to ``finetune_config``
+CROSS_SETTINGS: tuple[str, ...] = (
+    "pool_size", "num_negatives", "num_copies", "top_m", "istm_weight", "dc_steps", "itm_bce",
+    "istm_bce",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class HFCrossBudget(HFBudget):
     """A cross encoder's (BLIP) budget: + the pre-training recipe whose ITM head learns
     (``itc_steps`` of ITC alone at ``itc_lr``, init std ``init_std``, ITM negatives drawn
     ``itm_sampling``) and the fine-tunings' settings (:data:`~tags.benchmark.hf_finetune.
     CROSS_DEFAULTS`: retrieval pool and kept negatives, masked copies, synthetic ``top_m``,
-    L_ISTM weight, the last ``dc_steps`` as NSGDC)."""
+    L_ISTM weight, the last ``dc_steps`` as NSGDC, the ITM level terms ``itm_bce`` /
+    ``istm_bce``)."""
 
     init_std: float = 0.08
     itc_steps: int = 400
@@ -108,6 +116,8 @@ class HFCrossBudget(HFBudget):
     top_m: int = 7
     istm_weight: float = 1.0
     dc_steps: int = 50
+    itm_bce: float = 0.0
+    istm_bce: float = 0.0
 
     def model_config(self, family: str, seed: int) -> Any:
         return replace(super().model_config(family, seed), init_std=self.init_std)
@@ -120,8 +130,7 @@ class HFCrossBudget(HFBudget):
         return f"{self.itc_steps} steps of ITC, then {self.pretrain_steps} of ITM + MLM + ITC"
 
     def finetune_settings(self, negatives: str | None) -> dict[str, Any]:
-        keys = ("pool_size", "num_negatives", "num_copies", "top_m", "istm_weight", "dc_steps")
-        return {k: getattr(self, k) for k in keys}
+        return {k: getattr(self, k) for k in CROSS_SETTINGS}
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,8 @@ def _describe_negclip(payload: dict[str, Any]) -> list[str]:
 
 #: last-step metrics of the cross-encoder fine-tunings shown in the report
 CROSS_METRICS: tuple[str, ...] = (
-    "itm/pos_score", "loss/itm", "loss/istm", "synthetic/per_caption", "loss/wod", "loss/woc",
+    "itm/pos_score", "loss/itm", "loss/itm_bce", "loss/istm", "loss/istm_bce",
+    "synthetic/per_caption", "loss/wod", "loss/woc",
 )  # fmt: skip
 
 
@@ -179,6 +189,15 @@ def _trained_metrics(result: dict[str, Any]) -> dict[str, float]:
 def _describe_cross(payload: dict[str, Any]) -> list[str]:
     budget = payload["budget"]
     nsg = budget["steps"] - budget["dc_steps"]
+    runs = [m for m in payload["methods"].values() if "last_metrics" in m]
+    shown = [k for k in CROSS_METRICS if any(k in m["last_metrics"] for m in runs)]
+    levels = (
+        f" Both add BLIP's ITM cross-entropy on the positives and the retrieved negatives "
+        f"(weight {budget['itm_bce']:g}) beside the hinge; TAGS-DC also on its synthetic "
+        f"negatives (weight {budget['istm_bce']:g})."
+        if budget.get("itm_bce") or budget.get("istm_bce")
+        else ""
+    )
     lines = [
         "Both fine-tunings are recipe `tags-dc` with the same retrieval: each anchor's "
         f"{budget['num_negatives']} highest-scored of a pool of {budget['pool_size']} other "
@@ -187,19 +206,18 @@ def _describe_cross(payload: dict[str, Any]) -> list[str]:
         f"units masked in {budget['num_copies']} copies of each caption, refilled by the "
         f"model's own image-conditioned MLM head, filtered, top {budget['top_m']} by ITM, in "
         f"L_ISTM (weight {budget['istm_weight']:g}) for {nsg} steps (NSG), then "
-        f"{budget['dc_steps']} steps adding WoD and WoC (0.1, lr halved; NSGDC).",
+        f"{budget['dc_steps']} steps adding WoD and WoC (0.1, lr halved; NSGDC).{levels}",
         "",
         "Last logged step of each fine-tuning:",
         "",
-        "| model | " + " | ".join(CROSS_METRICS) + " |",
-        "|---|" + "---:|" * len(CROSS_METRICS),
+        "| model | " + " | ".join(shown) + " |",
+        "|---|" + "---:|" * len(shown),
     ]
-    for method in payload["methods"].values():
-        if "last_metrics" in method:
-            last = method["last_metrics"]
-            cells = [f"{last[k]:.3f}" if k in last else "-" for k in CROSS_METRICS]
-            lines.append(f"| {method['label']} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
+    for method in runs:
+        last = method["last_metrics"]
+        cells = [f"{last[k]:.3f}" if k in last else "-" for k in shown]
+        lines.append(f"| {method['label']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 HF_BACKENDS: dict[str, HFBackend] = {
@@ -287,6 +305,8 @@ HF_BACKENDS: dict[str, HFBackend] = {
                 num_copies=4,
                 top_m=4,
                 dc_steps=20,
+                itm_bce=1.0,
+                istm_bce=1.0,
             ),
             # end-to-end smoke run for the tests
             "tiny": HFCrossBudget(
@@ -312,6 +332,8 @@ HF_BACKENDS: dict[str, HFBackend] = {
                 num_copies=2,
                 top_m=2,
                 dc_steps=1,
+                itm_bce=1.0,
+                istm_bce=1.0,
             ),
         },
     ),
@@ -433,8 +455,9 @@ def run_hf_demo(
     (``report.md``, ``results.json``); the benchmark (with images) lives in ``data_root``
     (default ``out/data``), the pre-trained model in ``out/pretrained`` and the runs under
     ``out/runs``; each is reused when its arguments are unchanged. ``jobs`` > 1 (default 2
-    on 2+ cores): the two fine-tunings side by side, and the negatives (a backend that
-    generates them) made while the model pre-trains."""
+    on 2+ cores): the two fine-tunings side by side, the negatives (a backend that
+    generates them) made while the model pre-trains, and the pre-training on half the
+    threads."""
     import torch
 
     from tags.benchmark import BenchmarkConfig, benchmark_version, build_benchmark, read_manifest
@@ -469,8 +492,9 @@ def run_hf_demo(
         generate = spec.generates and jobs > 1
         pending = pool.submit(_negatives, root, negatives_dir, budget) if generate else None
         threads = torch.get_num_threads()
-        if pending is not None:  # the generator has a core of its own
-            torch.set_num_threads(max(1, threads // 2))
+        # half the threads beside a worker: the generator (CLIP) has a core of its own, and
+        # the small model gains little from a second thread, on a busy machine it loses much
+        torch.set_num_threads(max(1, threads // min(jobs, 2)))
         try:
             pre = pretrain_hf(out / "pretrained", root, budget.model_config(spec.family, seed),
                               budget.pretrain_config(seed), log=lambda *_: None)  # fmt: skip
