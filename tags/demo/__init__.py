@@ -7,8 +7,9 @@
 - ``results``: the 3-seed results benchmark over every method (mean ± std);
 - ``plots``: a tiny Pillow line-plot helper;
 - ``report``: ``report.md`` + ``results.json``;
-- ``hf``: ``tags demo --backend clip`` (a Hugging Face CLIP pre-trained on the rendered
-  shapes, plain vs NegCLIP-style fine-tuning with ``tags generate`` negatives).
+- ``hf``: ``tags demo --backend clip|blip`` (a Hugging Face CLIP or BLIP pre-trained on the
+  rendered shapes; CLIP: plain vs NegCLIP-style fine-tuning with ``tags generate``
+  negatives; BLIP: ITM with retrieved hard negatives vs TAGS-DC).
 """
 
 from __future__ import annotations
