@@ -62,6 +62,16 @@ def test_a_substitute_fits_when_its_rate_is_a_share_of_the_originals():
     assert not b.fits("spork", "truck", Counter({"wagon": 10, "truck": 1}))  # no category
 
 
+def test_the_originals_own_counts_are_no_evidence_for_its_substitute():
+    # trucks fill the slot, and a cart is a kind of truck (0.8): but the truck is the
+    # original, in the slot by definition ("a crowd in a room" -> not "in a drawer")
+    pool = Counter({"truck": 10})
+    assert backoff().counts("cart", pool)[0] == pytest.approx(10 * 0.8**8)
+    assert backoff().counts("cart", pool, leave_out="truck")[0] == 0.0
+    assert not backoff(min_ratio=0.0, min_evidence=0.1).fits("cart", "truck", pool)
+    assert backoff(min_ratio=0.0, min_evidence=0.1).fits("cart", "wagon", pool)
+
+
 def test_min_ratio_grades_how_close_to_the_original_a_substitute_must_come():
     pool = Counter({"dog": 50, "canoe": 30})  # the cart's rate: 30 * 0.058 / 14 = 0.12
     assert not backoff().fits("cart", "dog", pool)  # a quarter of the dog's rate, 1.0

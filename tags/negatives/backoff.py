@@ -122,11 +122,16 @@ class SiblingBackoff:
             found = self._siblings[noun] = tuple(weighted)
         return found
 
-    def counts(self, noun: str, pool: Mapping[str, int]) -> tuple[float, float]:
-        """(weighted count in the slot, weighted mentions) of ``noun`` and its siblings."""
+    def counts(
+        self, noun: str, pool: Mapping[str, int], leave_out: str | None = None
+    ) -> tuple[float, float]:
+        """(weighted count in the slot, weighted mentions) of ``noun`` and its siblings,
+        ``leave_out`` not counted among the siblings."""
         filled = float(pool.get(noun, 0))
         total = float(max(self.mentions.get(noun, 0), filled))
         for other, weight in self.siblings(noun):
+            if other == leave_out:
+                continue
             filled += weight * pool.get(other, 0)
             total += weight * self.mentions.get(other, 0)
         return filled, total
@@ -140,10 +145,12 @@ class SiblingBackoff:
         """Whether ``substitute`` fills the slot: the pool attests it, or its near kinds
         fill it at least ``min_evidence`` times (weighted) and its smoothed rate is at least
         ``min_ratio`` of ``original``'s (a kind rarely in the slot stays out, however many
-        of its kinds the corpus names)."""
+        of its kinds the corpus names). The original is not one of the near kinds here."""
         if pool.get(substitute, 0) > 0:
             return True
-        filled, total = self.counts(substitute, pool)
+        # the original fills the slot by definition: its own counts are no evidence for
+        # the substitute ("a crowd in a room" does not put crowds in drawers, a kind of room)
+        filled, total = self.counts(substitute, pool, leave_out=original)
         if filled < self.min_evidence or total <= 0:
             return False
         return filled / total >= self.min_ratio * self.rate(original, pool)
