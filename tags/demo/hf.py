@@ -138,7 +138,8 @@ class HFBackend:
     """What the HF demo does with one model family: the ``finetune_config`` variants it
     compares (baseline first) and their row labels, whether ``tags generate`` negatives
     are made beside the pre-training (variants that read a negatives file), how the report
-    scores and describes the fine-tunings, and the budgets."""
+    scores and describes the fine-tunings, the budgets, and the last logged metrics of each
+    fine-tuning kept for the report."""
 
     family: str
     name: str
@@ -148,6 +149,7 @@ class HFBackend:
     scoring: str
     describe: Callable[[dict[str, Any]], list[str]]
     budgets: dict[str, HFBudget]
+    report_metrics: tuple[str, ...] = ()
 
 
 def _describe_negclip(payload: dict[str, Any]) -> list[str]:
@@ -174,14 +176,14 @@ CROSS_METRICS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def _trained_metrics(result: dict[str, Any]) -> dict[str, float]:
-    """A run's last logged metrics of :data:`CROSS_METRICS`, without the loss terms its
-    phases do not weigh (logged as 0)."""
+def _trained_metrics(result: dict[str, Any], keys: tuple[str, ...]) -> dict[str, float]:
+    """A run's last logged metrics among ``keys``, without the loss terms its phases do not
+    weigh (logged as 0)."""
     terms = {t for phase in result["config"]["phases"] for t in phase.get("weights", {})}
     last = result["last_metrics"]
     return {
         k: last[k]
-        for k in CROSS_METRICS
+        for k in keys
         if k in last and (not k.startswith("loss/") or k.removeprefix("loss/") in terms)
     }
 
@@ -280,6 +282,7 @@ HF_BACKENDS: dict[str, HFBackend] = {
         generates=False,
         scoring="ITM log-odds; RSum ranks by the ITC embeddings",
         describe=_describe_cross,
+        report_metrics=CROSS_METRICS,
         budgets={
             # see docs/demo.md for the measured wall clock on 2 CPU cores
             "small": HFCrossBudget(
@@ -528,8 +531,8 @@ def run_hf_demo(
             "scores": results[m]["scores"]["test"],
             "train_seconds": results[m]["train_seconds"],
         }
-        if not spec.generates:
-            methods[m]["last_metrics"] = _trained_metrics(results[m])
+        if spec.report_metrics:
+            methods[m]["last_metrics"] = _trained_metrics(results[m], spec.report_metrics)
     payload = {
         "backend": backend,
         "backend_name": spec.name,
@@ -543,7 +546,7 @@ def run_hf_demo(
     if spec.generates:
         payload["negatives_mix"] = mix
         payload["samples"] = _samples(negatives, budget.per_caption)
-    else:
+    if budget.pretrain_text() != HFBudget.pretrain_text(budget):  # a staged pre-training
         payload["pretrain_text"] = budget.pretrain_text()
     payload["timings_s"] = timings
     report = write_hf_report(out, payload)
