@@ -330,7 +330,7 @@ class NegativeGenerator:
         global _WORKER
         _WORKER = self
         if self.planner is not None:
-            self.planner.prepare()
+            self.planner.prepare(self.switches)
         pending: deque = deque()
         with mp.get_context("fork").Pool(self.processes, initializer=_worker_init) as pool:
             for batch in batches:  # at most 2 batches in flight per worker: memory stays flat

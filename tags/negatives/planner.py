@@ -132,11 +132,13 @@ class EditPlanner:
         """The names of the operators this planner runs, in order."""
         return [op.name for op in self.operators]
 
-    def prepare(self) -> None:
-        """Build the lookup tables now (before worker processes fork, so they share them)."""
+    def prepare(self, switches: Collection[str] | None = None) -> None:
+        """Build the lookup tables now (before worker processes fork, so they share them):
+        the evidence's and those of the operators ``switches`` turn on (``None``: all)."""
         self.evidence.prepare()
         for operator in self.operators:
-            operator.prepare()
+            if switches is None or operator.switch is None or operator.switch in switches:
+                operator.prepare()
 
     def explain(self, graph: SceneGraph) -> Trace:
         """Plan ``graph`` again with every refusal counted: why its units have no substitute
