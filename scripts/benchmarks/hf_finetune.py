@@ -36,8 +36,9 @@ the match logit on the positives and the retrieved / synthetic negatives, the ``
 weights ``itm_bce`` / ``istm_bce``) beside the hinge, which alone lets the positives' score sink.
 
     python scripts/benchmarks/hf_finetune.py --family blip --data runs/hf/shapes \\
-        --pretrained runs/hf/blip --out runs/hf/blip_finetune --seeds 0 --steps 50 \\
-        --batch-size 32 --lr 2e-4 --dc-steps 15
+        --pretrained runs/hf/blip_v2 --out runs/hf/blip2/test --split test --seeds 0 1 2 \\
+        --steps 50 --batch-size 32 --pool-size 8 --num-negatives 3 --dc-steps 12 --lr 2e-4 \\
+        --itm-bce 1
 
 The negatives are generated once (generation seed 0) and shared by every training seed.
 Each run lives in ``OUT/<variant>_<settings>_seed<S>`` and is reused when its
