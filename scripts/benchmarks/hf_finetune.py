@@ -52,69 +52,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LABELS = {
-    "pretrained": "pre-trained (no fine-tuning)",
-    "plain": "plain",
-    "negclip": "+ tags negatives (NegCLIP-style)",
-    "hardest": "hardest",
-    "itm-hardest": "ITM + retrieved hard negatives",
-    "tags": "TAGS (ITM + ISTM)",
-    "tags-dc": "TAGS-DC",
-}
+from tags.benchmark.finetune_table import (
+    LABELS,
+    goal_lines,
+    readme_table,
+    splice_block,
+    summarize,
+    table,
+)
+
 ROWS = {key: f"CLIP {label}" for key, label in LABELS.items()}  # set by --family in main()
-METRICS = ("rsum", "mp", "mp_attribute", "mp_object", "mp_relation", "mp_role")
-
-
-def summarize(records: list[dict[str, Any]], split: str) -> dict[str, Any]:
-    """Mean and sample std (over seeds) of each metric; train seconds' mean."""
-    summary: dict[str, Any] = {"seeds": len(records)}
-    for key in METRICS:
-        values = [r["scores"][split][key] * (1 if key == "rsum" else 100) for r in records]
-        summary[key] = statistics.fmean(values)
-        summary[key + "_std"] = statistics.stdev(values) if len(values) > 1 else 0.0
-    seconds = [r["train_seconds"] for r in records if r.get("train_seconds")]
-    summary["train_seconds"] = statistics.fmean(seconds) if seconds else None
-    return summary
-
-
-def table(summaries: dict[str, dict[str, Any]]) -> str:
-    lines = [
-        "| model | seeds | RSum | MP | attribute | object | relation | role swap | train s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for key, s in summaries.items():
-        cells = [
-            f"{s[m]:.1f} ± {s[m + '_std']:.1f}" if s["seeds"] > 1 else f"{s[m]:.1f}"
-            for m in METRICS
-        ]
-        seconds = f"{s['train_seconds']:.0f}" if s.get("train_seconds") else "-"
-        lines.append(f"| {ROWS[key]} | {s['seeds']} | " + " | ".join(cells) + f" | {seconds} |")
-    return "\n".join(lines)
-
-
-def goal_line(summaries: dict[str, dict[str, Any]]) -> str:
-    """The issue's goal, checked: NegCLIP-style MP >= plain + 5 points, the gap larger than
-    either row's std, and RSum not more than 1 % below plain."""
-    if "plain" not in summaries or "negclip" not in summaries:
-        return ""
-    p, n = summaries["plain"], summaries["negclip"]
-    gain = n["mp"] - p["mp"]
-    spread = max(p["mp_std"], n["mp_std"])
-    rsum_change = 100 * (n["rsum"] - p["rsum"]) / p["rsum"]
-    reached = gain >= 5 and gain > spread and rsum_change >= -1
-    return (
-        f"NegCLIP-style vs plain: MP {gain:+.1f} points (largest std {spread:.1f}), relation MP "
-        f"{n['mp_relation'] - p['mp_relation']:+.1f}, object {n['mp_object'] - p['mp_object']:+.1f}"
-        f", attribute {n['mp_attribute'] - p['mp_attribute']:+.1f}, role swap "
-        f"{n['mp_role'] - p['mp_role']:+.1f}; RSum {rsum_change:+.1f} %. "
-        f"Goal (MP >= +5, outside one std, RSum >= -1 %): {'reached' if reached else 'not reached'}."
-    )
 
 
 def check_negatives(
@@ -188,6 +140,18 @@ def run_name(variant: str, args: argparse.Namespace) -> str:
     return f"negclip_m{args.top_m}{roles}_k{args.per_caption}_{args.order}_hn{args.hn_weight:g}"
 
 
+def write_readme(path: Path, family: str, block: str) -> None:
+    """Splice ``block`` into ``path``'s ``hf_finetune.py FAMILY`` block (atomically)."""
+    try:
+        text = splice_block(path.read_text(), f"hf_finetune.py {family}", block)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"hf_finetune.py: --readme {path}: {err}") from None
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
+    print(f"wrote the {family.upper()} rows into {path}")
+
+
 def main() -> None:
     from tags.benchmark.hf_finetune import (
         CROSS_DEFAULTS,
@@ -231,6 +195,12 @@ def main() -> None:
     parser.add_argument("--hn-weight", type=float, default=0.0,
                         help="hard-negative term weight (vse hard_negative)")  # fmt: skip
     parser.add_argument("--results", help="also write the markdown table here")
+    parser.add_argument(
+        "--readme",
+        metavar="FILE",
+        help="rewrite the table between FILE's '<!-- hf_finetune.py FAMILY: begin -->' and "
+        "'... end -->' lines (the README's fine-tuning table) with this run's rows",
+    )
     parser.add_argument("--sugarcrepe", action="store_true",
                         help="also export the split's pairs as SugarCrepe files (OUT/sugarcrepe_"
                         "<split>) and score the pre-trained and each seed-0 model on them with "
@@ -346,7 +316,11 @@ def main() -> None:
         f"Shapes benchmark ({args.split} split: {scores['mp_pairs']} minimal pairs, "
         f"{scores['mp_role_pairs']} role swaps scored apart), {settings}; "
         f"chance RSum {scores['chance_rsum']:.1f}, MP chance 50; mean ± sample std over seeds."
-        "\n\n" + table(summaries) + "\n\n" + goal_line(summaries) + "\n"
+        "\n\n"
+        + table(summaries, args.family)
+        + "\n\n"
+        + "\n".join(goal_lines(summaries, args.family))
+        + "\n"
     )
     if args.sugarcrepe:
         text += "\n" + sugarcrepe_table(args, pretrained, data, out, pairs) + "\n"
@@ -356,6 +330,8 @@ def main() -> None:
     (out / f"results_{args.split}.json").write_text(json.dumps(summaries, indent=1) + "\n")
     if args.results:
         Path(args.results).write_text(text)
+    if args.readme:
+        write_readme(Path(args.readme), args.family, readme_table(summaries, args.family))
     print(text)
 
 
