@@ -331,3 +331,29 @@ def test_readme_holds_the_regenerated_finetune_blocks():
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     for family in ("clip", "blip"):
         assert splice_block(readme, f"hf_finetune.py {family}", "| x |") != readme
+
+
+def test_a_run_of_other_settings_is_never_replaced_silently(tmp_path):
+    """hf_finetune.py keeps finished runs: a run folder holding another config is refused in
+    one line naming what differs (before, the earlier run was cleared and retrained)."""
+    from tags.benchmark.hf_finetune import (
+        SettingsChangedError,
+        config_differences,
+        run_finetune,
+    )
+
+    old = {"output_dir": str(tmp_path / "run" / "train"), "phases": [{"steps": 200, "lr": 2e-4}]}
+    new = {**old, "phases": [{"steps": 100, "lr": 2e-4}], "seed": 1}
+    assert config_differences(old, new) == ["phases.0.steps", "seed"]
+    assert config_differences(old, old) == []
+    model = tmp_path / "run" / "train" / "model"
+    model.mkdir(parents=True)
+    (model / "weights").write_text("kept")
+    record = {"config": old, "train_seconds": 1.0, "scores": {"test": {"rsum": 1.0}}}
+    (tmp_path / "run" / "result.json").write_text(json.dumps(record))
+    with pytest.raises(SettingsChangedError, match=r"differs in: phases\.0\.steps, seed"):
+        run_finetune(new, tmp_path / "run", tmp_path / "data", replace_other_settings=False)
+    assert (model / "weights").read_text() == "kept"
+    assert json.loads((tmp_path / "run" / "result.json").read_text()) == record
+    # the same config is reused as before (nothing trained, scores kept)
+    assert run_finetune(old, tmp_path / "run", tmp_path / "data")["scores"] == record["scores"]

@@ -42,7 +42,9 @@ weights ``itm_bce`` / ``istm_bce``) beside the hinge, which alone lets the posit
 
 The negatives are generated once (generation seed 0) and shared by every training seed.
 Each run lives in ``OUT/<variant>_<settings>_seed<S>`` and is reused when its
-``result.json`` holds the same config; scores are kept per split. Minimal pairs of ``val``
+``result.json`` holds the same config; a folder holding another config (other steps, lr, ...)
+is refused, naming what differs, so a finished run is never replaced: give another ``--out``.
+Scores are kept per split. Minimal pairs of ``val``
 are drawn like the test pairs (same sampler) from the val scenes. The table (markdown) goes
 to ``OUT/results_<split>.md`` (and ``--results``), with ``results_<split>.json``.
 """
@@ -158,6 +160,7 @@ def main() -> None:
         ORDERS,
         VARIANT_BUILDERS,
         VARIANTS,
+        SettingsChangedError,
         finetune_config,
         generate_negatives,
         negatives_mix,
@@ -292,9 +295,13 @@ def main() -> None:
                 base, variant, negatives, args.per_caption, args.hn_weight,
                 **(cross if base_recipe != "vse" else {}),
             )  # fmt: skip
-            record = run_finetune(
-                config, run_dir, data, (args.split,), {args.split: pairs}, {args.split: roles}
-            )
+            try:
+                record = run_finetune(
+                    config, run_dir, data, (args.split,), {args.split: pairs},
+                    {args.split: roles}, replace_other_settings=False,
+                )  # fmt: skip
+            except SettingsChangedError as err:
+                raise SystemExit(f"hf_finetune.py: {err}") from None
             records.setdefault(variant, []).append(record)
             s = record["scores"][args.split]
             print(f"{ROWS[variant]} seed {seed}: RSum {s['rsum']:.1f}, MP {100 * s['mp']:.1f} "

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tags._errors import UserError
+
 # a caption's negatives in this order of edit type (a negative of several types ranks by
 # its first type in this order)
 TYPE_ORDER = {"relation": 0, "object": 1, "attribute": 2}
@@ -226,6 +228,26 @@ def finetune_config(
     return config
 
 
+class SettingsChangedError(UserError, ValueError):
+    """A run folder already holds a finished run of another config."""
+
+
+def config_differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two configs (``phases.0.lr``), sorted."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(set(old) | set(new), key=str)
+        return [
+            d for k in keys for d in config_differences(old.get(k), new.get(k), f"{prefix}{k}.")
+        ]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            d
+            for i, (a, b) in enumerate(zip(old, new))
+            for d in config_differences(a, b, f"{prefix}{i}.")
+        ]
+    return [] if old == new else [prefix.rstrip(".") or "(config)"]
+
+
 def run_finetune(
     config: dict[str, Any],
     run_dir: str | Path,
@@ -233,11 +255,17 @@ def run_finetune(
     splits: tuple[str, ...] = ("test",),
     pairs: dict[str, list[Any]] | None = None,
     role_pairs: dict[str, list[Any]] | None = None,
+    replace_other_settings: bool = True,
 ) -> dict[str, Any]:
     """Train ``config`` (its ``output_dir`` is ``RUN/train``) unless ``RUN/result.json``
     holds the same config and the model exists, then evaluate each of ``splits`` not scored
     yet (``pairs`` / ``role_pairs``: per split, see
-    :func:`~tags.benchmark.hf_models.evaluate_hf`); returns ``{"config", "train_seconds", "last_metrics", "scores": {split: ...}}``."""
+    :func:`~tags.benchmark.hf_models.evaluate_hf`); returns ``{"config", "train_seconds", "last_metrics", "scores": {split: ...}}``.
+
+    Raises:
+        SettingsChangedError: ``RUN`` holds a finished run of another config and
+            ``replace_other_settings`` is false (nothing is touched).
+    """
     from tags.benchmark.hf_models import evaluate_hf
     from tags.training import training_function
     from tags.training.config import config_from_dict
@@ -251,6 +279,12 @@ def run_finetune(
         cached = json.loads(result_path.read_text())
         if cached.get("config") == config and model_dir.is_dir():
             record = cached
+        elif not replace_other_settings:
+            changed = ", ".join(config_differences(cached.get("config") or {}, config))
+            raise SettingsChangedError(
+                f"{run_dir} holds a run with other settings (differs in: {changed}); give "
+                "another --out to keep both, or remove that folder to replace it"
+            )
     if record is None:
         clear_run(Path(config["output_dir"]))
         start = time.perf_counter()
