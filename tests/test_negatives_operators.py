@@ -120,9 +120,7 @@ def test_disabling_an_operator_removes_its_edit_type(parser, vocab):
     assert any(e.type == "object" for c in swaps for e in c.edits)
     names = [n for n in list_operators() if n != "swap_object"]
     kept = EditPlanner(vocab.scenes, min_count=2, operators=names).propose(graph, {"swaps"})
-    assert kept.candidates and all(
-        e.type != "object" for c in kept.candidates for e in c.edits
-    )
+    assert kept.candidates and all(e.type != "object" for c in kept.candidates for e in c.edits)
 
 
 def test_proposals_follow_the_caption_not_the_operator_order(parser, vocab):
