@@ -59,19 +59,8 @@ class EditPlanner:
     """Plans minimal, grammatical, plausible edits from a corpus's :class:`SceneCounts`.
 
     Args:
-        scenes: counts of the corpus the captions come from (built in a first pass).
-        min_count: an object, attribute or relation surface seen fewer times is never a
-            substitute (parse noise).
-        frequency_power: substitutes are weighted by ``count ** frequency_power`` (times
-            their support in the caption's contexts): higher values favour common words.
-        fluency: strength of the corpus-bigram reweighting (0: off); see
-            :meth:`SceneEvidence.fluent`.
-        min_fluency: object substitutes whose bigram log-probability change is below this
-            are dropped.
-        noun_classes: ``{class: [noun, ...]}``: nouns substituted for each other as one
-            category, in place of their WordNet category (whose first sense may be another
-            thing: "star" a celestial body, "diamond" a gem), e.g. the drawn shapes of a
-            benchmark; they are never too general to be substitutes.
+        scenes, min_count, frequency_power, fluency, min_fluency, noun_classes: the
+            shared plausibility service's settings (see :class:`SceneEvidence`).
         operators: the registered operators to run, by name (default: every registered
             one, in :func:`~tags.negatives.operators.list_operators` order).
     """
