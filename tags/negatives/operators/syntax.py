@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 
 from parsers import SceneGraph
-from tags.negatives.lexicon import COUNT_ANCHORS, NEGATORS
+from tags.negatives.lexicon import COUNT_ANCHORS, NEGATORS, NUMBER_VALUES
 from tags.negatives.scenes import words_of
 
 CharSpan = tuple[int, int]
@@ -19,17 +19,35 @@ _DETERMINERS = frozenset({"DT", "PRP$", "POS", "PDT", "WP$"})
 #: Tags after a "with" object that make it a clause ("with his arms outspread", "with white
 #: on", "with hands raised"), where "without" reads wrong.
 _CLAUSE_TAGS = frozenset({"JJ", "VBN", "VBG", "RP", "RB", "IN"})
+#: Words that join a "with" object to a list: "without" would scope over the whole list
+#: ("a room with a sofa and a lamp" -> "without a sofa and a lamp" reads as if only one
+#: were missing).
+_COORDINATORS = frozenset({"and", "or", "&", ",", "as", "plus"})
+#: Ordinals count a group's members ("four people ..., two girls, one man and the third
+#: person"): the group's count is fixed by them.
+ORDINALS = frozenset(
+    {"second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
+)
+#: Captions with this many counts enumerate parts of a group ("four people, two girls, one
+#: man ..."): changing one count contradicts the others.
+ENUMERATION_COUNTS = 3
 _NOUN_TAGS = frozenset({"NN", "NNS"})
 
 
 def counted(caption: str) -> bool:
     """Whether the caption pins a count elsewhere ("one ... the other", "both", an
-    enumeration after a colon): its quantities are not edited."""
+    enumeration after a colon, an ordinal, :data:`ENUMERATION_COUNTS` or more counts): its
+    quantities are not edited."""
     text = " ".join(caption.lower().replace(",", " , ").split())
     if text.count("one ") >= 2 or "one of them" in text:  # "two clowns, one young and one ..."
         return True
     if ":" in text:  # an enumeration fixes the count ("three shapes: a circle, a star and ...")
         return True
+    words = text.replace(".", " ").split()
+    if ORDINALS.intersection(words):  # "... and the third person"
+        return True
+    if sum(w.isdigit() or w in NUMBER_VALUES for w in words) >= ENUMERATION_COUNTS:
+        return True  # a total and its parts: "four people, two girls, one bald man"
     text = f" {text} "
     return any(f" {anchor} " in text for anchor in COUNT_ANCHORS)
 
@@ -67,7 +85,9 @@ def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
 
 def with_clause(graph: SceneGraph, entity) -> bool:
     """Whether the object of "with" is followed by a predicate of its own ("with his arms
-    outspread": a plural noun inside the head), or is not a concrete noun (a colour, a name)."""
+    outspread": a plural noun inside the head), is one item of a list ("with a sofa and a
+    lamp": "without" would scope over the list), or is not a concrete noun (a colour, a
+    name)."""
     tags = graph.tags_in(entity.head_span) if entity.head_span is not None else []
     if not tags or not all(t in ("NN", "NNS") for t in tags) or "NNS" in tags[:-1]:
         return True
@@ -79,8 +99,14 @@ def with_clause(graph: SceneGraph, entity) -> bool:
     own = words_of(graph.caption[entity.span[0] : entity.head_span[0]]) if entity.span else []
     if NEGATORS.intersection(own + before[-1:]):
         return True  # "with no shirt" -> not "without no shirt": already a negation
-    after = [t for s, e, t in graph.tokens if s >= entity.head_span[1]]
-    return bool(after) and after[0] in _CLAUSE_TAGS
+    after = [
+        (graph.caption[s:e].lower(), t) for s, e, t in graph.tokens if s >= entity.head_span[1]
+    ]
+    if after and after[0][0] in _COORDINATORS:
+        return True  # "with a sofa and a lamp", "with a sofa, a lamp"
+    if before and before[-1] in _COORDINATORS:
+        return True  # the list's later items: "with a sofa and a lamp"
+    return bool(after) and after[0][1] in _CLAUSE_TAGS
 
 
 def described(graph: SceneGraph, entity: int, relation) -> bool:

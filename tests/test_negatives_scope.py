@@ -1,0 +1,67 @@
+"""Edits whose scope reaches past their span: "without" over a list, a count among counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from tags.negatives.operators.syntax import counted, with_clause
+from tags.negatives.pipeline import default_parser
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return default_parser()
+
+
+def _entity(graph, name: str):
+    return next(e for e in graph.entities if e.name.lower() == name)
+
+
+@pytest.mark.parametrize("item", ["sofa", "lamp"])
+def test_a_with_object_in_a_list_is_not_flipped_to_without(parser, item):
+    # "a room without a sofa and a lamp" reads as if only the sofa were missing
+    graph = parser.parse("A living room with a sofa and a lamp.")
+    assert with_clause(graph, _entity(graph, item))
+
+
+def test_a_lone_with_object_may_still_be_flipped(parser):
+    graph = parser.parse("A man with a hat walks down the street.")
+    assert not with_clause(graph, _entity(graph, "hat"))
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "Four people are scuba diving in the ocean, two girls, one bald man and the third person.",
+        "Three kids play: two boys and one girl.",
+        "Five people in a boat, two women and three men.",
+    ],
+)
+def test_counts_that_enumerate_a_group_are_pinned(caption):
+    assert counted(caption)
+
+
+@pytest.mark.parametrize(
+    "caption", ["Two dogs run across a grassy field.", "Two men carry three boxes."]
+)
+def test_a_count_or_two_alone_stays_editable(caption):
+    assert not counted(caption)
+
+
+def test_the_planner_leaves_an_enumerated_count_and_a_with_list_alone(parser):
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    captions = [
+        "Four people are scuba diving in the ocean, two girls, one bald man and the third person.",
+        "A living room with a sofa and a lamp.",
+        "Two dogs run across a grassy field.",
+    ]
+    graphs = [parser.parse(c) for c in captions]
+    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes)
+    spans = {c: {u.spans for u in planner.plan(g)} for c, g in zip(captions, graphs)}
+    four = captions[0].index("Four")
+    assert ((four, four + 4),) not in spans[captions[0]]
+    with_at = captions[1].index("with")
+    assert ((with_at, with_at + 4),) not in spans[captions[1]]
+    assert ((0, 3),) in spans[captions[2]]  # "Two" -> "Three" is still planned
