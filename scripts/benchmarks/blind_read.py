@@ -4,7 +4,7 @@
     # give an annotator read/items.md only; they write read/reader_labels.json
     python scripts/benchmarks/blind_read.py score read/ --key key.json
 
-``make`` draws 50 random negatives (any ``negative_index``, one per caption) of a
+``make`` draws 50 (``--size``) random negatives (any ``negative_index``, one per caption) of a
 ``tags generate`` JSONL file and adds 10 hidden controls made from other captions of the same
 file: 5 broken (a person noun -> "brick", a dropped word, a doubled word, two words swapped, a
 last noun -> "sleeping") and 5 still true ("A" <-> "The", "Here, ..."). The 60 pairs are
@@ -55,7 +55,9 @@ def _still_true(caption: str, kind: int) -> str:
     return "Here, " + caption[0].lower() + caption[1:]
 
 
-def make(negatives: Path, out: Path, key: Path, seed: int, exclude: list[Path]) -> None:
+def make(
+    negatives: Path, out: Path, key: Path, seed: int, exclude: list[Path], size: int = 50
+) -> None:
     rng = random.Random(seed)
     used = {item["reference"] for path in exclude for item in json.loads(path.read_text("utf-8"))}
     records = [json.loads(line) for line in negatives.open(encoding="utf-8") if line.strip()]
@@ -66,9 +68,9 @@ def make(negatives: Path, out: Path, key: Path, seed: int, exclude: list[Path]) 
         if record["positive"] not in seen:
             seen.add(record["positive"])
             sample.append(record)
-        if len(sample) == 50:
+        if len(sample) == size:
             break
-    if len(sample) < 50:
+    if len(sample) < size:
         raise SystemExit(f"{negatives}: only {len(sample)} captions left to sample")
     others = sorted({r["positive"] for r in records} - seen)
     controls = [c for c in rng.sample(others, min(len(others), 40)) if len(c.split()) >= 5][:10]
@@ -130,12 +132,13 @@ def main() -> None:
     made.add_argument("--key", type=Path, required=True, help="the key (kept from the reader)")
     made.add_argument("--seed", type=int, default=0)
     made.add_argument("--exclude", type=Path, nargs="*", default=[], help="earlier key.json")
+    made.add_argument("--size", type=int, default=50, help="negatives to read (one a caption)")
     scored = commands.add_parser("score", help="count a read's reader_labels.json")
     scored.add_argument("folder", type=Path, help="folder of reader_labels.json")
     scored.add_argument("--key", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "make":
-        make(args.negatives, args.out, args.key, args.seed, args.exclude)
+        make(args.negatives, args.out, args.key, args.seed, args.exclude, args.size)
     else:
         score(args.folder, args.key)
 
