@@ -33,6 +33,15 @@ from tags.negatives.wordnet import wordnet
 #: names it with the predicate's verb in at least this many captions (graded backoff from
 #: the frame "dance inside" to the verb "dance"; see :meth:`SceneEvidence.attests`).
 VERB_BACKOFF_MIN = 3
+#: Colours (a closed class) are backed off to the noun's category: a noun's colour ``v``
+#: counts ``n(v, noun) + COLOUR_PRIOR * P(v | category)`` mentions, the category's colour
+#: distribution taken over its other nouns (:meth:`SceneEvidence.colour_count`). A noun
+#: the corpus rarely colours borrows its kinds' colours; a noun seen in many colours keeps
+#: its own ("a red stop sign" stays red: 11 mentions, none blue).
+COLOUR_PRIOR = 10.0
+#: ... and a backed-off colour needs at least this share of the noun's smoothed colour
+#: mentions (besides ``min_count`` smoothed mentions).
+COLOUR_MIN_SHARE = 0.05
 #: The substitution category of colour words used as nouns ("dressed in blue").
 COLOUR_CATEGORY = "<colour>"
 #: An object substitute must follow the caption's predicate in at least this share of its
@@ -126,6 +135,7 @@ class SceneEvidence:
         self._category_counts: dict[str | None, Counter] = {}
         self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
         self._person = self.category("man")
+        self._category_colours: dict[str | None, Counter] | None = None
 
     def refuse(self, rule: str, unit: bool = False) -> None:
         """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
@@ -322,6 +332,47 @@ class SceneEvidence:
                     frame[frame_of(predicate)] += count
         return self._frames
 
+    def colours(self, noun: str) -> Counter:
+        """The colour values the corpus gives ``noun``, with counts."""
+        attributes = self.scenes.index["attributes_of_object"].get(noun, {})
+        return Counter({v: c for v, c in attributes.items() if attribute_class(v) == "colour"})
+
+    def colour_count(self, value: str, noun: str) -> float:
+        """The smoothed count of colour ``value`` for ``noun``: its own mentions plus
+        :data:`COLOUR_PRIOR` times the value's share among the colours of the other nouns
+        of its substitution category (0 from the category when it has none)."""
+        if self._category_colours is None:
+            table: dict[str | None, Counter] = {}
+            for name in self.scenes.index["attributes_of_object"]:
+                own = self.colours(name)
+                if own:
+                    table.setdefault(self.category(name), Counter()).update(own)
+            self._category_colours = table
+        own = self.colours(noun)
+        category = self.category(noun)
+        pooled = self._category_colours.get(category, Counter()) if category else Counter()
+        total = sum(pooled.values()) - sum(own.values())
+        share = (pooled.get(value, 0) - own.get(value, 0)) / total if total > 0 else 0.0
+        return own.get(value, 0) + COLOUR_PRIOR * share
+
+    def colour_fits(self, value: str, noun: str) -> bool:
+        """Whether ``value`` is a plausible colour of ``noun`` by its category-smoothed count
+        (:meth:`colour_count`): at least ``min_count`` mentions and :data:`COLOUR_MIN_SHARE`
+        of the noun's smoothed colour mentions ("a white toilet" -> not "a blue toilet" from
+        one blue sink; "a brown duck" -> "a white duck": white birds)."""
+        count = self.colour_count(value, noun)
+        total = sum(self.colours(noun).values()) + COLOUR_PRIOR
+        return count >= self.min_count and count >= COLOUR_MIN_SHARE * total
+
+    def category_colours(self, noun: str) -> frozenset[str]:
+        """Colour values any other noun of ``noun``'s category is given (candidates for
+        :meth:`colour_fits`)."""
+        self.colour_count("", noun)  # builds the table
+        category = self.category(noun)
+        if category is None or self._category_colours is None:
+            return frozenset()
+        return frozenset(self._category_colours.get(category, ()))
+
     # ----------------------------------------------------------- relations
     def category_predicates(self, subject: str) -> Counter:
         """How often people take each predicate when ``subject`` is a person (WordNet
@@ -391,4 +442,11 @@ class SceneEvidence:
         return tuple(sorted(out, key=lambda c: (-c.weight, c.surface)))
 
 
-__all__ = ["COLOUR_CATEGORY", "SceneEvidence", "Trace", "frame_of"]
+__all__ = [
+    "COLOUR_CATEGORY",
+    "COLOUR_MIN_SHARE",
+    "COLOUR_PRIOR",
+    "SceneEvidence",
+    "Trace",
+    "frame_of",
+]

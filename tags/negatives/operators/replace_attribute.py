@@ -1,7 +1,9 @@
 """Replace an attribute: a value by another of its class, an antonym, or another count.
 
 Colours, sizes, ages, materials, patterns and states are replaced inside their class by
-values the corpus attests with the object (a state only by its opposite); WordNet antonyms
+values the corpus attests with the object (a state only by its opposite; a colour also by
+one the object's category attests, counts smoothed toward the category's colours:
+:meth:`SceneEvidence.colour_fits`); WordNet antonyms
 are preferred and are the only substitutes of other adjectives; plural quantities (two, 3)
 change to another plural quantity written the same way, near and small ones first.
 """
@@ -96,6 +98,9 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
     weights: Counter = Counter()
     operations: dict[tuple[str, ...], str] = {}
     refuse = evidence.refuse
+    if kind == "colour":  # a closed class: colours the noun's category has may fit it
+        unseen = evidence.category_colours(name) - set(attested)
+        attested = {**attested, **dict.fromkeys(sorted(unseen), 0)}
     if kind is None and not antonyms:
         refuse("attribute:no_class_no_antonym")  # only antonyms replace other adjectives
     elif not attested:
@@ -104,7 +109,13 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         is_antonym = other in antonyms
         if other == value or (not is_antonym and (kind is None or attribute_class(other) != kind)):
             continue  # another class: not a substitute at all
-        if count < evidence.min_count:
+        if kind == "colour" and count < evidence.min_count:
+            # backed off to the category's colours ("a white toilet" -> "a black toilet")
+            if not evidence.colour_fits(other, name):
+                refuse("attribute:rare_value")
+                continue  # "a green dog": one odd parse is no evidence
+            count = evidence.colour_count(other, name)
+        elif count < evidence.min_count:
             refuse("attribute:rare_value")
             continue  # "a green dog": one odd parse is no evidence
         if other in others or not editable_words(other) or set(other.split()) & set(value.split()):
