@@ -18,8 +18,8 @@ For each generation setting (rows), on the same captions:
 Rows: ``minimal`` is the default of ``tags generate``; ``minimal-adds`` adds ``--adds``.
 
 Corpus files: a SCAN ``*_caps.txt`` (five captions an image), a FACTUAL ``.csv`` (its
-``caption`` column, one region caption an image) or any other text file (one caption a line,
-one image each).
+``caption`` column, one region caption an image), a ``.jsonl`` (a ``caption`` field a line,
+one image each) or any other text file (one caption a line, one image each).
 
 One negative per caption is judged: the first (best-ranked) by default, or a seeded random
 pick among the caption's negatives (``--pick random``). The
@@ -106,6 +106,10 @@ def read_corpus(path: str, n: int) -> tuple[list[str], int]:
         with open(file, encoding="utf-8", newline="") as handle:
             captions = [row["caption"] for row in csv.DictReader(handle)][:n]
         return captions, 1
+    if file.suffix == ".jsonl":  # `tags generate` input: a "caption" field, one an image
+        lines = file.read_text(encoding="utf-8").splitlines()
+        captions = [json.loads(line)["caption"] for line in lines if line.strip()][:n]
+        return captions, 1
     captions = [c for c in file.read_text(encoding="utf-8").splitlines() if c.strip()]
     per_image = 5 if file.name.endswith("_caps.txt") else 1
     captions = captions[:n]
@@ -119,15 +123,32 @@ def kind_of(record) -> str:
     return subset_of([e.to_dict() for e in record.edits])
 
 
-def type_mix(results: list) -> dict[str, float]:
-    """Shares of the negatives by kind, and of relation edits, swaps and adds in all."""
+def type_mix(results: list, allowed: list[bool] | None = None) -> dict[str, float]:
+    """Shares of the negatives by kind, and of relation edits, swaps and adds in all. With
+    ``allowed`` (per result: whether its caption's structure allows a swap,
+    :func:`~tags.negatives.operators.swaps.swap_allowed`), also the share of captions that
+    allow one and the swap share among those captions' negatives ("swap (where allowed)")."""
     kinds = Counter(kind_of(r) for result in results for r in result.records)
     total = max(sum(kinds.values()), 1)
     mix = {k: v / total for k, v in sorted(kinds.items())}
     mix["relation (all)"] = (kinds["replace_rel"] + kinds["swap_rel"]) / total
     mix["swap (all)"] = sum(v for k, v in kinds.items() if k.startswith("swap")) / total
     mix["add (all)"] = sum(v for k, v in kinds.items() if k.startswith("add")) / total
+    if allowed is not None:
+        mine = [kind_of(r) for result, ok in zip(results, allowed) if ok for r in result.records]
+        swapped = sum(k.startswith("swap") for k in mine)
+        mix["swap allowed (captions)"] = sum(allowed) / max(len(allowed), 1)
+        mix["swap (where allowed)"] = swapped / max(len(mine), 1)
     return mix
+
+
+def swaps_allowed(graphs: list) -> list[bool]:
+    """Per parsed caption, whether its structure allows a swap (WordNet categories)."""
+    from tags.negatives.operators.swaps import swap_allowed
+    from tags.negatives.wordnet import wordnet
+
+    category = wordnet().category
+    return [graph is not None and swap_allowed(graph, category) for graph in graphs]
 
 
 def generate(
@@ -329,6 +350,7 @@ def main() -> None:
         speed[f"vocabulary pass ({args.workers} processes)"] = len(texts) / (
             time.perf_counter() - start
         )
+        allowed = swaps_allowed(graphs)
         part: dict = {"captions": len(captions), "speed": speed, "rows": {}}
         rng = random.Random(args.seed)
         for name in args.rows.split(","):
@@ -344,7 +366,7 @@ def main() -> None:
             )
             speed[f"generate {name}"] = len(texts) / run["seconds"]
             summary, picks = summarise(results, random.Random(args.seed), args.pick)
-            summary["mix"] = type_mix(results)
+            summary["mix"] = type_mix(results, allowed)
             prefix = f"{corpus}_" if corpus else ""
             if args.report_skipped:
                 summary["skipped"] = skip_reasons(results)
@@ -382,12 +404,22 @@ def write_skipped(path: Path, results: list) -> None:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def _allowed(mix: dict) -> str:
+    """The swap share where captions allow a swap, with the share of such captions."""
+    if "swap (where allowed)" not in mix:
+        return "-"
+    return (
+        f"{100 * mix['swap (where allowed)']:.1f}% of {100 * mix['swap allowed (captions)']:.0f}%"
+    )
+
+
 def print_corpus(corpus: str, part: dict, judged: bool) -> None:
     """One corpus's table: coverage, mix, the judge's figures, throughput."""
     print(f"\n== {corpus}: {part['captions']} captions")
     print(
         f"{'row':<14} {'covered':>8} {'neg/cap':>8} {'ops/neg':>7} {'1 op':>7} {'relation':>9} "
-        f"{'swap':>6} {'add':>6}" + (f" {'LM acc':>7} {'PPL ratio':>9}" if judged else "")
+        f"{'swap':>6} {'swap/allowed':>12} {'add':>6}"
+        + (f" {'LM acc':>7} {'PPL ratio':>9}" if judged else "")
     )
     for name, r in part["rows"].items():
         mix = r["mix"]
@@ -396,7 +428,7 @@ def print_corpus(corpus: str, part: dict, judged: bool) -> None:
             f"{r['negatives'] / max(r['captions'], 1):>8.1f} {r['ops_per_negative']:>7.3f} "
             f"{100 * r['single_unit']:>6.1f}% "
             f"{100 * mix['relation (all)']:>8.1f}% {100 * mix['swap (all)']:>5.1f}% "
-            f"{100 * mix['add (all)']:>5.1f}%"
+            f"{_allowed(mix):>12} {100 * mix['add (all)']:>5.1f}%"
         )
         if judged:
             line += f" {100 * r['text_only_accuracy']:>6.1f}% {r['ppl_ratio_mean']:>9.2f}"
