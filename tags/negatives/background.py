@@ -8,7 +8,11 @@ that need no evidence (counts, gender). A background corpus adds its counts to t
 - ``factual`` (**default** of ``tags generate``): the scene graphs of the 37,861 Visual
   Genome region captions of the FACTUAL train split (MIT licence), parsed by this project's
   parser; shipped as ``tags/negatives/data/background_factual.json.gz`` and rebuilt by
-  ``scripts/build_background_scenes.py``;
+  ``scripts/build_background_scenes.py``; plus the image-group verb counts of Flickr30K dev
+  (5 captions an image: which verbs the writers of one image use together, the evidence of
+  :meth:`~tags.negatives.scenes.SceneCounts.verbs_exclusive`), aggregated counts of verb
+  lemmas only, shipped as ``tags/negatives/data/verbs_flickr30k_dev.json.gz`` and rebuilt by
+  ``scripts/build_verb_codescription.py``;
 - a path: a :class:`~tags.negatives.scenes.SceneCounts` JSON (``.json`` or ``.json.gz``) or a
   ``tags generate`` vocabulary file (its ``scenes``), e.g. of a large caption corpus;
 - ``none``: the input corpus alone (the behaviour before backgrounds existed).
@@ -27,6 +31,8 @@ DATA = Path(__file__).resolve().parent / "data"
 #: Built-in backgrounds by name.
 BUILTIN = {"factual": DATA / "background_factual.json.gz"}
 DEFAULT_BACKGROUND = "factual"
+#: Image-group verb counts (of Flickr30K dev) every built-in background adds.
+VERB_TABLE = DATA / "verbs_flickr30k_dev.json.gz"
 
 
 def _read_json(path: Path) -> dict:
@@ -46,7 +52,10 @@ def load_background(spec: str | None) -> SceneCounts | None:
         names = ", ".join([*BUILTIN, "none"])
         raise ValueError(f"background {spec!r}: not a file nor one of {names}")
     data = _read_json(path)
-    return SceneCounts.from_dict(data.get("scenes", data) if "counts" in data else data)
+    counts = SceneCounts.from_dict(data.get("scenes", data) if "counts" in data else data)
+    if spec in BUILTIN and VERB_TABLE.is_file():
+        counts.update(SceneCounts.from_dict(_read_json(VERB_TABLE)))
+    return counts
 
 
 def with_background(scenes: SceneCounts, spec: str | None) -> SceneCounts:
@@ -55,4 +64,4 @@ def with_background(scenes: SceneCounts, spec: str | None) -> SceneCounts:
     return scenes if background is None else scenes.merged(background)
 
 
-__all__ = ["BUILTIN", "DEFAULT_BACKGROUND", "load_background", "with_background"]
+__all__ = ["BUILTIN", "DEFAULT_BACKGROUND", "VERB_TABLE", "load_background", "with_background"]

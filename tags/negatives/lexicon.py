@@ -445,12 +445,14 @@ def near_synonyms(a: str, b: str) -> bool:
 
 
 #: Verbs of posture and locomotion: mutually exclusive at one moment ("sitting" vs
-#: "standing"), so one may replace another on the corpus's pair counts alone.
+#: "standing"), so one may replace another on the corpus's pair counts alone ("lay": how
+#: captions often write "lying", "a dog laying on the couch").
 EXCLUSIVE_VERBS = frozenset(
     [
         "sit",
         "stand",
         "lie",
+        "lay",
         "walk",
         "run",
         "jump",

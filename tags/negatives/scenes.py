@@ -155,9 +155,11 @@ class SceneCounts:
     grouped: Counter = field(default_factory=Counter)
     sibling: Counter = field(default_factory=Counter)
     codescription: Counter = field(default_factory=Counter)
-    #: The same for verb lemmas: grouped captions using a verb, grouped captions whose
-    #: siblings use it, and (verb, other) across sibling captions: which acts writers see in
-    #: one image (:meth:`verbs_exclusive`).
+    #: The same for verb lemmas (``"<s>"`` in ``verb_grouped``: all grouped captions, kept
+    #: apart from ``grouped`` so a verb-only table, the built-in background's, can be added):
+    #: grouped captions using a verb, grouped captions whose siblings use it, and (verb,
+    #: other) across sibling captions: which acts writers see in one image
+    #: (:meth:`verbs_exclusive`).
     verb_grouped: Counter = field(default_factory=Counter)
     verb_sibling: Counter = field(default_factory=Counter)
     verb_codescription: Counter = field(default_factory=Counter)
@@ -212,7 +214,7 @@ class SceneCounts:
         verbs = [set(verbs_of(graph)) for graph in graphs]
         for i, own in enumerate(verbs):
             others = set().union(*(v for j, v in enumerate(verbs) if j != i))
-            self.verb_grouped.update(own)
+            self.verb_grouped.update(["<s>", *own])
             self.verb_sibling.update(others)
             self.verb_codescription.update((a, b) for a in own for b in others if a != b)
         self._index = None
@@ -426,8 +428,8 @@ class SceneCounts:
         :data:`EXCLUSIVE_LIFT` times as often as chance, with at least
         :data:`EXCLUSIVE_EXPECTED` such siblings expected ("riding" / "walking" a bike;
         "sitting" / "working" are often said of one image). False without grouped captions."""
-        captions = self.grouped.get("<s>", 0)
-        if not captions or not self.verb_grouped:
+        captions = self.verb_grouped.get("<s>", 0)
+        if not captions:
             return False
         expected = self.verb_grouped.get(verb, 0) * self.verb_sibling.get(other, 0) / captions
         observed = self.verb_codescription.get((verb, other), 0)
@@ -439,8 +441,8 @@ class SceneCounts:
         """log of how much more often than chance captions using ``verb`` have a sibling
         caption of the same image using ``other``: (observed + 1) / (expected + 1), 0
         without grouped captions ("jump" / "fly": log 2 on Flickr30K, said of one leap)."""
-        captions = self.grouped.get("<s>", 0)
-        if not captions or not self.verb_grouped:
+        captions = self.verb_grouped.get("<s>", 0)
+        if not captions:
             return 0.0
         expected = self.verb_grouped.get(verb, 0) * self.verb_sibling.get(other, 0) / captions
         observed = self.verb_codescription.get((verb, other), 0)
@@ -512,12 +514,20 @@ class SceneCounts:
         counts = cls()
         for name in cls._FIELDS:
             getattr(counts, name).update({key(k): c for k, c in data.get(name, [])})
+        if counts.verb_grouped and "<s>" not in counts.verb_grouped:
+            # written before verb groups kept their own caption count: the same captions
+            counts.verb_grouped["<s>"] = counts.grouped.get("<s>", 0)
         return counts
 
+
+#: The image-group verb counts: all a verb co-description table holds
+#: (``scripts/build_verb_codescription.py``).
+VERB_GROUP_FIELDS = ("verb_grouped", "verb_sibling", "verb_codescription")
 
 __all__ = [
     "AUXILIARY_VERBS",
     "PLURAL_TAGS",
+    "VERB_GROUP_FIELDS",
     "SceneCounts",
     "is_bare",
     "is_plural",

@@ -26,7 +26,16 @@ from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.replace_object import top_choices
 from tags.negatives.operators.syntax import contiguous, shape_like, with_clause
-from tags.negatives.scenes import normal, relation_shape
+from tags.negatives.scenes import SceneCounts, normal, relation_shape, verb_lemma
+
+#: Two posture or locomotion verbs whose image-group co-description lift (either way) is at
+#: least this (log 2: said of one image twice as often as chance, ``+1`` smoothed) are not
+#: exchanged: "running" / "jumping" (log 1.0 on Flickr30K dev), "jumping" / "flying" (1.2).
+CODESCRIBED_LIFT = math.log(2.0)
+
+#: Verbs kept as originals but never written as substitutes: "laying on" is how captions
+#: often write "lying on" (a posture, in :data:`EXCLUSIVE_VERBS`), not standard English.
+COLLOQUIAL_VERBS = frozenset({"lay"})
 
 #: A flipped preposition without an attested triple needs at least this share of the original
 #: preposition's count with the object ("in the sand": 'beside the sand' is too rare; "on a
@@ -77,14 +86,30 @@ def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...
     if not tags or not tags[0].startswith("VB") or not editable_words(joined):
         refuse("relation:not_a_verb_or_preposition", unit=True)
         return ()
-    return _verb_choices(evidence, predicate, tag_shape, subject, obj)
+    written = verb_lemma(joined.split()[0])
+    return _verb_choices(evidence, predicate, tag_shape, subject, obj, written)
+
+
+def group_verb(scenes: SceneCounts, predicate: str, tag_shape: str) -> str:
+    """The key of ``predicate``'s verb in the image-group verb counts: the lemma of its most
+    frequent written form (:func:`~tags.negatives.scenes.verbs_of` counts written verbs, and
+    a parser name may differ: "riding" is relation ``ride`` but verb ``rid``)."""
+    surfaces = scenes.index["relation_surfaces"].get((tag_shape, predicate))
+    word = " ".join(min(surfaces.items(), key=lambda kv: (-kv[1], kv[0]))[0]) if surfaces else ""
+    return verb_lemma(word.split()[0] if word else predicate.split()[0])
 
 
 def _verb_choices(
-    evidence: SceneEvidence, predicate: str, tag_shape: str, subject: str, obj: str
+    evidence: SceneEvidence,
+    predicate: str,
+    tag_shape: str,
+    subject: str,
+    obj: str,
+    written: str | None = None,
 ) -> tuple[Choice, ...]:
     scenes, refuse = evidence.scenes, evidence.refuse
     verb = predicate.split()[0]
+    written = written or group_verb(scenes, predicate, tag_shape)  # its image-group key
     index = scenes.index
     made = evidence.wordnet.is_artifact(subject)  # "a truck standing on": not a posture
     with_subject = index["predicates_of_subject"].get(subject, Counter())
@@ -124,10 +149,28 @@ def _verb_choices(
             continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
         triple = scenes.triples.get((subject, other, obj), 0)
         same_frame = other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
+        grouped = group_verb(scenes, other, tag_shape)
+        if not flip and (grouped == written or other.split()[0] in COLLOQUIAL_VERBS):
+            # one verb under two parser names ("riding" / "ridding": both ``rid``), or a
+            # colloquial form a negative should not introduce ("laying on" for "lying on")
+            refuse("relation:same_or_colloquial_verb")
+            continue
+        # posture and locomotion verbs the writers of one image often say of one act
+        # ("running" / "jumping", "riding" / "surfing" a wave) are not exclusive after all
+        codescribed = max(
+            scenes.verb_codescription_lift(written, grouped),
+            scenes.verb_codescription_lift(grouped, written),
+        )
         exclusive = same_frame and (
-            (verb in EXCLUSIVE_VERBS and other.split()[0] in EXCLUSIVE_VERBS and not made)
-            # or what the writers of one image never say together ("riding" / "walking")
-            or scenes.verbs_exclusive(verb, other.split()[0])
+            (
+                verb in EXCLUSIVE_VERBS
+                and other.split()[0] in EXCLUSIVE_VERBS
+                and not made
+                and codescribed < CODESCRIBED_LIFT
+            )
+            # or what the writers of one image never say together ("riding" / "walking"):
+            # the input's image groups and the built-in background's (Flickr30K dev)
+            or scenes.verbs_exclusive(written, grouped)
         )
         if not (flip or exclusive):
             refuse("relation:verbs_not_exclusive")
@@ -136,8 +179,8 @@ def _verb_choices(
         if not by_subject and other in postures:  # backed off to all people: only two
             # verbs the writers of one image do not use for one act ("jumping" / "flying
             # in the air" are); without grouped captions there is no such evidence
-            lift = scenes.verb_codescription_lift(verb, other.split()[0])
-            if not scenes.verb_grouped or lift > 0.0:
+            lift = scenes.verb_codescription_lift(written, grouped)
+            if not scenes.verb_grouped.get("<s>") or lift > 0.0:
                 refuse("relation:verbs_codescribed")
                 continue
             by_subject = evidence.category_predicates(subject)[other]
@@ -223,4 +266,12 @@ class ReplaceRelation(EditOperator):
         return out
 
 
-__all__ = ["FLIP_MIN_LIFT", "ReplaceRelation", "preposition_choices", "relation_substitutes"]
+__all__ = [
+    "CODESCRIBED_LIFT",
+    "COLLOQUIAL_VERBS",
+    "FLIP_MIN_LIFT",
+    "ReplaceRelation",
+    "group_verb",
+    "preposition_choices",
+    "relation_substitutes",
+]
