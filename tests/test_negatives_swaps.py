@@ -14,6 +14,7 @@ from tags.negatives import apply_edits
 from tags.negatives.operators.add import AddAttribute
 from tags.negatives.operators.swaps import (
     exchangeable_people,
+    kin,
     owner_swaps,
     swap_allowed,
     swap_attested,
@@ -53,6 +54,7 @@ CORPUS = [
     "a black puppy on the grass",
     "a white cat on the grass",
     "a black cat on the grass",
+    "a purple hexagon below a small red triangle",
 ]
 
 
@@ -114,6 +116,9 @@ def test_role_swaps_keep_ages_with_their_people(parser, evidence):
     found = swaps(parser, evidence, "a teenage girl holding a little boy", roles=True)
     assert "a little boy holding a teenage girl" not in found
     assert "a teenage boy holding a little girl" in found
+    # things keep their sizes: the shapes benchmark's role swaps
+    found = swaps(parser, evidence, "a small red triangle below a purple hexagon", roles=True)
+    assert "a purple hexagon below a small red triangle" in found
 
 
 def test_attribute_swaps_back_off_to_the_category(parser, evidence):
@@ -134,6 +139,8 @@ def test_no_attribute_swap_between_kin(parser, evidence):
     """ "a white dog and a black puppy" -> "a black dog and a white puppy" may describe the
     same two animals (a puppy is a dog); a puppy and a cat are told apart."""
     assert swaps(parser, evidence, "a white dog and a black puppy") == []
+    assert kin(evidence, "dog", "puppy") and not kin(evidence, "dog", "cat")
+    assert not kin(evidence, "dog", "object")  # too general to name the dog twice
     assert swaps(parser, evidence, "a white puppy and a black cat") == [
         "a black puppy and a white cat"
     ]

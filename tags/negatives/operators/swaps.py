@@ -159,6 +159,16 @@ def _recase(slot: str, moved: str) -> str:
     return moved
 
 
+def kin(evidence: SceneEvidence, a: str, b: str) -> bool:
+    """Whether two specific nouns are WordNet kin (one sense shared, or one a kind of the
+    other: "dog" / "puppy", "shirt" / "t-shirt"), so their two mentions may name one thing;
+    a noun too general to tell things apart (depth <= 7: "object", "toy") is no one's kin."""
+    depths = [evidence.wordnet.depth(n) for n in (a, b)]
+    if any(d is not None and d <= 7 for d in depths):
+        return False
+    return evidence.wordnet.related(a, b)
+
+
 def _value_fits(
     scenes: SceneCounts, shares: Shares | None, value: str, noun: str, kind: str
 ) -> bool:
@@ -202,10 +212,14 @@ def exchangeable_people(a: str, b: str) -> bool:
     )
 
 
-def _ages_differ(graph: SceneGraph, s: int, o: int) -> bool:
-    """Whether two entities carry different words of age or size (anything but a colour,
+def _ages_differ(evidence: SceneEvidence, graph: SceneGraph, s: int, o: int) -> bool:
+    """Whether two people carry different words of age or size (anything but a colour,
     material or pattern: "teenage", "little", "old"): a role swap moves them with their
-    nouns ("a teenage girl holds a little boy" -> not "a little boy holds a teenage girl")."""
+    nouns ("a teenage girl holds a little boy" -> not "a little boy holds a teenage girl").
+    Other objects keep their sizes ("a small red diamond below a purple hexagon")."""
+    names = [graph.entities[e].name.lower() for e in (s, o)]
+    if not all(evidence.is_person(n) for n in names):
+        return False
     ages = [
         {a.value for a in graph.attributes_of(e) if attribute_class(a.value) not in BACKOFF_CLASSES}
         for e in (s, o)
@@ -304,7 +318,11 @@ def relation_swaps(
         mutual = symmetric(p) or (evidence is not None and p.split()[0] in RECIPROCAL_VERBS)
         if evidence is not None and (_possessed(graph, subject) or _possessed(graph, obj)):
             continue  # "a man holds his daughter" -> not "a daughter holds his man"
-        if roles and not mutual and not (evidence is not None and _ages_differ(graph, s, o)):
+        if (
+            roles
+            and not mutual
+            and not (evidence is not None and _ages_differ(evidence, graph, s, o))
+        ):
             candidate = role_swap(graph, relation)
             if candidate is not None:
                 yield (1, k, 0), candidate
@@ -553,7 +571,7 @@ def swap_candidates(
     ``evidence`` and ``shares``: graded evidence in place of exact attestation (as the
     operators use it: :func:`swap_attested`, :meth:`AddAttribute.value_shares`; no
     attribute swap between WordNet kin such as "dog" and "puppy")."""
-    related = evidence.wordnet.related if evidence is not None else None
+    related = (lambda x, y: kin(evidence, x, y)) if evidence is not None else None
     found = (
         list(attribute_swaps(graph, scenes, category, similar, shares, related)) if swaps else []
     )
@@ -584,7 +602,7 @@ class SwapAttribute(EditOperator):
             evidence.category,
             evidence.similar_attributes,
             self._values.value_shares,
-            evidence.wordnet.related,
+            lambda a, b: kin(evidence, a, b),
         )
         return [Proposal(candidate, key) for key, candidate in found]
 
@@ -638,6 +656,7 @@ __all__ = [
     "SwapRole",
     "attribute_swaps",
     "exchangeable_people",
+    "kin",
     "owner_swaps",
     "relation_swaps",
     "role_swap",
