@@ -136,6 +136,7 @@ class SceneEvidence:
         self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
         self._person = self.category("man")
         self._category_colours: dict[str | None, Counter] | None = None
+        self._noun_colours: dict[str, Counter] = {}
 
     def refuse(self, rule: str, unit: bool = False) -> None:
         """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
@@ -149,6 +150,7 @@ class SceneEvidence:
         self.written_relations()
         self.object_frames()
         self.partners()
+        self.colour_table()
         self.wordnet.related("dog", "cat")
 
     # --------------------------------------------------------------- words
@@ -333,14 +335,28 @@ class SceneEvidence:
         return self._frames
 
     def colours(self, noun: str) -> Counter:
-        """The colour values the corpus gives ``noun``, with counts."""
-        attributes = self.scenes.index["attributes_of_object"].get(noun, {})
-        return Counter({v: c for v, c in attributes.items() if attribute_class(v) == "colour"})
+        """The colour values the corpus gives ``noun``, with counts (cached)."""
+        found = self._noun_colours.get(noun)
+        if found is None:
+            attributes = self.scenes.index["attributes_of_object"].get(noun, {})
+            found = Counter({v: c for v, c in attributes.items() if attribute_class(v) == "colour"})
+            self._noun_colours[noun] = found
+        return found
 
     def colour_count(self, value: str, noun: str) -> float:
         """The smoothed count of colour ``value`` for ``noun``: its own mentions plus
         :data:`COLOUR_PRIOR` times the value's share among the colours of the other nouns
         of its substitution category (0 from the category when it has none)."""
+        own = self.colours(noun)
+        category = self.category(noun)
+        pooled = self.colour_table().get(category, Counter()) if category else Counter()
+        total = sum(pooled.values()) - sum(own.values())
+        share = (pooled.get(value, 0) - own.get(value, 0)) / total if total > 0 else 0.0
+        return own.get(value, 0) + COLOUR_PRIOR * share
+
+    def colour_table(self) -> dict[str | None, Counter]:
+        """Per substitution category, the colours the corpus gives its nouns, with counts
+        (computed once)."""
         if self._category_colours is None:
             table: dict[str | None, Counter] = {}
             for name in self.scenes.index["attributes_of_object"]:
@@ -348,12 +364,7 @@ class SceneEvidence:
                 if own:
                     table.setdefault(self.category(name), Counter()).update(own)
             self._category_colours = table
-        own = self.colours(noun)
-        category = self.category(noun)
-        pooled = self._category_colours.get(category, Counter()) if category else Counter()
-        total = sum(pooled.values()) - sum(own.values())
-        share = (pooled.get(value, 0) - own.get(value, 0)) / total if total > 0 else 0.0
-        return own.get(value, 0) + COLOUR_PRIOR * share
+        return self._category_colours
 
     def colour_fits(self, value: str, noun: str) -> bool:
         """Whether ``value`` is a plausible colour of ``noun`` by its category-smoothed count
@@ -367,11 +378,8 @@ class SceneEvidence:
     def category_colours(self, noun: str) -> frozenset[str]:
         """Colour values any other noun of ``noun``'s category is given (candidates for
         :meth:`colour_fits`)."""
-        self.colour_count("", noun)  # builds the table
         category = self.category(noun)
-        if category is None or self._category_colours is None:
-            return frozenset()
-        return frozenset(self._category_colours.get(category, ()))
+        return frozenset(self.colour_table().get(category, ())) if category else frozenset()
 
     # ----------------------------------------------------------- relations
     def category_predicates(self, subject: str) -> Counter:
