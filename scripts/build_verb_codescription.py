@@ -40,8 +40,11 @@ def main() -> None:
     table = {name: counts.to_dict()[name] for name in VERB_GROUP_FIELDS}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    # mtime=0: the same captions give the same bytes
-    with open(out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+    # mtime=0 and no file name in the header: the same captions give the same bytes
+    with (
+        open(out, "wb") as raw,
+        gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as handle,
+    ):
         handle.write(json.dumps(table, ensure_ascii=False).encode("utf-8"))
     verbs = len(counts.verb_grouped) - 1
     print(f"{len(texts)} captions, {verbs} verbs -> {out} ({out.stat().st_size} bytes)")

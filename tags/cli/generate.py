@@ -157,8 +157,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--background",
         default="factual",
         help="scene counts added to the corpus's own for the edit planner: 'factual' "
-        "(built in: 37,861 Visual Genome region captions), a SceneCounts or vocabulary JSON "
-        "(.gz), or 'none' (default: factual)",
+        "(built in: 37,861 Visual Genome region captions), 'factual+verbs' (plus which verbs "
+        "the writers of one Flickr30K dev image use together), a SceneCounts or vocabulary "
+        "JSON (.gz), or 'none' (default: factual)",
     )
     src.add_argument(
         "--noun-classes",

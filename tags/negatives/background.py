@@ -8,11 +8,14 @@ that need no evidence (counts, gender). A background corpus adds its counts to t
 - ``factual`` (**default** of ``tags generate``): the scene graphs of the 37,861 Visual
   Genome region captions of the FACTUAL train split (MIT licence), parsed by this project's
   parser; shipped as ``tags/negatives/data/background_factual.json.gz`` and rebuilt by
-  ``scripts/build_background_scenes.py``; plus the image-group verb counts of Flickr30K dev
-  (5 captions an image: which verbs the writers of one image use together, the evidence of
-  :meth:`~tags.negatives.scenes.SceneCounts.verbs_exclusive`), aggregated counts of verb
-  lemmas only, shipped as ``tags/negatives/data/verbs_flickr30k_dev.json.gz`` and rebuilt by
-  ``scripts/build_verb_codescription.py``;
+  ``scripts/build_background_scenes.py``;
+- ``factual+verbs``: ``factual`` plus the image-group verb counts of Flickr30K dev (5
+  captions an image: which verbs the writers of one image use together, the evidence of
+  :meth:`~tags.negatives.scenes.SceneCounts.verbs_exclusive`), so that a corpus of one
+  caption an image gets exclusive verbs too; aggregated counts of verb lemmas only, shipped
+  as ``tags/negatives/data/verbs_flickr30k_dev.json.gz`` and rebuilt by
+  ``scripts/build_verb_codescription.py`` (not the default: its new verb pairs read worse,
+  see ``docs/experiments/2026-11-26-verbs.md``);
 - a path: a :class:`~tags.negatives.scenes.SceneCounts` JSON (``.json`` or ``.json.gz``) or a
   ``tags generate`` vocabulary file (its ``scenes``), e.g. of a large caption corpus;
 - ``none``: the input corpus alone (the behaviour before backgrounds existed).
@@ -29,9 +32,12 @@ from tags.negatives.scenes import SceneCounts
 
 DATA = Path(__file__).resolve().parent / "data"
 #: Built-in backgrounds by name.
-BUILTIN = {"factual": DATA / "background_factual.json.gz"}
+BUILTIN = {
+    "factual": DATA / "background_factual.json.gz",
+    "factual+verbs": DATA / "background_factual.json.gz",
+}
 DEFAULT_BACKGROUND = "factual"
-#: Image-group verb counts (of Flickr30K dev) every built-in background adds.
+#: Image-group verb counts (of Flickr30K dev) that the built-in ``+verbs`` backgrounds add.
 VERB_TABLE = DATA / "verbs_flickr30k_dev.json.gz"
 
 
@@ -53,7 +59,7 @@ def load_background(spec: str | None) -> SceneCounts | None:
         raise ValueError(f"background {spec!r}: not a file nor one of {names}")
     data = _read_json(path)
     counts = SceneCounts.from_dict(data.get("scenes", data) if "counts" in data else data)
-    if spec in BUILTIN and VERB_TABLE.is_file():
+    if spec in BUILTIN and spec.endswith("+verbs"):
         counts.update(SceneCounts.from_dict(_read_json(VERB_TABLE)))
     return counts
 
