@@ -38,11 +38,8 @@ def main() -> None:
         counts.add_graph(graph)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    # mtime=0 and no file name in the header: the same captions give the same bytes
-    with (
-        open(out, "wb") as raw,
-        gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as handle,
-    ):
+    # mtime=0: the same captions give the same bytes
+    with open(out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
         handle.write(json.dumps(counts.to_dict(), ensure_ascii=False).encode("utf-8"))
     print(f"{len(texts)} captions -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
