@@ -13,6 +13,7 @@ import pytest
 from tags.negatives import apply_edits
 from tags.negatives.operators.add import AddAttribute
 from tags.negatives.operators.swaps import (
+    _shade_before,
     exchangeable_people,
     kin,
     owner_swaps,
@@ -55,6 +56,7 @@ CORPUS = [
     "a white cat on the grass",
     "a black cat on the grass",
     "a purple hexagon below a small red triangle",
+    "a man in a white vest on the street",
 ]
 
 
@@ -143,6 +145,21 @@ def test_no_attribute_swap_between_kin(parser, evidence):
     assert not kin(evidence, "dog", "object")  # too general to name the dog twice
     assert swaps(parser, evidence, "a white puppy and a black cat") == [
         "a black puppy and a white cat"
+    ]
+
+
+def test_a_colour_keeps_its_shade_word(parser, evidence):
+    """ "a neon green vest" -> not "a neon white vest": the word qualifying the colour would
+    stay behind; an attribute of its own ("a big green") does not block a swap."""
+    graph = parser.parse("a man in a neon green vest near a white truck")
+    green = next(a for a in graph.attributes if a.value == "green")
+    assert _shade_before(graph, green)
+    graph = parser.parse("a big green truck near a white car")
+    green = next(a for a in graph.attributes if a.value == "green")
+    assert not _shade_before(graph, green)
+    assert swaps(parser, evidence, "a man in a neon green vest near a white truck") == []
+    assert swaps(parser, evidence, "a man in a green vest near a white truck") == [
+        "a man in a white vest near a green truck"
     ]
 
 

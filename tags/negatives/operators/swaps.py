@@ -2,7 +2,8 @@
 
 - **attribute swap**: the attributes of two objects of one class ("a red car and a blue
   bike" -> "a blue car and a red bike"); not alike values, one colour family, the colour of
-  a person, or a value the other object already has. Each value must be attested with its
+  a person, a value the other object already has, or a colour qualified by a word that
+  would stay behind ("a neon green vest"). Each value must be attested with its
   new noun, or (colour, material, pattern) be plausible for it by the graded, category-
   smoothed value shares the add operator uses (:meth:`AddAttribute.value_shares`: "a
   yellow hat and a blue crane" -> "a blue hat and a yellow crane");
@@ -142,6 +143,8 @@ def attribute_swaps(
                 and _value_fits(scenes, shares, a.value, names[b.entity], kind)
             ):
                 continue
+            if kind == "colour" and (_shade_before(graph, a) or _shade_before(graph, b)):
+                continue  # "a neon green vest" -> not "a neon white vest"
             a_text, b_text = text[slice(*a.span)], text[slice(*b.span)]
             candidate = _replace(text, "attribute", [(a.span, b_text), (b.span, a_text)], "swap")
             if candidate is not None:
@@ -167,6 +170,21 @@ def kin(evidence: SceneEvidence, a: str, b: str) -> bool:
     if any(d is not None and d <= 7 for d in depths):
         return False
     return evidence.wordnet.related(a, b)
+
+
+def _shade_before(graph: SceneGraph, attribute) -> bool:
+    """Whether the word just before an attribute is an adjective or noun that is no
+    attribute itself ("*neon* green", "*hot* pink"): it qualifies the colour and would stay
+    behind when the colour moves."""
+    before = [t for t in graph.tokens if t[1] <= attribute.span[0] and t[1] > t[0]]
+    if not before:
+        return False
+    start, end, tag = before[-1]
+    if tag not in ("JJ", "NN") or graph.caption[end : attribute.span[0]].strip():
+        return False
+    return not any(
+        a.span is not None and a.span[0] <= start and end <= a.span[1] for a in graph.attributes
+    )
 
 
 def _value_fits(
