@@ -21,6 +21,7 @@ from tags.negatives.lexicon import (
     GENDERED_NOUNS,
     GENERIC_NOUNS,
     MALE_NOUNS,
+    PEOPLE_WORDS,
     PERSON_AGES,
     PERSON_NOUNS,
     PLURALIA_TANTUM,
@@ -152,7 +153,8 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     if category is None and not pools:
         refuse("object:no_category", unit=True)
         return ()
-    person = category == evidence.category("man")
+    # people of any kind, also those WordNet files elsewhere ("male", "female": animals)
+    person = category == evidence.category("man") or name in PEOPLE_WORDS
     if person and written not in PERSON_NOUNS:
         refuse("object:role_noun", unit=True)
         return ()  # a role may be any gender or age
