@@ -12,6 +12,7 @@ operator            kind       edits                                 on
 replace_object      unit       an entity's head noun                 always
 replace_attribute   unit       an attribute value or a count         always
 replace_relation    unit       a verb or a preposition               always
+pluralize           candidate  "a remote" -> "two remotes"           always
 swap_attribute      candidate  the attributes of two objects         ``swaps``
 swap_object         candidate  the nouns around a relation           ``swaps``
 swap_role           candidate  the noun phrases around a relation    ``role_swaps``
@@ -32,6 +33,7 @@ from tags.negatives.operators.base import (
 )
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence, Trace
+from tags.negatives.operators.pluralize import Pluralize
 from tags.negatives.operators.registry import (
     UnknownOperatorError,
     get_operator,
@@ -52,6 +54,7 @@ __all__ = [
     "Choice",
     "EditOperator",
     "PlannedUnit",
+    "Pluralize",
     "Proposal",
     "ReplaceAttribute",
     "ReplaceObject",

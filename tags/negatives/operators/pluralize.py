@@ -1,0 +1,139 @@
+"""Pluralize: one object made two ("holding a remote" -> "holding two remotes").
+
+A count edit for the many captions that name each object once: the article of a singular
+object's phrase becomes "two" and its head noun takes the plural the corpus writes ("a white
+toilet" -> "two white toilets"). One edit, typed ``attribute`` like the other count edits,
+spanning the phrase from the article to the head.
+
+Graded evidence, not lists: the noun must be one the corpus (input plus background) writes in
+the plural in at least :data:`PLURAL_MIN_SHARE` of its mentions ("two remotes", "two cups";
+not "two skies", "two beaches", "two runways"), with a plural surface seen at least
+``min_count`` times. The grammar keeps the rest of the caption true to the count:
+
+- only a landmark: the object of a placing preposition (:data:`LANDMARK_PREPOSITIONS`:
+  "next to", "in front of", "under") and of no other relation, and no relation's subject
+  (its verb would have to agree: "a dog runs" -> not "two dogs runs"); a support, container
+  or instrument is usually one ("riding a skateboard", "sits on a plate"); its phrase right
+  after "a"/"an";
+- no phrase that says there is one ("a lone tree", "a single candle", "another dog"), no
+  body part ("a hand" -> "two hands" is true of most people), no worn garment ("wearing
+  a hat" -> "two hats"), no noun the caption names again ("a cat ... the cat") and no
+  count pinned elsewhere (:func:`~.syntax.counted`);
+- no head followed by "of" ("a piece of cake": the count belongs to the cake) and no
+  collective or part of a place ("a crowd", "a corner").
+"""
+
+from __future__ import annotations
+
+from tags.negatives.edits import make_edit
+from tags.negatives.lexicon import GENERIC_NOUNS, editable_words, garment_slot
+from tags.negatives.operators.base import EditOperator, Proposal
+from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.registry import register_operator
+from tags.negatives.operators.syntax import mentioned_again, tokens_before
+from tags.negatives.types import Candidate
+
+#: A noun is made two only when at least this share of its mentions in the corpus are plural.
+PLURAL_MIN_SHARE = 0.05
+#: The prior of a pluralized candidate next to a substitute's share of its unit's weight.
+PLURAL_WEIGHT = 0.25
+#: Prepositions that place the scene next to an object without using it: a landmark may be
+#: one or two ("next to two motorcycles", "in front of two buildings"). A support, container
+#: or instrument usually is one ("riding two skateboards", "sits on two plates"), so objects
+#: of other relations (verbs, "on", "in", "with") are never made two.
+LANDMARK_PREPOSITIONS = (
+    "near", "next to", "beside", "by", "behind", "in front of", "past", "under", "below",
+    "beneath", "above", "across from", "toward", "towards", "between", "among",
+)  # fmt: skip
+#: Words in a phrase that say there is one of it.
+SINGLE_WORDS = frozenset(
+    {"lone", "single", "solitary", "only", "sole", "another", "other", "same", "one", "whole"}
+)
+#: Collective heads ("a crowd", "a herd") and parts of a place ("the side", "a corner"):
+#: their count is not the scene's.
+COLLECTIVES = frozenset(
+    {
+        "group", "couple", "pair", "lot", "bunch", "crowd", "team", "herd", "flock", "number",
+        "variety", "assortment", "set", "side", "top", "bottom", "edge", "middle", "front",
+        "back", "corner", "end", "view", "background", "foreground", "distance",
+    }
+)  # fmt: skip
+
+
+def _landmark(predicate: str) -> bool:
+    """Whether a relation's predicate ends in a placing preposition ("stand next to")."""
+    return any(predicate == p or predicate.endswith(" " + p) for p in LANDMARK_PREPOSITIONS)
+
+
+@register_operator("pluralize", rank=35)
+class Pluralize(EditOperator):
+    """One object made two: "a remote" -> "two remotes" (operation ``replace``, typed
+    ``attribute``; always on)."""
+
+    edit_types = ("attribute",)
+    kind = "candidate"
+
+    def propose(self, context: CaptionContext) -> list[Proposal]:
+        graph, evidence = context.graph, context.evidence
+        if context.count_pinned or not graph.tokens:
+            return []
+        subjects = {r.subject for r in graph.relations}
+        placed = {r.object for r in graph.relations if _landmark(r.predicate)}
+        used = {r.object for r in graph.relations if not _landmark(r.predicate)}
+        surfaces = evidence.scenes.index["surfaces"]
+        by_number = evidence.scenes.index["objects_by_number"]
+        words = [graph.caption[s:e].lower() for s, e, _ in graph.tokens]
+        out = []
+        for index, entity in enumerate(graph.entities):
+            if index in subjects or index not in placed or index in used:
+                continue
+            if entity.head_span is None:
+                continue
+            if entity.span is None or entity.quantity_span is not None:
+                continue
+            tags = graph.tags_in(entity.head_span)
+            if tags != ["NN"] or entity.head_span[1] != entity.span[1]:
+                continue
+            name = context.names[index]
+            written = graph.caption[slice(*entity.head_span)]
+            phrase = graph.caption[entity.span[0] : entity.head_span[1]]
+            first = phrase.split()[0].lower()
+            inside = {w.lower() for w in phrase.split()[1:-1]}
+            if first not in ("a", "an") or inside & SINGLE_WORDS or not editable_words(name):
+                continue
+            if name in GENERIC_NOUNS or name.split()[-1] in COLLECTIVES:
+                continue
+            if garment_slot(name) is not None or evidence.wordnet.is_body_part(name.split()[-1]):
+                continue
+            if mentioned_again(graph.caption, entity.head_span, written):
+                continue
+            position = len(tokens_before(graph, entity))
+            following = words[position + 1] if position + 1 < len(words) else ""
+            if following == "of":
+                continue  # "a piece of cake": the count belongs to the cake
+            plural, single = by_number[True].get(name, 0), by_number[False].get(name, 0)
+            if plural < evidence.min_count or plural < PLURAL_MIN_SHARE * (plural + single):
+                evidence.refuse("count:rarely_plural")
+                continue
+            forms = surfaces.get((name, True))
+            if not forms:
+                continue
+            surface = max(sorted(forms), key=forms.get)
+            if len(surface.split()) != len(written.split()):
+                continue
+            middle = graph.caption[entity.span[0] + len(phrase.split()[0]) : entity.head_span[0]]
+            edit = make_edit(
+                "attribute",
+                graph.caption,
+                entity.span[0],
+                entity.head_span[1],
+                f"two{middle}{surface}",
+            )
+            if edit is None:
+                continue
+            text = graph.caption[: edit.start] + edit.replacement + graph.caption[edit.end :]
+            out.append(Proposal(Candidate(text, (edit,), weight=PLURAL_WEIGHT), (1, 5, index)))
+        return out
+
+
+__all__ = ["PLURAL_MIN_SHARE", "PLURAL_WEIGHT", "Pluralize"]
