@@ -25,6 +25,7 @@ BUILT_INS = [
     "replace_object",
     "replace_attribute",
     "replace_relation",
+    "pluralize",
     "swap_attribute",
     "swap_object",
     "swap_role",
