@@ -12,6 +12,7 @@ never edited.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter
 
 from tags.negatives.lexicon import (
@@ -45,6 +46,49 @@ FLIP_MIN_SHARE = 0.1
 #: expected from the original triple's count times the new preposition's share with the
 #: object, at least this ("food on a plate" 66 times -> not "food under a plate").
 FLIP_MIN_LIFT = -0.5
+
+
+#: Complex prepositions, longest first: their frame words ("front", "top", "left") are never
+#: edited as objects, but a verb before them is ("standing in front of" -> "sitting in front
+#: of").
+_COMPLEX_PREPOSITIONS = sorted(
+    (p for p in PREPOSITION_OPPOSITES if " " in p), key=lambda p: (-len(p), p)
+)
+
+
+#: Particles that place a posture next to a landmark: which posture is plausible does not
+#: depend on which landmark it is ("sitting in front of a fountain" -> "standing in front
+#: of": people stand in front of buildings and statues), so the object backs off to its
+#: category for posture verbs with these particles.
+LANDMARK_PARTICLES = frozenset({"next to", "in front of", "behind", "near", "beside", "by"})
+
+_CATEGORY_PREDICATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def category_object_predicates(evidence: SceneEvidence, obj: str) -> Counter:
+    """How often the corpus puts each predicate before an object of ``obj``'s category
+    (cached per evidence and category); nothing for an object without a category."""
+    category = evidence.category(obj)
+    if category is None:
+        return Counter()
+    cache = _CATEGORY_PREDICATES.setdefault(evidence, {})
+    found = cache.get(category)
+    if found is None:
+        found = Counter()
+        for name, predicates in evidence.scenes.index["predicates_of_object"].items():
+            if evidence.category(name) == category:
+                found.update(predicates)
+        cache[category] = found
+    return found
+
+
+def editable_verb(surface: str) -> bool:
+    """Whether a verb relation's surface may be edited: its words outside a trailing complex
+    preposition are editable (:func:`~tags.negatives.lexicon.editable_words`)."""
+    for preposition in _COMPLEX_PREPOSITIONS:
+        if surface.endswith(" " + preposition):
+            return editable_words(surface[: -len(preposition) - 1])
+    return editable_words(surface)
 
 
 def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...]:
@@ -83,7 +127,7 @@ def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...
             return ()  # "with his arms outspread" -> "without his arms outspread"
         return preposition_choices(evidence, surface, subject, obj, predicate)
     tags = tag_shape.split()
-    if not tags or not tags[0].startswith("VB") or not editable_words(joined):
+    if not tags or not tags[0].startswith("VB") or not editable_verb(joined):
         refuse("relation:not_a_verb_or_preposition", unit=True)
         return ()
     written = verb_lemma(joined.split()[0])
@@ -132,6 +176,15 @@ def _verb_choices(
     # a person subject backs off to all people for posture verbs ("a person standing
     # next to a table" -> "sitting": people sit next to tables)
     postures = evidence.postures(subject).get(particle, frozenset())
+    if verb in EXCLUSIVE_VERBS and particle in LANDMARK_PARTICLES and not made:
+        backed = category_object_predicates(evidence, obj)
+        with_object = with_object + Counter(
+            {
+                p: c
+                for p, c in backed.items()
+                if p.split()[0] in EXCLUSIVE_VERBS and " ".join(p.split()[1:]) == particle
+            }
+        )
     others = ((set(with_subject) | postures) & set(with_object)) | opposites
     if not others - {predicate}:
         refuse("relation:no_attested_alternative")
@@ -192,7 +245,7 @@ def _verb_choices(
             refuse("relation:no_surface_or_synonym")
             continue
         for other_surface, count in sorted(surfaces.items()):
-            if count >= evidence.min_count and editable_words(" ".join(other_surface)):
+            if count >= evidence.min_count and editable_verb(" ".join(other_surface)):
                 weight = (
                     count**evidence.frequency_power
                     * (1.0 + math.log1p(triple))
@@ -270,7 +323,10 @@ __all__ = [
     "CODESCRIBED_LIFT",
     "COLLOQUIAL_VERBS",
     "FLIP_MIN_LIFT",
+    "LANDMARK_PARTICLES",
     "ReplaceRelation",
+    "category_object_predicates",
+    "editable_verb",
     "group_verb",
     "preposition_choices",
     "relation_substitutes",

@@ -1,0 +1,70 @@
+"""Posture relations before a complex preposition or a landmark the corpus names rarely."""
+
+from __future__ import annotations
+
+import pytest
+
+from tags.negatives.operators import CaptionContext
+from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.replace_relation import editable_verb, relation_substitutes
+from tags.negatives.pipeline import default_parser
+from tags.negatives.vocabulary import SceneGraphVocabulary
+
+CORPUS = [
+    "A man standing in front of a house.",
+    "A man standing in front of a house.",
+    "A man sitting in front of a house.",
+    "A man sitting in front of a house.",
+    "A man walking in front of a house.",
+    "A man walking in front of a house.",
+    "A man standing on a rock.",
+    "A man standing on a rock.",
+    "A man sitting on a rock.",
+    "A man sitting on a rock.",
+]
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return default_parser()
+
+
+@pytest.fixture(scope="module")
+def evidence(parser):
+    scenes = SceneGraphVocabulary().update(parser.parse(c) for c in CORPUS).scenes
+    return SceneEvidence(scenes, min_count=1)
+
+
+def _substitutes(parser, evidence, caption: str) -> set[str]:
+    graph = parser.parse(caption)
+    context = CaptionContext(graph, evidence)
+    return {
+        " ".join(choice.surface)
+        for relation in graph.relations
+        for choice in relation_substitutes(context, relation)
+    }
+
+
+def test_the_verb_before_a_complex_preposition_is_editable():
+    assert editable_verb("standing in front of")
+    assert editable_verb("sitting to the left of")
+    assert not editable_verb("front of")  # a frame word with no verb before it
+
+
+def test_a_posture_in_front_of_a_landmark_changes(parser, evidence):
+    # "in front of a house": the corpus writes sitting, standing and walking there
+    assert {"sitting in front of", "walking in front of"} <= _substitutes(
+        parser, evidence, "A man standing in front of a house."
+    )
+
+
+def test_a_landmark_never_seen_backs_off_to_its_category(parser, evidence):
+    # no caption puts anyone in front of a cottage, but people sit in front of houses
+    found = _substitutes(parser, evidence, "A man standing in front of a cottage.")
+    assert "sitting in front of" in found
+
+
+def test_a_support_does_not_back_off(parser, evidence):
+    # "on a boulder": whether one can sit on it depends on what it is, though men sit on
+    # rocks (the same WordNet category)
+    assert "sitting on" not in _substitutes(parser, evidence, "A man standing on a boulder.")
