@@ -11,6 +11,9 @@ from tags.negatives.types import apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 CORPUS = [
+    "Two dogs running along the beach.",
+    "Dogs running through the park.",
+    "A dog runs along the beach.",
     "A dog sleeps next to two motorcycles.",
     "Motorcycles are parked on the street.",
     "A man stands in front of two buildings.",
@@ -70,3 +73,14 @@ def test_a_phrase_that_says_one_or_a_pinned_count_stays(operator, parser):
         _negatives(operator, parser, "A dog sits next to a motorcycle, the motorcycle is red.")
         == []
     )
+
+
+def test_a_free_subject_is_made_two_where_nothing_agrees_with_it(operator, parser):
+    assert _negatives(operator, parser, "A dog running along the beach.") == [
+        "Two dogs running along the beach."
+    ]
+    # a finite verb, a pronoun, "alone", a support ("on a motorcycle") hold it to one
+    assert _negatives(operator, parser, "A dog runs along the beach.") == []
+    assert _negatives(operator, parser, "A dog running along the beach with its ball.") == []
+    assert _negatives(operator, parser, "A dog running along the beach alone.") == []
+    assert _negatives(operator, parser, "A dog sitting on a motorcycle.") == []

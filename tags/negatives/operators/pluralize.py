@@ -1,4 +1,4 @@
-"""Pluralize: one object made two ("holding a remote" -> "holding two remotes").
+"""Pluralize: one object made two ("next to a motorcycle" -> "next to two motorcycles").
 
 A count edit for the many captions that name each object once: the article of a singular
 object's phrase becomes "two" and its head noun takes the plural the corpus writes ("a white
@@ -10,11 +10,14 @@ the plural in at least :data:`PLURAL_MIN_SHARE` of its mentions ("two remotes", 
 not "two skies", "two beaches", "two runways"), with a plural surface seen at least
 ``min_count`` times. The grammar keeps the rest of the caption true to the count:
 
-- only a landmark: the object of a placing preposition (:data:`LANDMARK_PREPOSITIONS`:
-  "next to", "in front of", "under") and of no other relation, and no relation's subject
-  (its verb would have to agree: "a dog runs" -> not "two dogs runs"); a support, container
-  or instrument is usually one ("riding a skateboard", "sits on a plate"); its phrase right
-  after "a"/"an";
+- a subject only where nothing holds it to one: every relation of it a posture or
+  locomotion verb with a free particle, or that particle alone (:data:`FREE_PARTICLES`: "a
+  dog running along the beach" -> "two dogs"), it is no relation's object, and the caption
+  has no finite verb or pronoun that would have to agree ("a dog runs", "his bike");
+- an object only as a landmark: the object of a placing preposition (:data:`LANDMARK_PREPOSITIONS`:
+  "next to", "in front of", "under") and of no other relation; a support, container or
+  instrument is usually one ("riding a skateboard", "sits on a plate");
+- its phrase right after "a"/"an";
 - no phrase that says there is one ("a lone tree", "a single candle", "another dog"), no
   body part ("a hand" -> "two hands" is true of most people), no worn garment ("wearing
   a hat" -> "two hats"), no noun the caption names again ("a cat ... the cat") and no
@@ -26,7 +29,7 @@ not "two skies", "two beaches", "two runways"), with a plural surface seen at le
 from __future__ import annotations
 
 from tags.negatives.edits import make_edit
-from tags.negatives.lexicon import GENERIC_NOUNS, editable_words, garment_slot
+from tags.negatives.lexicon import EXCLUSIVE_VERBS, GENERIC_NOUNS, editable_words, garment_slot
 from tags.negatives.operators.base import EditOperator, Proposal
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.registry import register_operator
@@ -60,6 +63,34 @@ COLLECTIVES = frozenset(
 )  # fmt: skip
 
 
+#: A subject is made two only where nothing in the caption holds one: every relation it is
+#: the subject of is a posture or locomotion verb (:data:`EXCLUSIVE_VERBS`, but not "ride")
+#: with one of these particles, or one of them alone ("a dog running along the beach" ->
+#: "two dogs"; "sitting on a chair", "riding a horse", "in a red shirt" hold one).
+FREE_PARTICLES = (
+    "near", "next to", "beside", "by", "behind", "in front of", "along", "across", "down",
+    "up", "through", "around", "toward", "towards", "past", "among", "outside",
+)  # fmt: skip
+#: Words that say a subject is by itself ("skiing down a hill alone").
+ALONE_WORDS = frozenset({"alone", "solo", "lonely", "himself", "herself", "itself"})
+#: Tags of a finite verb or a pronoun: a verb that would have to agree with a plural subject
+#: ("a dog runs"), a pronoun that would have to follow it ("his bike").
+_AGREEING_TAGS = frozenset({"VBZ", "VBP", "VBD", "MD", "PRP", "PRP$"})
+
+
+def _free(predicate: str) -> bool:
+    """Whether a subject's relation leaves it free to be two (see :data:`FREE_PARTICLES`)."""
+    words = predicate.split()
+    if predicate in FREE_PARTICLES:
+        return True
+    return (
+        len(words) >= 2
+        and words[0] in EXCLUSIVE_VERBS
+        and words[0] != "ride"
+        and " ".join(words[1:]) in FREE_PARTICLES
+    )
+
+
 def _landmark(predicate: str) -> bool:
     """Whether a relation's predicate ends in a placing preposition ("stand next to")."""
     return any(predicate == p or predicate.endswith(" " + p) for p in LANDMARK_PREPOSITIONS)
@@ -78,14 +109,22 @@ class Pluralize(EditOperator):
         if context.count_pinned or not graph.tokens:
             return []
         subjects = {r.subject for r in graph.relations}
+        objects = {r.object for r in graph.relations}
         placed = {r.object for r in graph.relations if _landmark(r.predicate)}
         used = {r.object for r in graph.relations if not _landmark(r.predicate)}
+        tied = {r.subject for r in graph.relations if not _free(r.predicate)}
+        agreeing = any(t in _AGREEING_TAGS for _, _, t in graph.tokens) or bool(
+            ALONE_WORDS & context.words
+        )
         surfaces = evidence.scenes.index["surfaces"]
         by_number = evidence.scenes.index["objects_by_number"]
         words = [graph.caption[s:e].lower() for s, e, _ in graph.tokens]
         out = []
         for index, entity in enumerate(graph.entities):
-            if index in subjects or index not in placed or index in used:
+            if index in subjects:  # a subject: free, and nothing to agree with it
+                if index in objects or index in tied or agreeing:
+                    continue
+            elif index not in placed or index in used:  # an object: a landmark
                 continue
             if entity.head_span is None:
                 continue
