@@ -65,3 +65,28 @@ def test_the_planner_leaves_an_enumerated_count_and_a_with_list_alone(parser):
     with_at = captions[1].index("with")
     assert ((with_at, with_at + 4),) not in spans[captions[1]]
     assert ((0, 3),) in spans[captions[2]]  # "Two" -> "Three" is still planned
+
+
+def test_a_material_is_not_replaced_by_its_own_kind(parser):
+    # "a marble building" -> "a stone building" is still true: marble is a stone
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    corpus = [
+        "A marble building.",
+        "A stone building.",
+        "A stone building.",
+        "A brick building.",
+        "A brick building.",
+        "A marble building stands next to a park.",
+    ]
+    graphs = [parser.parse(c) for c in corpus]
+    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes)
+    choices = {
+        " ".join(c.surface)
+        for unit in planner.plan(graphs[-1])
+        if unit.type == "attribute"
+        for c in unit.choices
+    }
+    assert "brick" in choices
+    assert "stone" not in choices

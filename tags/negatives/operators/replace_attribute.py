@@ -127,6 +127,9 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         if not is_antonym and evidence.wordnet.related(value, other, "a"):
             refuse("attribute:synonym")
             continue
+        if kind == "material" and evidence.wordnet.related(value, other, "n"):
+            refuse("attribute:material_kind")
+            continue  # "marble" -> "stone", "steel" -> "metal": one is a kind of the other
         if kind == "colour" and same_colour(other, value, name):
             refuse("attribute:same_colour")
             continue  # "brown" -> "tan" may still be true
