@@ -1,4 +1,4 @@
-"""The pluralize operator: a landmark object made two, with corpus evidence of its plural."""
+"""The pluralize operator: a free person or animal subject made two, with corpus evidence."""
 
 from __future__ import annotations
 
@@ -14,15 +14,12 @@ CORPUS = [
     "Two dogs running along the beach.",
     "Dogs running through the park.",
     "A dog runs along the beach.",
-    "A dog sleeps next to two motorcycles.",
-    "Motorcycles are parked on the street.",
-    "A man stands in front of two buildings.",
-    "Tall buildings line the street.",
-    "A girl walks under the sky.",
-    "A boy looks at the sky.",
-    "A man rides a skateboard.",
-    "Two skateboards lean on a wall.",
-    "Skateboards are stacked by the door.",
+    "Two trees near a building.",
+    "Trees near a house.",
+    "A tree stands by the road.",
+    "A horse walking along a fence.",
+    "A horse standing in a field.",
+    "A horse eating grass.",
 ]
 
 
@@ -48,39 +45,30 @@ def _negatives(operator, parser, caption: str) -> list[str]:
     return out
 
 
-def test_a_landmark_the_corpus_writes_in_the_plural_is_made_two(operator, parser):
-    assert _negatives(operator, parser, "A cat sits next to a motorcycle.") == [
-        "A cat sits next to two motorcycles."
+def test_a_free_subject_the_corpus_writes_in_the_plural_is_made_two(operator, parser):
+    assert _negatives(operator, parser, "A dog running along the beach.") == [
+        "Two dogs running along the beach."
     ]
-    assert _negatives(operator, parser, "A woman waits in front of a tall building.") == [
-        "A woman waits in front of two tall buildings."
+    assert _negatives(operator, parser, "A brown dog walking past a fence.") == [
+        "Two brown dogs walking past a fence."
     ]
 
 
 def test_a_noun_never_written_in_the_plural_stays_one(operator, parser):
-    assert _negatives(operator, parser, "A kite flies under a sky.") == []  # "two skies"
+    # "horse" is never plural in the corpus
+    assert _negatives(operator, parser, "A horse walking along the beach.") == []
 
 
-def test_a_support_or_instrument_stays_one(operator, parser):
-    # "riding two skateboards": skateboards are plural in the corpus, but one rides one
-    assert _negatives(operator, parser, "A boy rides a skateboard.") == []
-    assert _negatives(operator, parser, "A cat sits on a motorcycle.") == []
+def test_an_inanimate_subject_stays_one(operator, parser):
+    # "two trees near the building" may well be true of a photo of "a tree near the building"
+    assert _negatives(operator, parser, "A tree near the building.") == []
 
 
-def test_a_phrase_that_says_one_or_a_pinned_count_stays(operator, parser):
-    assert _negatives(operator, parser, "A cat sits next to a lone motorcycle.") == []
-    assert (
-        _negatives(operator, parser, "A dog sits next to a motorcycle, the motorcycle is red.")
-        == []
-    )
-
-
-def test_a_free_subject_is_made_two_where_nothing_agrees_with_it(operator, parser):
-    assert _negatives(operator, parser, "A dog running along the beach.") == [
-        "Two dogs running along the beach."
-    ]
-    # a finite verb, a pronoun, "alone", a support ("on a motorcycle") hold it to one
+def test_what_holds_a_subject_to_one_keeps_it(operator, parser):
+    # a finite verb, a pronoun, "alone", a support, a word that says one
     assert _negatives(operator, parser, "A dog runs along the beach.") == []
     assert _negatives(operator, parser, "A dog running along the beach with its ball.") == []
     assert _negatives(operator, parser, "A dog running along the beach alone.") == []
-    assert _negatives(operator, parser, "A dog sitting on a motorcycle.") == []
+    assert _negatives(operator, parser, "A dog sitting on a bench.") == []
+    assert _negatives(operator, parser, "A lone dog running along the beach.") == []
+    assert _negatives(operator, parser, "A dog running along the beach, the dog is wet.") == []

@@ -84,6 +84,10 @@ class WordNet:
         """Whether a noun's first sense is a made thing ("truck", "chair"): no posture."""
         return any(s.name() == "artifact.n.01" for s in self._closure(noun, "n"))
 
+    def is_animate(self, noun: str) -> bool:
+        """Whether a noun's first sense is a person or an animal ("skier", "dog")."""
+        return any(s.name() in ("person.n.01", "animal.n.01") for s in self._closure(noun, "n"))
+
     def _closure_of(self, word: str, pos: str) -> frozenset[Any]:
         """The first sense and all its hypernyms."""
         out: set[Any] = set()
@@ -193,6 +197,9 @@ class _NoWordNet:
         return False
 
     def is_artifact(self, noun: str) -> bool:
+        return False
+
+    def is_animate(self, noun: str) -> bool:
         return False
 
 

@@ -12,7 +12,7 @@ operator            kind       edits                                 on
 replace_object      unit       an entity's head noun                 always
 replace_attribute   unit       an attribute value or a count         always
 replace_relation    unit       a verb or a preposition               always
-pluralize           candidate  "a remote" -> "two remotes"           always
+pluralize           candidate  a free subject made two ("two dogs")  always
 swap_attribute      candidate  the attributes of two objects         ``swaps``
 swap_object         candidate  the nouns around a relation           ``swaps``
 swap_role           candidate  the noun phrases around a relation    ``role_swaps``

@@ -1,35 +1,32 @@
-"""Pluralize: one object made two ("next to a motorcycle" -> "next to two motorcycles").
+"""Pluralize: a free subject made two ("a dog running along the beach" -> "two dogs").
 
-A count edit for the many captions that name each object once: the article of a singular
-object's phrase becomes "two" and its head noun takes the plural the corpus writes ("a white
-toilet" -> "two white toilets"). One edit, typed ``attribute`` like the other count edits,
+A count edit for the many captions that name their subject once: the article of a singular
+subject's phrase becomes "two" and its head noun takes the plural the corpus writes ("a
+brown dog" -> "two brown dogs"). One edit, typed ``attribute`` like the other count edits,
 spanning the phrase from the article to the head.
 
 Graded evidence, not lists: the noun must be one the corpus (input plus background) writes in
-the plural in at least :data:`PLURAL_MIN_SHARE` of its mentions ("two remotes", "two cups";
-not "two skies", "two beaches", "two runways"), with a plural surface seen at least
-``min_count`` times. The grammar keeps the rest of the caption true to the count:
+the plural in at least :data:`PLURAL_MIN_SHARE` of its mentions, with a plural surface seen
+at least ``min_count`` times. The grammar keeps the rest of the caption true to the count:
 
-- a subject only where nothing holds it to one: every relation of it a posture or
-  locomotion verb with a free particle, or that particle alone (:data:`FREE_PARTICLES`: "a
-  dog running along the beach" -> "two dogs"), it is no relation's object, and the caption
-  has no finite verb or pronoun that would have to agree ("a dog runs", "his bike");
-- an object only as a landmark: the object of a placing preposition (:data:`LANDMARK_PREPOSITIONS`:
-  "next to", "in front of", "under") and of no other relation; a support, container or
-  instrument is usually one ("riding a skateboard", "sits on a plate");
-- its phrase right after "a"/"an";
-- no phrase that says there is one ("a lone tree", "a single candle", "another dog"), no
-  body part ("a hand" -> "two hands" is true of most people), no worn garment ("wearing
-  a hat" -> "two hats"), no noun the caption names again ("a cat ... the cat") and no
-  count pinned elsewhere (:func:`~.syntax.counted`);
-- no head followed by "of" ("a piece of cake": the count belongs to the cake) and no
-  collective or part of a place ("a crowd", "a corner").
+- a person or an animal (WordNet): what a writer counts; an inanimate subject is often one
+  of several left unsaid ("a tree near the building" -> "two trees" may well be true, as
+  "next to a building" -> "next to two buildings" read in a blind read);
+- nothing holds it to one: every relation of it a posture or locomotion verb with a free
+  particle, or that particle alone (:data:`FREE_PARTICLES`: "running along the beach";
+  not "sitting on a chair", "riding a horse", "in a red shirt"); it is no relation's
+  object; the caption has no finite verb or pronoun that would have to agree ("a dog
+  runs", "his bike") nor a word that says it is alone;
+- its phrase right after "a"/"an", with no word that says there is one ("a lone man",
+  "another dog"), its head not followed by "of" nor a collective ("a group of", "a
+  crowd"); no noun the caption names again ("a cat ... the cat") and no count pinned
+  elsewhere (:func:`~.syntax.counted`).
 """
 
 from __future__ import annotations
 
 from tags.negatives.edits import make_edit
-from tags.negatives.lexicon import EXCLUSIVE_VERBS, GENERIC_NOUNS, editable_words, garment_slot
+from tags.negatives.lexicon import EXCLUSIVE_VERBS, GENERIC_NOUNS, editable_words
 from tags.negatives.operators.base import EditOperator, Proposal
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.registry import register_operator
@@ -40,14 +37,6 @@ from tags.negatives.types import Candidate
 PLURAL_MIN_SHARE = 0.05
 #: The prior of a pluralized candidate next to a substitute's share of its unit's weight.
 PLURAL_WEIGHT = 0.25
-#: Prepositions that place the scene next to an object without using it: a landmark may be
-#: one or two ("next to two motorcycles", "in front of two buildings"). A support, container
-#: or instrument usually is one ("riding two skateboards", "sits on two plates"), so objects
-#: of other relations (verbs, "on", "in", "with") are never made two.
-LANDMARK_PREPOSITIONS = (
-    "near", "next to", "beside", "by", "behind", "in front of", "past", "under", "below",
-    "beneath", "above", "across from", "toward", "towards", "between", "among",
-)  # fmt: skip
 #: Words in a phrase that say there is one of it.
 SINGLE_WORDS = frozenset(
     {"lone", "single", "solitary", "only", "sole", "another", "other", "same", "one", "whole"}
@@ -91,11 +80,6 @@ def _free(predicate: str) -> bool:
     )
 
 
-def _landmark(predicate: str) -> bool:
-    """Whether a relation's predicate ends in a placing preposition ("stand next to")."""
-    return any(predicate == p or predicate.endswith(" " + p) for p in LANDMARK_PREPOSITIONS)
-
-
 @register_operator("pluralize", rank=35)
 class Pluralize(EditOperator):
     """One object made two: "a remote" -> "two remotes" (operation ``replace``, typed
@@ -110,8 +94,6 @@ class Pluralize(EditOperator):
             return []
         subjects = {r.subject for r in graph.relations}
         objects = {r.object for r in graph.relations}
-        placed = {r.object for r in graph.relations if _landmark(r.predicate)}
-        used = {r.object for r in graph.relations if not _landmark(r.predicate)}
         tied = {r.subject for r in graph.relations if not _free(r.predicate)}
         agreeing = any(t in _AGREEING_TAGS for _, _, t in graph.tokens) or bool(
             ALONE_WORDS & context.words
@@ -121,10 +103,7 @@ class Pluralize(EditOperator):
         words = [graph.caption[s:e].lower() for s, e, _ in graph.tokens]
         out = []
         for index, entity in enumerate(graph.entities):
-            if index in subjects:  # a subject: free, and nothing to agree with it
-                if index in objects or index in tied or agreeing:
-                    continue
-            elif index not in placed or index in used:  # an object: a landmark
+            if index not in subjects or index in objects or index in tied or agreeing:
                 continue
             if entity.head_span is None:
                 continue
@@ -142,8 +121,8 @@ class Pluralize(EditOperator):
                 continue
             if name in GENERIC_NOUNS or name.split()[-1] in COLLECTIVES:
                 continue
-            if garment_slot(name) is not None or evidence.wordnet.is_body_part(name.split()[-1]):
-                continue
+            if not evidence.wordnet.is_animate(name.split()[-1]):
+                continue  # "a tree near the building": one of several, unsaid
             if mentioned_again(graph.caption, entity.head_span, written):
                 continue
             position = len(tokens_before(graph, entity))
