@@ -90,3 +90,22 @@ def test_a_material_is_not_replaced_by_its_own_kind(parser):
     }
     assert "brick" in choices
     assert "stone" not in choices
+
+
+@pytest.mark.parametrize(
+    ("caption", "noun", "plural"),
+    [
+        ("A herd of sheep walking across a field.", "sheep", True),
+        ("Two sheep graze in a field.", "sheep", True),
+        ("A sheep standing in a field.", "sheep", False),
+        ("A man eating fish.", "fish", False),
+    ],
+)
+def test_a_zero_plural_noun_takes_its_number_from_the_words_before_it(
+    parser, caption, noun, plural
+):
+    # "a herd of sheep" -> "a herd of horses", not "of horse"
+    from tags.negatives.scenes import is_plural
+
+    graph = parser.parse(caption)
+    assert is_plural(graph, _entity(graph, noun).head_span) is plural

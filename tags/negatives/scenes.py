@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from parsers import SceneGraph
+from tags.negatives.lexicon import NUMBER_VALUES
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 
@@ -95,10 +96,42 @@ def relation_shape(graph: SceneGraph, spans: tuple[tuple[int, int], ...]) -> str
     return " | ".join(shape(graph.tags_in(span)) for span in spans)
 
 
+#: Nouns whose plural is the singular ("a herd of sheep"), a closed class: tagged NN, their
+#: number is read from the words before them.
+ZERO_PLURALS = frozenset(
+    {"sheep", "deer", "fish", "moose", "bison", "buffalo", "cattle", "elk", "swine",
+     "aircraft", "offspring", "livestock", "salmon", "trout", "reindeer"}
+)  # fmt: skip
+#: Words before a zero-plural noun that make it plural: quantifiers and collectives before
+#: "of" ("several sheep", "a herd of sheep", "a flock of sheep").
+PLURAL_CUES = frozenset(
+    {"several", "many", "few", "multiple", "numerous", "these", "those", "both", "herd",
+     "flock", "group", "groups", "bunch", "pack", "school", "couple", "pair", "lot", "lots",
+     "number", "crowd", "family", "line", "row"}
+)  # fmt: skip
+
+
 def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
-    """Number of an object from the tag of its head (last) token."""
+    """Number of an object from the tag of its head (last) token; a zero-plural noun
+    (:data:`ZERO_PLURALS`) after a count of two or more, a quantifier or a collective's "of"
+    is plural ("a herd of sheep" -> "a herd of horses", not "of horse")."""
     tags = graph.tags_in(span)
-    return bool(tags) and tags[-1] in PLURAL_TAGS
+    if not tags:
+        return False
+    if tags[-1] in PLURAL_TAGS:
+        return True
+    if graph.caption[span[0] : span[1]].split()[-1].lower() not in ZERO_PLURALS:
+        return False
+    before = [graph.caption[s:e].lower() for s, e, _ in graph.tokens if e <= span[0]][-4:]
+    if before and before[-1] == "of":
+        before = before[:-1]
+    before = [w for w in before if w not in ("a", "an", "the")]
+    word = before[-1] if before else ""
+    return (
+        word in PLURAL_CUES
+        or (word.isdigit() and int(word) >= 2)
+        or (NUMBER_VALUES.get(word, 0) >= 2)
+    )
 
 
 def _most_common(counts: Counter) -> Any:
