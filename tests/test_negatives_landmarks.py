@@ -68,3 +68,14 @@ def test_a_support_does_not_back_off(parser, evidence):
     # "on a boulder": whether one can sit on it depends on what it is, though men sit on
     # rocks (the same WordNet category)
     assert "sitting on" not in _substitutes(parser, evidence, "A man standing on a boulder.")
+
+
+def test_image_group_exclusivity_needs_two_acts_of_one_kind(evidence):
+    # "riding" / "holding" a horse are rarely said of one image, yet one rider does both;
+    # "dancing" / "sitting" (postures count as motion) and "riding" / "walking" exclude
+    from tags.negatives.operators.replace_relation import act_class
+
+    assert act_class(evidence, "ride") != act_class(evidence, "hold")
+    assert act_class(evidence, "dance") == act_class(evidence, "sit")
+    assert act_class(evidence, "ride") == act_class(evidence, "walk")
+    assert act_class(evidence, "work") != act_class(evidence, "run")

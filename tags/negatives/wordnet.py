@@ -84,6 +84,12 @@ class WordNet:
         """Whether a noun's first sense is a made thing ("truck", "chair"): no posture."""
         return any(s.name() == "artifact.n.01" for s in self._closure(noun, "n"))
 
+    def verb_class(self, verb: str) -> str | None:
+        """The lexicographer file of a verb's first sense ("ride": ``verb.motion``, "hold":
+        ``verb.stative``), or ``None`` for a word WordNet has no verb for."""
+        senses = self._synsets(verb, "v", 1)
+        return senses[0].lexname() if senses else None
+
     def is_animate(self, noun: str) -> bool:
         """Whether a noun's first sense is a person or an animal ("skier", "dog")."""
         return any(s.name() in ("person.n.01", "animal.n.01") for s in self._closure(noun, "n"))
@@ -201,6 +207,9 @@ class _NoWordNet:
 
     def is_animate(self, noun: str) -> bool:
         return False
+
+    def verb_class(self, verb: str) -> str | None:
+        return None
 
 
 def _data_root() -> str | None:

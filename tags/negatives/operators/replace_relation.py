@@ -82,6 +82,13 @@ def category_object_predicates(evidence: SceneEvidence, obj: str) -> Counter:
     return found
 
 
+def act_class(evidence: SceneEvidence, verb: str) -> str | None:
+    """The kind of act a verb names: WordNet's verb class of its first sense, postures and
+    locomotion (:data:`EXCLUSIVE_VERBS`, which WordNet files as contact or motion) counted as
+    motion ("sitting" / "dancing" exclude each other; "riding" / "holding" do not)."""
+    return "verb.motion" if verb in EXCLUSIVE_VERBS else evidence.wordnet.verb_class(verb)
+
+
 def editable_verb(surface: str) -> bool:
     """Whether a verb relation's surface may be edited: its words outside a trailing complex
     preposition are editable (:func:`~tags.negatives.lexicon.editable_words`)."""
@@ -222,8 +229,14 @@ def _verb_choices(
                 and codescribed < CODESCRIBED_LIFT
             )
             # or what the writers of one image never say together ("riding" / "walking"):
-            # the input's image groups and the built-in background's (Flickr30K dev)
-            or scenes.verbs_exclusive(written, grouped)
+            # the input's image groups and the built-in background's (Flickr30K dev), for
+            # two acts of one kind (WordNet's verb class): two ways of moving exclude each
+            # other, a way of moving and a way of holding do not ("riding" / "holding" a
+            # horse are rarely said of one image, yet one rider does both)
+            or (
+                scenes.verbs_exclusive(written, grouped)
+                and act_class(evidence, verb) == act_class(evidence, other.split()[0])
+            )
         )
         if not (flip or exclusive):
             refuse("relation:verbs_not_exclusive")
@@ -325,6 +338,7 @@ __all__ = [
     "FLIP_MIN_LIFT",
     "LANDMARK_PARTICLES",
     "ReplaceRelation",
+    "act_class",
     "category_object_predicates",
     "editable_verb",
     "group_verb",
