@@ -109,3 +109,20 @@ def test_a_zero_plural_noun_takes_its_number_from_the_words_before_it(
 
     graph = parser.parse(caption)
     assert is_plural(graph, _entity(graph, noun).head_span) is plural
+
+
+@pytest.mark.parametrize(
+    ("caption", "span_text", "again"),
+    [
+        ("A baby cow gets milk from its mother while two other cows stand nearby.", "cow", True),
+        ("Two dogs play while a dog sleeps.", "dogs", True),
+        ("A woman and man play, the man is on the drums.", "man", True),
+        ("A dog chases a cat.", "dog", False),
+    ],
+)
+def test_a_noun_named_again_in_the_other_number_is_named_again(caption, span_text, again):
+    # "a baby cow ... two other cows" -> not "a baby sheep ... two other cows"
+    from tags.negatives.operators.syntax import mentioned_again
+
+    start = caption.index(span_text)
+    assert mentioned_again(caption, (start, start + len(span_text)), span_text) is again

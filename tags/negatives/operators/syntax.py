@@ -76,11 +76,23 @@ def modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
 
 
 def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
-    """Whether the object's word comes up again outside its span ("a woman and man ..., the
-    man is on the drums"): changing one mention would contradict the other."""
-    target = written.split()
+    """Whether the object's word comes up again outside its span, in either number ("a woman
+    and man ..., the man is on the drums"; "a baby cow ..., two other cows"): changing one
+    mention would contradict the other."""
+    target = [w.lower() for w in written.split()]
     rest = [*words_of(caption[: span[0]]), "|", *words_of(caption[span[1] :])]
-    return any(rest[i : i + len(target)] == target for i in range(len(rest)))
+    rest = [w.lower() for w in rest]
+    last = target[-1]
+    forms = {last, last + "s", last + "es", last[:-1] if last.endswith("s") else last}
+    if last.endswith("y"):
+        forms.add(last[:-1] + "ies")
+    if last.endswith("ies"):
+        forms.add(last[:-3] + "y")
+    n = len(target)
+    return any(
+        rest[i : i + n - 1] == target[:-1] and rest[i + n - 1] in forms
+        for i in range(len(rest) - n + 1)
+    )
 
 
 def with_clause(graph: SceneGraph, entity) -> bool:
