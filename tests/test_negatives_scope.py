@@ -126,3 +126,36 @@ def test_a_noun_named_again_in_the_other_number_is_named_again(caption, span_tex
 
     start = caption.index(span_text)
     assert mentioned_again(caption, (start, start + len(span_text)), span_text) is again
+
+
+def test_a_thing_only_placed_somewhere_is_not_replaced(parser):
+    # "the car is on the road" -> "the bus is on the road": a bus may be on that road too
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    corpus = [
+        "the car is on the road",
+        "the bus is on the road",
+        "a red car on the road",
+        "a red bus on the road",
+        "a man washing a car",
+        "a man washing a bus",
+        "the wheels of the car",
+        "the wheels of the bus",
+    ]
+    graphs = [parser.parse(c) for c in corpus]
+    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes, min_count=1)
+
+    def replaced(caption: str) -> set[str]:
+        graph = parser.parse(caption)
+        return {
+            " ".join(c.surface)
+            for unit in planner.plan(graph)
+            if unit.type == "object"
+            for c in unit.choices
+        }
+
+    assert "bus" not in replaced("the car is on the road")
+    assert "bus" in replaced("a red car on the road")  # described: tied to its description
+    assert "bus" in replaced("a man washing a car")  # acted on
+    assert "bus" in replaced("the wheels of the car")  # a whole of its parts

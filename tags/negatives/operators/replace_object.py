@@ -18,6 +18,7 @@ from collections import Counter
 from tags.negatives.lexicon import (
     CHILD_GROUP_NOUNS,
     FEMALE_NOUNS,
+    FIXED_PREDICATES,
     GENDERED_NOUNS,
     GENERIC_NOUNS,
     MALE_NOUNS,
@@ -99,7 +100,31 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
         return "mentioned_again"  # "a woman and man ..., the man"
     if modifies_noun(graph, entity.head_span):
         return "compound_modifier"  # "the boy band"
+    if only_placed(context, graph.entities.index(entity), name):
+        return "only_placed"  # "the car is on the road" -> "the bus": may be there too
     return None
+
+
+def only_placed(context: CaptionContext, index: int, name: str) -> bool:
+    """Whether the caption only places a thing somewhere: an inanimate object with no
+    attribute, the subject of every relation it is in, and in at least one ("the car is on
+    the road", "beds in the room", "cars parked on the street"). A
+    place holds many things, so another thing named there ("the bus is on the road") may
+    well be in the photo too: blind readers read such replacements as not false. People and
+    animals are what a caption is about ("a cat on a bed" -> "a dog"), and a described or
+    acted-on thing is tied to its description ("a red car", "a man washing a car"), a whole
+    to its parts ("the wheels of the train"), a held thing to the hand ("a shovel in hand")."""
+    graph = context.graph
+    if graph.attributes_of(index) or context.evidence.wordnet.is_animate(name.split()[-1]):
+        return False
+    relations = [r for r in graph.relations if index in (r.subject, r.object)]
+    wordnet = context.evidence.wordnet
+    return bool(relations) and all(
+        r.subject == index != r.object
+        and r.predicate not in FIXED_PREDICATES  # "the wheels of the train": a whole
+        and not wordnet.is_body_part(context.names[r.object].split()[-1])  # "in hand"
+        for r in relations
+    )
 
 
 def object_substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:

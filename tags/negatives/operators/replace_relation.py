@@ -82,11 +82,14 @@ def category_object_predicates(evidence: SceneEvidence, obj: str) -> Counter:
     return found
 
 
-def act_class(evidence: SceneEvidence, verb: str) -> str | None:
-    """The kind of act a verb names: WordNet's verb class of its first sense, postures and
-    locomotion (:data:`EXCLUSIVE_VERBS`, which WordNet files as contact or motion) counted as
-    motion ("sitting" / "dancing" exclude each other; "riding" / "holding" do not)."""
-    return "verb.motion" if verb in EXCLUSIVE_VERBS else evidence.wordnet.verb_class(verb)
+#: WordNet verb classes of states, which go with any act ("holding" a horse while riding it,
+#: "having" a bag while walking): never exclusive by image-group evidence.
+STATE_CLASSES = frozenset({"verb.stative", "verb.possession"})
+
+
+def is_state(evidence: SceneEvidence, verb: str) -> bool:
+    """Whether a verb's first sense is a state or possession ("hold", "have", "keep")."""
+    return evidence.wordnet.verb_class(verb) in STATE_CLASSES
 
 
 def editable_verb(surface: str) -> bool:
@@ -230,12 +233,12 @@ def _verb_choices(
             )
             # or what the writers of one image never say together ("riding" / "walking"):
             # the input's image groups and the built-in background's (Flickr30K dev), for
-            # two acts of one kind (WordNet's verb class): two ways of moving exclude each
-            # other, a way of moving and a way of holding do not ("riding" / "holding" a
-            # horse are rarely said of one image, yet one rider does both)
+            # two acts, not a state ("riding" / "holding" a horse are rarely said of one
+            # image, yet one rider does both)
             or (
                 scenes.verbs_exclusive(written, grouped)
-                and act_class(evidence, verb) == act_class(evidence, other.split()[0])
+                and not is_state(evidence, verb)
+                and not is_state(evidence, other.split()[0])
             )
         )
         if not (flip or exclusive):
@@ -337,11 +340,12 @@ __all__ = [
     "COLLOQUIAL_VERBS",
     "FLIP_MIN_LIFT",
     "LANDMARK_PARTICLES",
+    "STATE_CLASSES",
     "ReplaceRelation",
-    "act_class",
     "category_object_predicates",
     "editable_verb",
     "group_verb",
+    "is_state",
     "preposition_choices",
     "relation_substitutes",
 ]
