@@ -159,3 +159,12 @@ def test_a_thing_only_placed_somewhere_is_not_replaced(parser):
     assert "bus" in replaced("a red car on the road")  # described: tied to its description
     assert "bus" in replaced("a man washing a car")  # acted on
     assert "bus" in replaced("the wheels of the car")  # a whole of its parts
+
+
+def test_on_is_flipped_to_under_but_not_to_beside():
+    # a thing on another is also beside it: "water on the rocks" -> "next to" may be true
+    from tags.negatives.lexicon import PREPOSITION_OPPOSITES
+
+    for on in ("on", "on top of"):
+        assert "under" in PREPOSITION_OPPOSITES[on]
+        assert not {"beside", "next to"} & set(PREPOSITION_OPPOSITES[on])

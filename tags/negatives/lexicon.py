@@ -487,10 +487,13 @@ def symmetric(predicate: str) -> bool:
     )
 
 
+#: Opposite or exclusive prepositions. Not "on" -> "beside" / "next to": a thing on another
+#: is also beside it (blind readers read "work crew on the tracks" -> "next to the tracks",
+#: "water on the rocks" -> "next to" as may-be-true).
 PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
-    "on": ("under", "beside", "next to"),
+    "on": ("under",),
     "onto": ("off",),
-    "on top of": ("under", "below", "underneath", "beside"),
+    "on top of": ("under", "below", "underneath"),
     "under": ("on", "above", "over"),
     "underneath": ("on top of", "above"),
     "beneath": ("above", "on"),
