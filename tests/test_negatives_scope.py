@@ -168,3 +168,33 @@ def test_on_is_flipped_to_under_but_not_to_beside():
     for on in ("on", "on top of"):
         assert "under" in PREPOSITION_OPPOSITES[on]
         assert not {"beside", "next to"} & set(PREPOSITION_OPPOSITES[on])
+
+
+def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
+    # "a living room with a couch and chair" -> "... and bed": a bed may be there too
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    corpus = [
+        "a room with a chair",
+        "a room with a bed",
+        "a man with a chair",
+        "a man with a bed",
+        "a room with a red chair",
+        "a room with a red bed",
+    ]
+    graphs = [parser.parse(c) for c in corpus]
+    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes, min_count=1)
+
+    def replaced(caption: str) -> set[str]:
+        graph = parser.parse(caption)
+        return {
+            " ".join(c.surface)
+            for unit in planner.plan(graph)
+            if unit.type == "object"
+            for c in unit.choices
+        }
+
+    assert "bed" not in replaced("a room with a chair")
+    assert "bed" in replaced("a man with a chair")  # what a person has
+    assert "bed" in replaced("a room with a red chair")  # described

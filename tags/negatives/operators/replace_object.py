@@ -102,7 +102,33 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
         return "compound_modifier"  # "the boy band"
     if only_placed(context, graph.entities.index(entity), name):
         return "only_placed"  # "the car is on the road" -> "the bus": may be there too
+    if only_listed(context, graph.entities.index(entity), name):
+        return "only_listed"  # "a living room with a couch and chair" -> "bed": may be there
     return None
+
+
+#: Predicates that list what a place or a thing holds ("a room with a couch", "a bathroom
+#: has a toilet").
+LISTING_PREDICATES = frozenset({"with", "have", "contain", "include"})
+
+
+def only_listed(context: CaptionContext, index: int, name: str) -> bool:
+    """Whether the caption only lists a thing among what an inanimate place or thing holds:
+    an inanimate object with no attribute that is only ever the object of "with", "have",
+    "contain" or "include" from inanimate subjects ("a living room with a couch and chair",
+    "a bathroom has a toilet"). Another thing listed there ("a bed") may well be in the
+    room too: blind readers read such replacements as not false. What a person or an
+    animal has ("a man with a dog" -> "a cat") stays editable."""
+    graph, wordnet = context.graph, context.evidence.wordnet
+    if graph.attributes_of(index) or wordnet.is_animate(name.split()[-1]):
+        return False
+    relations = [r for r in graph.relations if index in (r.subject, r.object)]
+    return bool(relations) and all(
+        r.object == index != r.subject
+        and r.predicate in LISTING_PREDICATES
+        and not wordnet.is_animate(context.names[r.subject].split()[-1])
+        for r in relations
+    )
 
 
 def only_placed(context: CaptionContext, index: int, name: str) -> bool:
