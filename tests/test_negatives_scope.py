@@ -179,6 +179,8 @@ def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
         "a room with a chair",
         "a room with a bed",
         "a man with a chair",
+        "a desk with a chair",
+        "a desk with a bed",
         "a man with a bed",
         "a room with a red chair",
         "a room with a red bed",
@@ -197,4 +199,5 @@ def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
 
     assert "bed" not in replaced("a room with a chair")
     assert "bed" in replaced("a man with a chair")  # what a person has
+    assert "bed" in replaced("a desk with a chair")  # what a thing has
     assert "bed" in replaced("a room with a red chair")  # described

@@ -84,6 +84,13 @@ class WordNet:
         """Whether a noun's first sense is a made thing ("truck", "chair"): no posture."""
         return any(s.name() == "artifact.n.01" for s in self._closure(noun, "n"))
 
+    def is_place(self, noun: str) -> bool:
+        """Whether a noun's first sense is a place or a room ("park", "kitchen")."""
+        return any(
+            s.name() in ("location.n.01", "area.n.05")
+            for s in self._closure(noun.replace(" ", "_"), "n")
+        )
+
     def verb_class(self, verb: str) -> str | None:
         """The lexicographer file of a verb's first sense ("ride": ``verb.motion``, "hold":
         ``verb.stative``), or ``None`` for a word WordNet has no verb for."""
@@ -210,6 +217,9 @@ class _NoWordNet:
 
     def verb_class(self, verb: str) -> str | None:
         return None
+
+    def is_place(self, noun: str) -> bool:
+        return False
 
 
 def _data_root() -> str | None:

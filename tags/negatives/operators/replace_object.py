@@ -107,18 +107,17 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
     return None
 
 
-#: Predicates that list what a place or a thing holds ("a room with a couch", "a bathroom
-#: has a toilet").
+#: Predicates that list what a place holds ("a room with a couch", "a bathroom has a toilet").
 LISTING_PREDICATES = frozenset({"with", "have", "contain", "include"})
 
 
 def only_listed(context: CaptionContext, index: int, name: str) -> bool:
-    """Whether the caption only lists a thing among what an inanimate place or thing holds:
-    an inanimate object with no attribute that is only ever the object of "with", "have",
-    "contain" or "include" from inanimate subjects ("a living room with a couch and chair",
-    "a bathroom has a toilet"). Another thing listed there ("a bed") may well be in the
-    room too: blind readers read such replacements as not false. What a person or an
-    animal has ("a man with a dog" -> "a cat") stays editable."""
+    """Whether the caption only lists a thing among what a place holds: an inanimate object
+    with no attribute that is only ever the object of "with", "have", "contain" or "include"
+    from a place or a room (WordNet; "a living room with a couch and chair", "a bathroom has
+    a toilet"). Another thing listed there ("a bed") may well be in the room too: blind
+    readers read such replacements as not false. What a person, an animal or a thing has
+    ("a man with a dog" -> "a cat", "a desk with a computer") stays editable."""
     graph, wordnet = context.graph, context.evidence.wordnet
     if graph.attributes_of(index) or wordnet.is_animate(name.split()[-1]):
         return False
@@ -126,7 +125,7 @@ def only_listed(context: CaptionContext, index: int, name: str) -> bool:
     return bool(relations) and all(
         r.object == index != r.subject
         and r.predicate in LISTING_PREDICATES
-        and not wordnet.is_animate(context.names[r.subject].split()[-1])
+        and wordnet.is_place(context.names[r.subject])
         for r in relations
     )
 
