@@ -128,11 +128,28 @@ def test_a_noun_named_again_in_the_other_number_is_named_again(caption, span_tex
     assert mentioned_again(caption, (start, start + len(span_text)), span_text) is again
 
 
-def test_a_thing_only_placed_somewhere_is_not_replaced(parser):
-    # "the car is on the road" -> "the bus is on the road": a bus may be on that road too
+def _object_substitutes(parser, corpus: list[str]):
+    """A function giving the object substitutes a planner over ``corpus`` plans for a
+    caption."""
     from tags.negatives.planner import EditPlanner
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
+    graphs = [parser.parse(c) for c in corpus]
+    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes, min_count=1)
+
+    def replaced(caption: str) -> set[str]:
+        return {
+            " ".join(c.surface)
+            for unit in planner.plan(parser.parse(caption))
+            if unit.type == "object"
+            for c in unit.choices
+        }
+
+    return replaced
+
+
+def test_a_thing_only_placed_somewhere_is_not_replaced(parser):
+    # "the car is on the road" -> "the bus is on the road": a bus may be on that road too
     corpus = [
         "the car is on the road",
         "the bus is on the road",
@@ -143,17 +160,7 @@ def test_a_thing_only_placed_somewhere_is_not_replaced(parser):
         "the wheels of the car",
         "the wheels of the bus",
     ]
-    graphs = [parser.parse(c) for c in corpus]
-    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes, min_count=1)
-
-    def replaced(caption: str) -> set[str]:
-        graph = parser.parse(caption)
-        return {
-            " ".join(c.surface)
-            for unit in planner.plan(graph)
-            if unit.type == "object"
-            for c in unit.choices
-        }
+    replaced = _object_substitutes(parser, corpus)
 
     assert "bus" not in replaced("the car is on the road")
     assert "bus" in replaced("a red car on the road")  # described: tied to its description
@@ -172,9 +179,6 @@ def test_on_is_flipped_to_under_but_not_to_beside():
 
 def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
     # "a living room with a couch and chair" -> "... and bed": a bed may be there too
-    from tags.negatives.planner import EditPlanner
-    from tags.negatives.vocabulary import SceneGraphVocabulary
-
     corpus = [
         "a room with a chair",
         "a room with a bed",
@@ -185,17 +189,7 @@ def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
         "a room with a red chair",
         "a room with a red bed",
     ]
-    graphs = [parser.parse(c) for c in corpus]
-    planner = EditPlanner(SceneGraphVocabulary().update(graphs).scenes, min_count=1)
-
-    def replaced(caption: str) -> set[str]:
-        graph = parser.parse(caption)
-        return {
-            " ".join(c.surface)
-            for unit in planner.plan(graph)
-            if unit.type == "object"
-            for c in unit.choices
-        }
+    replaced = _object_substitutes(parser, corpus)
 
     assert "bed" not in replaced("a room with a chair")
     assert "bed" in replaced("a man with a chair")  # what a person has

@@ -133,6 +133,7 @@ class SceneEvidence:
         self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
         self._surfaces: dict[tuple[str, bool], str | None] = {}
         self._category_counts: dict[str | None, Counter] = {}
+        self._object_category_counts: dict[str, Counter] = {}
         self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
         self._person = self.category("man")
         self._category_colours: dict[str | None, Counter] | None = None
@@ -396,6 +397,22 @@ class SceneEvidence:
                     if self.is_person(name):
                         found.update(predicates)
             self._category_counts[category] = found
+        return found
+
+    def object_category_predicates(self, obj: str) -> Counter:
+        """How often the corpus puts each predicate before an object of ``obj``'s category
+        (cached per category); nothing for an object without one ("in front of a cottage"
+        backs off to houses: see ``replace_relation``'s landmarks)."""
+        category = self.category(obj)
+        if category is None:
+            return Counter()
+        found = self._object_category_counts.get(category)
+        if found is None:
+            found = Counter()
+            for name, predicates in self.scenes.index["predicates_of_object"].items():
+                if self.category(name) == category:
+                    found.update(predicates)
+            self._object_category_counts[category] = found
         return found
 
     def postures(self, subject: str) -> dict[str, frozenset[str]]:

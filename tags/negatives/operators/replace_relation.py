@@ -12,7 +12,6 @@ never edited.
 from __future__ import annotations
 
 import math
-import weakref
 from collections import Counter
 
 from tags.negatives.lexicon import (
@@ -61,27 +60,6 @@ _COMPLEX_PREPOSITIONS = sorted(
 #: of": people stand in front of buildings and statues), so the object backs off to its
 #: category for posture verbs with these particles.
 LANDMARK_PARTICLES = frozenset({"next to", "in front of", "behind", "near", "beside", "by"})
-
-_CATEGORY_PREDICATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def category_object_predicates(evidence: SceneEvidence, obj: str) -> Counter:
-    """How often the corpus puts each predicate before an object of ``obj``'s category
-    (cached per evidence and category); nothing for an object without a category."""
-    category = evidence.category(obj)
-    if category is None:
-        return Counter()
-    cache = _CATEGORY_PREDICATES.setdefault(evidence, {})
-    found = cache.get(category)
-    if found is None:
-        found = Counter()
-        for name, predicates in evidence.scenes.index["predicates_of_object"].items():
-            if evidence.category(name) == category:
-                found.update(predicates)
-        cache[category] = found
-    return found
-
-
 #: WordNet verb classes of states, which go with any act ("holding" a horse while riding it,
 #: "having" a bag while walking): never exclusive by image-group evidence.
 STATE_CLASSES = frozenset({"verb.stative", "verb.possession"})
@@ -187,7 +165,7 @@ def _verb_choices(
     # next to a table" -> "sitting": people sit next to tables)
     postures = evidence.postures(subject).get(particle, frozenset())
     if verb in EXCLUSIVE_VERBS and particle in LANDMARK_PARTICLES and not made:
-        backed = category_object_predicates(evidence, obj)
+        backed = evidence.object_category_predicates(obj)
         with_object = with_object + Counter(
             {
                 p: c
@@ -342,7 +320,6 @@ __all__ = [
     "LANDMARK_PARTICLES",
     "STATE_CLASSES",
     "ReplaceRelation",
-    "category_object_predicates",
     "editable_verb",
     "group_verb",
     "is_state",
