@@ -16,6 +16,14 @@ SHAPES_ARGS = (
 
 
 @pytest.fixture(scope="session")
+def parser():
+    """The default spaCy scene-graph parser, loaded once for the whole run."""
+    from tags.negatives.pipeline import default_parser
+
+    return default_parser()
+
+
+@pytest.fixture(scope="session")
 def shapes_benchmark(tmp_path_factory):
     """A tiny shapes benchmark rendered by ``tags make-benchmark --save-images``: 4 train and
     4 test images (64 px PNGs under ``images/``), 5 captions each in

@@ -10,7 +10,6 @@ from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenera
 from tags.negatives.additions import Additions, insertion
 from tags.negatives.exports import SUGARCREPE_FILES, ExportOptions, export_sugarcrepe
 from tags.negatives.operators import add as add_operators
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import Choice, EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.types import Edit
@@ -41,11 +40,6 @@ CORPUS = [
     "a stone room with a window",
     "a glass bathroom with a window",
 ]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,9 @@ import sys
 import pytest
 
 from tags.negatives.background import load_background, with_background
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner, swap_candidates
 from tags.negatives.scenes import SceneCounts
 from tags.negatives.vocabulary import SceneGraphVocabulary
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 def counts(parser, texts) -> SceneCounts:

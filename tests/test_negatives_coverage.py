@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
 from tags.negatives.lexical import wordnet
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 def test_a_verb_is_replaced_by_its_wordnet_antonym_when_the_corpus_attests_it(parser):

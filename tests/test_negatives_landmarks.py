@@ -7,7 +7,6 @@ import pytest
 from tags.negatives.operators import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.replace_relation import editable_verb, relation_substitutes
-from tags.negatives.pipeline import default_parser
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 CORPUS = [
@@ -22,11 +21,6 @@ CORPUS = [
     "A man sitting on a rock.",
     "A man sitting on a rock.",
 ]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

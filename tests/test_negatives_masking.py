@@ -9,17 +9,12 @@ from _data import FLICKR_CAPTIONS
 
 from tags.modeling import tiny_mlm_path
 from tags.negatives.masking import TokenView, UnitMasker, WordMasker, token_budget
-from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
+from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.types import Caption, ImageGroup
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

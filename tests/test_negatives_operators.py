@@ -15,7 +15,6 @@ from tags.negatives.operators import (
     register_operator,
     unregister_operator,
 )
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.types import Candidate, Edit, apply_edits
@@ -49,11 +48,6 @@ CORPUS = [
 ]
 
 CAPTION = "a black dog chasing a white cat"
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenera
 from tags.negatives.edits import match_case
 from tags.negatives.lexical import attribute_class, wordnet
 from tags.negatives.operators import replace_object, replace_relation
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner, swap_candidates
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
@@ -62,11 +61,6 @@ CORPUS = [
     "there is a red car",
     "THERE ARE PEOPLE RIDING ON AN ELEPHANT",
 ]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import pytest
 
 from tags.negatives.operators import CaptionContext, get_operator
 from tags.negatives.operators.evidence import SceneEvidence
-from tags.negatives.pipeline import default_parser
 from tags.negatives.types import apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
@@ -21,11 +20,6 @@ CORPUS = [
     "A horse standing in a field.",
     "A horse eating grass.",
 ]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,12 @@ from tags.modeling import tiny_mlm_path
 from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.masking import UnitMasker
 from tags.negatives.models import HFMaskedLM
-from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
+from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
 from tags.negatives.refill import MLMRefiller, RefillJob, VocabularyRefiller, sample_refills
 from tags.negatives.types import Caption, ImageGroup, apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary, unit_form
 
 CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tags.negatives.operators.syntax import counted, with_clause
-from tags.negatives.pipeline import default_parser
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 def _entity(graph, name: str):

@@ -10,7 +10,6 @@ from _data import FLICKR_CAPTIONS
 
 from tags.cli import main
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner, Trace
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
@@ -24,11 +23,6 @@ CORPUS = [
     "a woman holding a cup",
     "a person near a tree",
 ]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

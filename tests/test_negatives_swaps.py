@@ -21,7 +21,6 @@ from tags.negatives.operators.swaps import (
     swap_attested,
     swap_candidates,
 )
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner
 from tags.negatives.types import Edit
 from tags.negatives.vocabulary import SceneGraphVocabulary
@@ -58,11 +57,6 @@ CORPUS = [
     "a purple hexagon below a small red triangle",
     "a man in a white vest on the street",
 ]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

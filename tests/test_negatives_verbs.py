@@ -13,17 +13,11 @@ import pytest
 
 from tags.negatives.background import VERB_TABLE, load_background
 from tags.negatives.operators.replace_relation import _verb_choices
-from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner
 from tags.negatives.scenes import VERB_GROUP_FIELDS, SceneCounts
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def parser():
-    return default_parser()
 
 
 @pytest.fixture(scope="module")

@@ -204,7 +204,7 @@ PERSON_NOUNS = frozenset(
 
 #: Person nouns of one gender; a caption that names something only one gender wears or
 #: grows (a bikini, a beard) keeps its person nouns of that gender.
-MALE_NOUNS = frozenset(["man", "men", "boy", "boys", "gentleman", "gentlemen"])
+MALE_NOUNS = frozenset(["man", "men", "boy", "boys", "gentleman", "gentlemen", "guy", "guys"])
 FEMALE_NOUNS = frozenset(["woman", "women", "girl", "girls", "lady", "ladies"])
 
 #: Age classes of :data:`PERSON_NOUNS` (0 infant, 1 child, 2 teen, 3 adult). Neighbouring
@@ -215,11 +215,34 @@ PERSON_AGES = {
     **dict.fromkeys(["boy", "boys", "girl", "girls"], 1),
     **dict.fromkeys(["teenager", "teenagers"], 2),
     **dict.fromkeys(["man", "men", "woman", "women", "lady", "ladies"], 3),
-    **dict.fromkeys(["gentleman", "gentlemen"], 3),
+    **dict.fromkeys(["gentleman", "gentlemen", "guy", "guys"], 3),
 }
 
 
 _GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
+
+#: The person noun of the other gender and the same age (the written noun, singular or
+#: plural -> the substitute's lemma): what a gender edit writes. Gender is not evidence a corpus must attest for a verb or a scene ("a man
+#: sharpening a knife" -> "a woman": no caption of the corpus need show a woman doing it);
+#: the caption's own gender words (pronouns, beards, bikinis) still decide.
+GENDER_COUNTERPARTS = {
+    "man": "woman",
+    "woman": "man",
+    "boy": "girl",
+    "girl": "boy",
+    "lady": "man",
+    "gentleman": "lady",
+    "guy": "woman",
+    "men": "woman",
+    "women": "man",
+    "boys": "girl",
+    "girls": "boy",
+    "ladies": "man",
+    "gentlemen": "lady",
+    "guys": "woman",
+}
+#: ... and of a gender adjective on a person ("a male volleyball player" -> "a female").
+GENDER_ADJECTIVE_COUNTERPARTS = {"male": "female", "female": "male"}
 _GIRLS = frozenset({"girl", "girls"})
 _WOMEN = frozenset({"woman", "women", "lady", "ladies"})
 
@@ -230,7 +253,10 @@ def persons_exclusive(a: str, b: str) -> bool:
     if {a, b} & _GIRLS and {a, b} & _WOMEN:
         return False  # captions call young women girls (blind reads 101, 104, 108)
     if a in _GENDERED_NOUNS and b in _GENDERED_NOUNS:
-        return True  # another gender, or the same gender at another age ("boy" -> "man")
+        if (a in MALE_NOUNS) != (b in MALE_NOUNS):
+            return True  # another gender
+        # the same gender at another age ("boy" -> "man"), not "guy" -> "man"
+        return PERSON_AGES.get(a, 3) != PERSON_AGES.get(b, 3)
     if a not in PERSON_AGES or b not in PERSON_AGES:
         return False
     return abs(PERSON_AGES[a] - PERSON_AGES[b]) >= 2
@@ -264,9 +290,14 @@ MALE_MARKERS = frozenset(
         "beards",
         "bearded",
         "mustache",
+        "mustaches",
         "moustache",
+        "moustaches",
+        "mustached",
         "goatee",
+        "goatees",
         "tuxedo",
+        "tuxedos",
         "groom",
         "shirtless",
     ]
@@ -774,6 +805,8 @@ __all__ = [
     "GENDERED_NOUNS",
     "GENDERED_PRONOUNS",
     "GENDER_ADJECTIVES",
+    "GENDER_ADJECTIVE_COUNTERPARTS",
+    "GENDER_COUNTERPARTS",
     "GENERIC_NOUNS",
     "HAIR_COLOURS",
     "HAIR_NOUNS",

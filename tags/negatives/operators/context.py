@@ -26,6 +26,9 @@ from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.syntax import counted
 from tags.negatives.scenes import is_plural, verbs_of, words_of
 
+#: Phrases that say a person is shirtless (a male marker, as "shirtless").
+_SHIRTLESS = (" no shirt ", " without a shirt ", " without shirt ", " without his shirt ")
+
 
 class CaptionContext:
     """A parsed caption and its shared facts (see the module docstring).
@@ -76,12 +79,22 @@ class CaptionContext:
         )
 
     @cached_property
+    def marked_genders(self) -> frozenset[str]:
+        """``"f"`` / ``"m"``: the caption names something only women / men wear or grow
+        (:data:`FEMALE_MARKERS`, :data:`MALE_MARKERS`, "with no shirt on")."""
+        tokens, caption = self.tokens, f" {' '.join(words_of(self.caption))} "
+        male = bool(tokens & MALE_MARKERS) or any(p in caption for p in _SHIRTLESS)
+        return frozenset({"f"} if tokens & FEMALE_MARKERS else set()) | (
+            {"m"} if male else frozenset()
+        )
+
+    @cached_property
     def marker_excluded(self) -> frozenset[str]:
         """Person nouns of the gender the caption's clothing or hair rules out ("woman in a
         bikini" -> not "man")."""
-        tokens = self.tokens
-        return (MALE_NOUNS if tokens & FEMALE_MARKERS else frozenset()) | (
-            FEMALE_NOUNS if tokens & MALE_MARKERS else frozenset()
+        marked = self.marked_genders
+        return (MALE_NOUNS if "f" in marked else frozenset()) | (
+            FEMALE_NOUNS if "m" in marked else frozenset()
         )
 
     @cached_property

@@ -14,6 +14,7 @@ from collections import Counter
 
 from tags.negatives.lexicon import (
     AGED_NOUNS,
+    GENDER_ADJECTIVE_COUNTERPARTS,
     GENDER_ADJECTIVES,
     GENDERED_PRONOUNS,
     NUMBER_VALUES,
@@ -98,6 +99,18 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
     weights: Counter = Counter()
     operations: dict[tuple[str, ...], str] = {}
     refuse = evidence.refuse
+    counterpart = GENDER_ADJECTIVE_COUNTERPARTS.get(value)
+    if counterpart is not None and evidence.is_person(name):
+        # a person's other gender needs no corpus evidence for the noun ("a male volleyball
+        # player" -> "female"), only no word of the caption fixing it ("in a bikini")
+        # ... nor another person of that gender ("two female members ... two other female
+        # members" -> not "two male members": the other mention says they are alike)
+        if value[0] in context.marked_genders or context.caption.lower().split().count(value) > 1:
+            refuse("attribute:gender_marker")
+            attested = {v: n for v, n in attested.items() if v != counterpart}
+        else:
+            attested = {**attested, counterpart: max(attested.get(counterpart, 0), 1)}
+            antonyms.add(counterpart)
     if kind == "colour":  # a closed class: colours the noun's category has may fit it
         unseen = evidence.category_colours(name) - set(attested)
         attested = {**attested, **dict.fromkeys(sorted(unseen), 0)}
@@ -115,7 +128,7 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
                 refuse("attribute:rare_value")
                 continue  # "a green dog": one odd parse is no evidence
             count = evidence.colour_count(other, name)
-        elif count < evidence.min_count:
+        elif count < evidence.min_count and other != counterpart:
             refuse("attribute:rare_value")
             continue  # "a green dog": one odd parse is no evidence
         if other in others or not editable_words(other) or set(other.split()) & set(value.split()):

@@ -19,6 +19,7 @@ from tags.negatives.lexicon import (
     CHILD_GROUP_NOUNS,
     FEMALE_NOUNS,
     FIXED_PREDICATES,
+    GENDER_COUNTERPARTS,
     GENDERED_NOUNS,
     GENERIC_NOUNS,
     MALE_NOUNS,
@@ -86,7 +87,7 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
         return "long_compound"
     if not editable_words(written):
         return "never_edited_word"  # pronouns, measure, time and frame words
-    if name in GENERIC_NOUNS:
+    if name in GENERIC_NOUNS and written not in GENDER_COUNTERPARTS:  # "guy": "person"
         return "generic_noun"
     if not name.replace(" ", "").isalpha():
         return "not_a_word"
@@ -152,6 +153,26 @@ def only_placed(context: CaptionContext, index: int, name: str) -> bool:
     )
 
 
+#: A verb whose corpus subjects would include the other gender this many times by chance,
+#: and never do, keeps the caption's gender (P(none) = exp(-3) < 0.05).
+GENDERED_VERB_EXPECTED = 3.0
+
+
+def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) -> bool:
+    """Whether one of the caption's ``verbs`` (lemmas; ``None`` entries skipped) is said of
+    ``name``'s gender so often, and never of ``counterpart``'s, that it is gendered ("a woman
+    nursing a baby": never a man): the counterpart's expected count under independence of verb
+    and gender, scaled by the two nouns' corpus counts, is at least
+    :data:`GENDERED_VERB_EXPECTED` (the caption's own mention left out)."""
+    ratio = scenes.object_count(counterpart) / max(scenes.object_count(name), 1)
+    for verb in verbs:
+        if verb is None or scenes.verb_object.get((verb, counterpart), 0):
+            continue
+        if max(scenes.verb_object.get((verb, name), 0) - 1, 0) * ratio >= GENDERED_VERB_EXPECTED:
+            return True
+    return False
+
+
 def object_substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     """The substitutes of entity ``index``'s head (before fluency reweighting), computed
     once per caption: the add operator coordinates the same objects."""
@@ -205,7 +226,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         return ()
     # people of any kind, also those WordNet files elsewhere ("male", "female": animals)
     person = category == evidence.category("man") or name in PEOPLE_WORDS
-    if person and written not in PERSON_NOUNS:
+    if person and written not in PERSON_NOUNS and written not in GENDER_COUNTERPARTS:
         refuse("object:role_noun", unit=True)
         return ()  # a role may be any gender or age
     # a gendered pronoun may name the person: only a person noun of its gender changes,
@@ -234,11 +255,19 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         excluded |= {noun for noun, age in PERSON_AGES.items() if (age <= 1) != child}
     # only women in the caption: no beard ("the girl with the beard"); only men: no dress
     one_gender = context.one_gender_markers
-    kinds = {person_kind(w) for w in words & PERSON_NOUNS if w != written.lower()}
+    kinds = {person_kind(w) for w in words & (PERSON_NOUNS | GENDERED_NOUNS) if w != written}
     weights: Counter = Counter()
     usable = evidence.usable_objects(category, plural)
     attests = evidence.attests
     strict = [pool for pool, verb in zip(pools, backoff) if verb is None]
+    # the person of the other gender needs no verb or scene evidence, only the attributes'
+    # (GENDER_COUNTERPARTS): "a man sharpening a knife" -> "a woman", not "a bald woman"
+    counterpart = GENDER_COUNTERPARTS.get(written) if person else None
+    if counterpart is not None and not all(counterpart in pool for pool in strict):
+        counterpart = None
+    if counterpart is not None and gendered_verb(scenes, name, counterpart, backoff):
+        refuse("object:gendered_verb")
+        counterpart = None
     if strict:  # only objects every pool attests: walk the smallest pool
         smallest = min(strict, key=len)
         candidates = [(o, usable[o]) for o in smallest if o in usable]
@@ -248,12 +277,21 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
             for o, c in usable.items()
             if all(attests(pool, verb, o) for pool, verb in zip(pools, backoff))
         ]
+    if counterpart is not None and counterpart not in dict(candidates):
+        # ("guy" is parsed as "person": the counterpart's own category)
+        found = evidence.usable_objects(evidence.category(counterpart), plural).get(counterpart)
+        if found:
+            candidates.append((counterpart, found))
     if not candidates:
         refuse("object:no_attested_substitute")
     for other, count in candidates:
         if other in present:
             continue
-        if strict and not all(attests(pool, verb, other) for pool, verb in zip(pools, backoff)):
+        if (
+            strict
+            and other != counterpart
+            and not all(attests(pool, verb, other) for pool, verb in zip(pools, backoff))
+        ):
             refuse("object:unattested_combination")  # (the backed-off walk checked them all)
             continue
         surface = evidence.substitute_surface(other, plural)
@@ -263,7 +301,8 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if person and (
             surface not in PERSON_NOUNS
             or surface in excluded
-            or not persons_exclusive(written, surface)  # "boy" -> not "toddler"
+            or (other != counterpart and not persons_exclusive(written, surface))  # "boy" ->
+            # not "toddler"; "guy" (no age class) -> only "woman"
             # a kind (gender, age) another person of the caption already has: "a man
             # and a woman" -> not "a lady and a woman" (two names of one kind)
             or person_kind(surface) in kinds
@@ -294,7 +333,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if not person and not colour and not evidence.roles_fit(other, roles, name):
             refuse("object:unattested_role")
             continue  # "raising the anchors on a boat" -> not "on a cart"
-        if surface == written or evidence.wordnet.related(name, other):
+        if surface == written or (other != counterpart and evidence.wordnet.related(name, other)):
             refuse("object:synonym_or_hypernym")
             continue
         if colour and (same_colour(surface, written) or other in words):
@@ -314,7 +353,9 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
             continue  # "in a sweater" -> not "in a cap": she may wear both
         support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
         weight = count**evidence.frequency_power * (1.0 + support)
-        if CONTEXT_WEIGHT and (scene_objects or verbs):  # "throwing a parachute down a lane"
+        if (
+            CONTEXT_WEIGHT and (scene_objects or verbs) and other != counterpart
+        ):  # "throwing a parachute down a lane"
             # the scene's objects and its actions each have a veto: "the mound" fits a
             # pitcher's scene, not "throwing the mound"
             scene = scenes.context_delta(name, other, scene_objects)

@@ -75,6 +75,19 @@ def modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
     return bool(following) and following[0] in ("NN", "NNS")
 
 
+#: Singular and plural endings that are not "-s" apart (the ending of a longer noun too:
+#: "fireman" / "firemen").
+_IRREGULAR_NUMBER = (
+    ("man", "men"),
+    ("child", "children"),
+    ("person", "people"),
+    ("foot", "feet"),
+    ("tooth", "teeth"),
+    ("mouse", "mice"),
+    ("goose", "geese"),
+)
+
+
 def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
     """Whether the object's word comes up again outside its span, in either number ("a woman
     and man ..., the man is on the drums"; "a baby cow ..., two other cows"): changing one
@@ -88,6 +101,11 @@ def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
         forms.add(last[:-1] + "ies")
     if last.endswith("ies"):
         forms.add(last[:-3] + "y")
+    for one, many in _IRREGULAR_NUMBER:  # "a man ..., several other men"
+        if last.endswith(one):
+            forms.add(last[: len(last) - len(one)] + many)
+        elif last.endswith(many):
+            forms.add(last[: len(last) - len(many)] + one)
     n = len(target)
     return any(
         rest[i : i + n - 1] == target[:-1] and rest[i + n - 1] in forms
