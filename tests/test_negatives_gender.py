@@ -87,3 +87,42 @@ def test_a_gender_adjective_on_a_person_flips_without_evidence(planner, parser):
     assert "male" not in _choices(planner, parser, text, "female", "attribute")
     text = "a female runner on a track next to another female runner"
     assert "male" not in _choices(planner, parser, text, "female", "attribute")
+
+
+AGE_CORPUS = [
+    "a child standing on a post",
+    "a child sitting on a bench",
+    "a man standing on a post",
+    "a woman standing on a post",
+    "a man in a car",
+    "a child in a stroller",
+    "a woman pushing a stroller",
+    "a mother and child walking",
+]
+
+
+@pytest.fixture(scope="module")
+def age_planner(parser):
+    vocab = SceneGraphVocabulary().update(parser.parse_batch((CORPUS + AGE_CORPUS) * 2))
+    return EditPlanner(vocab.scenes, min_count=2)
+
+
+def test_a_child_becomes_an_adult_of_either_gender(age_planner, parser):
+    assert _choices(age_planner, parser, "a child standing on a post", "child") == {"man", "woman"}
+    # "his" says which: a man
+    assert _choices(age_planner, parser, "a child riding his bike", "child") == {"man"}
+
+
+def test_an_adult_must_still_fit_the_childs_role(age_planner, parser):
+    # people are "in a stroller" only as children in the corpus: no adult is
+    assert not _choices(age_planner, parser, "a child in a stroller", "child")
+
+
+def test_a_child_tied_to_its_age_stays_one(age_planner, parser):
+    for text in (
+        "a young child standing on a post",  # -> not "a young man"
+        "a mother and child walking",  # a parent's child
+        "two children , a boy and a girl , standing on a post",  # a counted group
+        "a child holding its bike",
+    ):
+        assert not _choices(age_planner, parser, text, "child"), text

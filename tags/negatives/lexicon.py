@@ -241,6 +241,9 @@ GENDER_COUNTERPARTS = {
     "gentlemen": "lady",
     "guys": "woman",
 }
+#: The adults a child is not (written noun -> substitute lemmas): what an age edit writes
+#: for a noun that names only an age ("a child standing on a post" -> "a man").
+AGE_COUNTERPARTS = {noun: ("man", "woman") for noun in ("child", "children", "kid", "kids")}
 #: ... and of a gender adjective on a person ("a male volleyball player" -> "a female").
 GENDER_ADJECTIVE_COUNTERPARTS = {"male": "female", "female": "male"}
 _GIRLS = frozenset({"girl", "girls"})
@@ -790,6 +793,7 @@ COORDINATORS = frozenset({"and", "or", "&", ","})
 __all__ = [
     "ADJACENT_SHADES",
     "AGED_NOUNS",
+    "AGE_COUNTERPARTS",
     "ATTRIBUTE_CLASSES",
     "BINDING_WORDS",
     "CHILD_GROUP_NOUNS",

@@ -16,6 +16,7 @@ import math
 from collections import Counter
 
 from tags.negatives.lexicon import (
+    AGE_COUNTERPARTS,
     CHILD_GROUP_NOUNS,
     FEMALE_NOUNS,
     FIXED_PREDICATES,
@@ -87,7 +88,7 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
         return "long_compound"
     if not editable_words(written):
         return "never_edited_word"  # pronouns, measure, time and frame words
-    if name in GENERIC_NOUNS and written not in GENDER_COUNTERPARTS:  # "guy": "person"
+    if name in GENERIC_NOUNS and written not in FREE_PERSON_NOUNS:  # "guy": "person"
         return "generic_noun"
     if not name.replace(" ", "").isalpha():
         return "not_a_word"
@@ -153,16 +154,72 @@ def only_placed(context: CaptionContext, index: int, name: str) -> bool:
     )
 
 
-#: A verb whose corpus subjects would include the other gender this many times by chance,
-#: and never do, keeps the caption's gender (P(none) = exp(-3) < 0.05).
+#: Written person nouns whose counterparts need no verb evidence (see :func:`free_counterparts`).
+FREE_PERSON_NOUNS = frozenset(GENDER_COUNTERPARTS) | frozenset(AGE_COUNTERPARTS)
+#: Nouns of children: a child the caption names beside them may be one of a group it counts.
+_CHILD_NOUNS = CHILD_GROUP_NOUNS | {n for n, age in PERSON_AGES.items() if age <= 1}
+#: Parents and adults: a child named beside them is set against them ("a mother and child",
+#: "two adults and two children": not "two adults and two men").
+_PARENT_NOUNS = frozenset(
+    {"mother", "mothers", "father", "fathers", "mom", "dad", "parent", "parents", "mommy"}
+    | {"daddy", "adult", "adults", "grownup", "grownups"}
+)
+#: A verb whose corpus subjects would include the other kind of person this many times by
+#: chance, and never do, keeps the caption's kind (P(none) = exp(-3) < 0.05).
 GENDERED_VERB_EXPECTED = 3.0
+
+
+def free_counterparts(
+    context: CaptionContext,
+    index: int,
+    written: str,
+    strict: list[Counter],
+    verbs: list[str | None],
+) -> dict[str, str]:
+    """The person nouns (lemmas) that replace ``written`` without evidence for the caption's
+    verbs, each with why: ``"gender"`` (the other gender, same age: "a man" -> "a woman",
+    :data:`GENDER_COUNTERPARTS`; no scene check either) or ``"age"`` (an adult for a noun that
+    names only a child: "a child" -> "a man" or "a woman", :data:`AGE_COUNTERPARTS`; the scene
+    and verb-fit checks still apply). Each must be attested with the caption's attributes
+    (``strict`` pools) and not be kept out by a verb said only of ``name``'s kind
+    (:func:`gendered_verb`). No adult for a child named beside other children or a parent
+    ("two children, a boy and a girl", "a mother and child"), described by age or size ("a
+    young child" -> not "a young man"), referred to as "its", or possessing ("a child 's
+    puzzle": a puzzle for children)."""
+    found: dict[str, str] = {}
+    name = context.names[index]
+    if written in GENDER_COUNTERPARTS:
+        found[GENDER_COUNTERPARTS[written]] = "gender"
+    elif written in AGE_COUNTERPARTS and not _child_is_fixed(context, index, written):
+        found.update(dict.fromkeys(AGE_COUNTERPARTS[written], "age"))
+    scenes, refuse = context.evidence.scenes, context.evidence.refuse
+    out: dict[str, str] = {}
+    for other, why in found.items():
+        if not all(other in pool for pool in strict):
+            continue  # "a bald man" -> not "a bald woman"
+        if gendered_verb(scenes, name, other, verbs):
+            refuse("object:gendered_verb")
+            continue
+        out[other] = why
+    return out
+
+
+def _child_is_fixed(context: CaptionContext, index: int, written: str) -> bool:
+    """Whether the caption ties a child to its age (see :func:`free_counterparts`)."""
+    graph = context.graph
+    if (context.words & (_CHILD_NOUNS | _PARENT_NOUNS)) - {written} or "its" in context.words:
+        return True
+    if any(attribute_class(a.value) in ("age", "size") for a in graph.attributes_of(index)):
+        return True
+    after = graph.caption[graph.entities[index].head_span[1] :].lstrip()
+    return after.startswith(("'s", "’s", "'"))
 
 
 def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) -> bool:
     """Whether one of the caption's ``verbs`` (lemmas; ``None`` entries skipped) is said of
-    ``name``'s gender so often, and never of ``counterpart``'s, that it is gendered ("a woman
+    ``name``'s kind so often, and never of ``counterpart``'s, that it is that kind's ("a woman
     nursing a baby": never a man): the counterpart's expected count under independence of verb
-    and gender, scaled by the two nouns' corpus counts, is at least
+    and noun, scaled by the two nouns' corpus counts, is at least
     :data:`GENDERED_VERB_EXPECTED` (the caption's own mention left out)."""
     ratio = scenes.object_count(counterpart) / max(scenes.object_count(name), 1)
     for verb in verbs:
@@ -226,13 +283,20 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         return ()
     # people of any kind, also those WordNet files elsewhere ("male", "female": animals)
     person = category == evidence.category("man") or name in PEOPLE_WORDS
-    if person and written not in PERSON_NOUNS and written not in GENDER_COUNTERPARTS:
+    if person and written not in PERSON_NOUNS and written not in FREE_PERSON_NOUNS:
         refuse("object:role_noun", unit=True)
         return ()  # a role may be any gender or age
     # a gendered pronoun may name the person: only a person noun of its gender changes,
     # to another of that gender (a closed class): "a man holding his hat" -> "a boy"
     pronouns, pronoun_gender = context.pronouns, context.pronoun_gender
-    if person and pronouns and (pronoun_gender == GENDERED_NOUNS or written not in pronoun_gender):
+    if (
+        person
+        and pronouns
+        and (
+            pronoun_gender == GENDERED_NOUNS
+            or (written not in pronoun_gender and written not in AGE_COUNTERPARTS)
+        )
+    ):
         refuse("object:gendered_pronoun", unit=True)
         return ()  # "her mouth" fixes the gender; "his ... her": who is who is unknown
     tantum = written.split()[-1] in PLURALIA_TANTUM  # "swimming trunks"
@@ -260,14 +324,9 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     usable = evidence.usable_objects(category, plural)
     attests = evidence.attests
     strict = [pool for pool, verb in zip(pools, backoff) if verb is None]
-    # the person of the other gender needs no verb or scene evidence, only the attributes'
-    # (GENDER_COUNTERPARTS): "a man sharpening a knife" -> "a woman", not "a bald woman"
-    counterpart = GENDER_COUNTERPARTS.get(written) if person else None
-    if counterpart is not None and not all(counterpart in pool for pool in strict):
-        counterpart = None
-    if counterpart is not None and gendered_verb(scenes, name, counterpart, backoff):
-        refuse("object:gendered_verb")
-        counterpart = None
+    # the person of the other gender, or an adult for a child, needs no evidence for the
+    # caption's verbs, only the attributes': "a man sharpening a knife" -> "a woman"
+    free = free_counterparts(context, index, written, strict, backoff) if person else {}
     if strict:  # only objects every pool attests: walk the smallest pool
         smallest = min(strict, key=len)
         candidates = [(o, usable[o]) for o in smallest if o in usable]
@@ -277,7 +336,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
             for o, c in usable.items()
             if all(attests(pool, verb, o) for pool, verb in zip(pools, backoff))
         ]
-    if counterpart is not None and counterpart not in dict(candidates):
+    for counterpart in sorted(set(free) - set(dict(candidates))):
         # ("guy" is parsed as "person": the counterpart's own category)
         found = evidence.usable_objects(evidence.category(counterpart), plural).get(counterpart)
         if found:
@@ -289,7 +348,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
             continue
         if (
             strict
-            and other != counterpart
+            and other not in free
             and not all(attests(pool, verb, other) for pool, verb in zip(pools, backoff))
         ):
             refuse("object:unattested_combination")  # (the backed-off walk checked them all)
@@ -301,7 +360,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if person and (
             surface not in PERSON_NOUNS
             or surface in excluded
-            or (other != counterpart and not persons_exclusive(written, surface))  # "boy" ->
+            or (other not in free and not persons_exclusive(written, surface))  # "boy" ->
             # not "toddler"; "guy" (no age class) -> only "woman"
             # a kind (gender, age) another person of the caption already has: "a man
             # and a woman" -> not "a lady and a woman" (two names of one kind)
@@ -330,10 +389,14 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if frames and not evidence.frame_fits(other, name, frames):
             refuse("object:preposition_frame")
             continue  # "playing on a field" -> not "on a park"
-        if not person and not colour and not evidence.roles_fit(other, roles, name):
+        if (
+            (not person or free.get(other) == "age")  # "a child in a stroller" -> not "a man"
+            and not colour
+            and not evidence.roles_fit(other, roles, name)
+        ):
             refuse("object:unattested_role")
             continue  # "raising the anchors on a boat" -> not "on a cart"
-        if surface == written or (other != counterpart and evidence.wordnet.related(name, other)):
+        if surface == written or (other not in free and evidence.wordnet.related(name, other)):
             refuse("object:synonym_or_hypernym")
             continue
         if colour and (same_colour(surface, written) or other in words):
@@ -354,7 +417,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
         weight = count**evidence.frequency_power * (1.0 + support)
         if (
-            CONTEXT_WEIGHT and (scene_objects or verbs) and other != counterpart
+            CONTEXT_WEIGHT and (scene_objects or verbs) and free.get(other) != "gender"
         ):  # "throwing a parachute down a lane"
             # the scene's objects and its actions each have a veto: "the mound" fits a
             # pitcher's scene, not "throwing the mound"
