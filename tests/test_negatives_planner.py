@@ -744,6 +744,8 @@ def test_a_flip_the_subject_shuns_is_dropped(parser, monkeypatch):
     _, units = plan(parser, planner, "a man on a carpet")
     assert units[("relation", "on")] == [("under",)]
     monkeypatch.setattr(replace_relation, "FLIP_MIN_LIFT", -math.inf)
+    # (nor do the two kinds' stacking counts decide it here)
+    monkeypatch.setattr(replace_relation, "VERTICAL_PREPOSITIONS", frozenset())
     _, units = plan(parser, planner, "food on a plate")
     assert units[("relation", "on")] == [("under",)]  # the object alone would allow it
 
@@ -1028,3 +1030,17 @@ def test_made_things_have_no_posture(parser, monkeypatch):
     assert ("sitting on",) in units[("relation", "standing on")]
     _, units = plan(parser, planner, "a truck standing on a street")
     assert ("sitting on",) not in units.get(("relation", "standing on"), [])
+
+
+def test_a_vertical_flip_needs_the_two_kinds_stacked_that_way(parser):
+    # things go under a tray (a mat), never ware (dishes, cups): "a dish under a tray" is
+    # absurd, although the dish itself is seen once only (no subject evidence against it)
+    corpus = ["a dish on a tray"] + ["a cup on a tray"] * 3 + ["a mat under a tray"] * 3
+    corpus += ["a dog on a table", "a cat on a table", "a cat under a table"] * 2
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    _, units = plan(parser, planner, "a dish on a tray")
+    assert ("relation", "on") not in units
+    # a dog under a table: animals are seen under tables (cats), so the flip stays
+    _, units = plan(parser, planner, "a dog on a table")
+    assert units[("relation", "on")] == [("under",)]

@@ -134,6 +134,7 @@ class SceneEvidence:
         self._surfaces: dict[tuple[str, bool], str | None] = {}
         self._category_counts: dict[str | None, Counter] = {}
         self._object_category_counts: dict[str, Counter] = {}
+        self._category_triples: Counter | None = None
         self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
         self._person = self.category("man")
         self._category_colours: dict[str | None, Counter] | None = None
@@ -414,6 +415,22 @@ class SceneEvidence:
                     found.update(predicates)
             self._object_category_counts[category] = found
         return found
+
+    def category_triple(self, subject: str, predicate: str, obj: str) -> int:
+        """How often the corpus relates a thing of ``subject``'s WordNet category to one of
+        ``obj``'s by ``predicate`` ("a dish under a tray": tableware under tableware); 0 when
+        either has no category. The table is built once, on first use."""
+        if self._category_triples is None:
+            table: Counter = Counter()
+            for (s, p, o), n in self.scenes.triples.items():
+                cs, co = self.category(s), self.category(o)
+                if cs is not None and co is not None:
+                    table[(cs, p, co)] += n
+            self._category_triples = table
+        cs, co = self.category(subject), self.category(obj)
+        if cs is None or co is None:
+            return 0
+        return self._category_triples.get((cs, predicate, co), 0)
 
     def postures(self, subject: str) -> dict[str, frozenset[str]]:
         """The posture and locomotion predicates of :meth:`category_predicates` by their

@@ -251,6 +251,13 @@ def _verb_choices(
     return top_choices(weights, operations)
 
 
+#: Prepositions that stack one thing over another: a flip to one of them needs the subject's
+#: and the object's categories attested in that order (:meth:`SceneEvidence.category_triple`).
+VERTICAL_PREPOSITIONS = frozenset(
+    {"on", "under", "above", "below", "over", "on top of", "underneath", "beneath", "onto"}
+)
+
+
 def preposition_choices(
     evidence: SceneEvidence, pieces: tuple[str, ...], subject: str, obj: str, predicate: str = ""
 ) -> tuple[Choice, ...]:
@@ -284,6 +291,10 @@ def preposition_choices(
         own = max(scenes.triples.get((subject, predicate, obj), 0) - 1, 0)
         expected = own * with_object / max(usual, 1)
         fits = math.log((triple + 1.0) / (expected + 1.0)) >= FLIP_MIN_LIFT
+        if fits and not triple and name in VERTICAL_PREPOSITIONS:
+            # one thing over another needs the two kinds attested that way round ("a dish
+            # on a tray" -> not "under a tray", "people under an umbrella" -> not "on")
+            fits = evidence.category_triple(subject, name, obj) >= evidence.min_count
         if other == "without":
             attested = 1 + triple + with_object  # "with X" -> "without X" holds for any X
         elif fits and (triple or with_object >= max(evidence.min_count, FLIP_MIN_SHARE * usual)):
@@ -319,6 +330,7 @@ __all__ = [
     "FLIP_MIN_LIFT",
     "LANDMARK_PARTICLES",
     "STATE_CLASSES",
+    "VERTICAL_PREPOSITIONS",
     "ReplaceRelation",
     "editable_verb",
     "group_verb",
