@@ -25,8 +25,8 @@ from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.replace_object import top_choices
-from tags.negatives.operators.syntax import contiguous, shape_like, with_clause
-from tags.negatives.scenes import SceneCounts, normal, relation_shape, verb_lemma
+from tags.negatives.operators.syntax import after_determiner, contiguous, shape_like, with_clause
+from tags.negatives.scenes import SceneCounts, normal, relation_shape, verb_lemma, words_of
 
 #: Two posture or locomotion verbs whose image-group co-description lift (either way) is at
 #: least this (log 2: said of one image twice as often as chance, ``+1`` smoothed) are not
@@ -53,6 +53,41 @@ FLIP_MIN_LIFT = -0.5
 _COMPLEX_PREPOSITIONS = sorted(
     (p for p in PREPOSITION_OPPOSITES if " " in p), key=lambda p: (-len(p), p)
 )
+
+
+#: Verbs of a moving body and the still postures it cannot hold while moving: a moving
+#: verb may become a still one in another frame (see ``_verb_choices``).
+MOVING_VERBS = frozenset({"walk", "run", "climb", "jog"})
+STILL_POSTURES = frozenset({"sit", "stand", "lie", "kneel", "squat"})
+#: ... where the moving verb's particle puts the subject on or in the object ("down the street",
+#: "through the snow", "climbing a rock"; not "walking from a wall", "toward a car").
+MOVING_PARTICLES = frozenset({"", "down", "along", "across", "through", "on", "in", "up", "over"})
+#: ... in a spatial frame (not "standing with a sign").
+STILL_PARTICLES = frozenset({"on", "in", "at", "on top of", "inside", "outside"})
+#: The still posture's particle must be one the object takes with still postures at least
+#: this share as often as its most common one ("on the sidewalk", not "in the sidewalk").
+STILL_FRAME_SHARE = 0.5
+#: ... and the still posture with that particle must be said of the object at least this
+#: share as often as all moving verbs together ("walking down the street" 100s of times,
+#: "sitting in the street" rarely: people walk streets; "running through the snow" /
+#: "standing in it").
+STILL_MIN_SHARE = 0.1
+#: Words after the object that keep the subject moving ("... past a site", "... toward").
+_STILL_BLOCKERS = frozenset({"past", "toward", "towards", "into", "onto", "away"})
+
+
+def _still_frames(with_object: Counter) -> frozenset[str]:
+    """The particles an object takes with still postures often enough (see
+    :data:`STILL_FRAME_SHARE`; "street": "on", "in"; "sidewalk": "on")."""
+    counts: Counter = Counter()
+    for predicate, n in with_object.items():
+        words = predicate.split()
+        if words[0] in STILL_POSTURES and " ".join(words[1:]) in STILL_PARTICLES:
+            counts[" ".join(words[1:])] += n
+    if not counts:
+        return frozenset()
+    top = max(counts.values())
+    return frozenset(p for p, n in counts.items() if n >= STILL_FRAME_SHARE * top)
 
 
 #: Particles that place a posture next to a landmark: which posture is plausible does not
@@ -119,7 +154,17 @@ def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...
         refuse("relation:not_a_verb_or_preposition", unit=True)
         return ()
     written = verb_lemma(joined.split()[0])
-    return _verb_choices(evidence, predicate, tag_shape, subject, obj, written)
+    # a moving subject may be made still only at a plain noun phrase with nothing after it
+    # that keeps it moving ("walking down the street past a site" -> not "sitting in the
+    # street past a site"; "running across the beach to get to the water"; "walking up
+    # hill" -> not "sitting on hill")
+    entity = graph.entities[relation.object]
+    after = words_of(graph.caption[(entity.span or entity.head_span)[1] :])
+    goal = any(
+        w == "to" and (i == 0 or after[i - 1] not in ("next", "close")) for i, w in enumerate(after)
+    )
+    stillable = after_determiner(graph, entity) and not set(after) & _STILL_BLOCKERS and not goal
+    return _verb_choices(evidence, predicate, tag_shape, subject, obj, written, stillable)
 
 
 def group_verb(scenes: SceneCounts, predicate: str, tag_shape: str) -> str:
@@ -138,6 +183,7 @@ def _verb_choices(
     subject: str,
     obj: str,
     written: str | None = None,
+    stillable: bool = False,
 ) -> tuple[Choice, ...]:
     scenes, refuse = evidence.scenes, evidence.refuse
     verb = predicate.split()[0]
@@ -174,6 +220,8 @@ def _verb_choices(
             }
         )
     others = ((set(with_subject) | postures) & set(with_object)) | opposites
+    moving = sum(n for p, n in with_object.items() if p.split()[0] in MOVING_VERBS)
+    still_frames = _still_frames(with_object) if stillable and verb in MOVING_VERBS else frozenset()
     if not others - {predicate}:
         refuse("relation:no_attested_alternative")
     for other in sorted(others):
@@ -202,21 +250,36 @@ def _verb_choices(
             scenes.verb_codescription_lift(written, grouped),
             scenes.verb_codescription_lift(grouped, written),
         )
-        exclusive = same_frame and (
-            (
-                verb in EXCLUSIVE_VERBS
-                and other.split()[0] in EXCLUSIVE_VERBS
-                and not made
-                and codescribed < CODESCRIBED_LIFT
-            )
-            # or what the writers of one image never say together ("riding" / "walking"):
-            # the input's image groups and the built-in background's (Flickr30K dev), for
-            # two acts, not a state ("riding" / "holding" a horse are rarely said of one
-            # image, yet one rider does both)
-            or (
-                scenes.verbs_exclusive(written, grouped)
-                and not is_state(evidence, verb)
-                and not is_state(evidence, other.split()[0])
+        # a moving subject made still, in the frame the object takes ("walking down the
+        # street" -> "sitting on the street", "climbing a rock" -> "sitting on a rock")
+        stilled = (
+            not same_frame
+            and verb in MOVING_VERBS
+            and particle in MOVING_PARTICLES
+            and other.split()[0] in STILL_POSTURES
+            and " ".join(other.split()[1:]) in still_frames
+            and with_object[other] >= STILL_MIN_SHARE * moving
+            and not made
+            and codescribed < CODESCRIBED_LIFT
+        )
+        exclusive = stilled or (
+            same_frame
+            and (
+                (
+                    verb in EXCLUSIVE_VERBS
+                    and other.split()[0] in EXCLUSIVE_VERBS
+                    and not made
+                    and codescribed < CODESCRIBED_LIFT
+                )
+                # or what the writers of one image never say together ("riding" / "walking"):
+                # the input's image groups and the built-in background's (Flickr30K dev), for
+                # two acts, not a state ("riding" / "holding" a horse are rarely said of one
+                # image, yet one rider does both)
+                or (
+                    scenes.verbs_exclusive(written, grouped)
+                    and not is_state(evidence, verb)
+                    and not is_state(evidence, other.split()[0])
+                )
             )
         )
         if not (flip or exclusive):
@@ -329,7 +392,11 @@ __all__ = [
     "COLLOQUIAL_VERBS",
     "FLIP_MIN_LIFT",
     "LANDMARK_PARTICLES",
+    "MOVING_PARTICLES",
+    "MOVING_VERBS",
     "STATE_CLASSES",
+    "STILL_PARTICLES",
+    "STILL_POSTURES",
     "VERTICAL_PREPOSITIONS",
     "ReplaceRelation",
     "editable_verb",
