@@ -126,3 +126,14 @@ def test_a_child_tied_to_its_age_stays_one(age_planner, parser):
         "a child holding its bike",
     ):
         assert not _choices(age_planner, parser, text, "child"), text
+
+
+def test_a_person_noun_before_an_adjective_and_a_noun_modifies_it(parser):
+    from tags.negatives.operators.syntax import modifies_noun
+
+    graph = parser.parse("A baby brown bear standing on a rock.")
+    heads = {graph.caption[slice(*e.head_span)]: e.head_span for e in graph.entities}
+    assert modifies_noun(graph, heads["baby"])  # "a baby brown bear" -> not "a lady brown bear"
+    graph = parser.parse("A baby sleeping on a brown blanket.")
+    heads = {graph.caption[slice(*e.head_span)]: e.head_span for e in graph.entities}
+    assert not modifies_noun(graph, heads["baby"])

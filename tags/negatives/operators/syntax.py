@@ -72,6 +72,11 @@ def modifies_noun(graph: SceneGraph, span: CharSpan) -> bool:
     """Whether a noun follows the object's head at once ("boy band", "tennis court"): the
     word is a compound's modifier, and its edit would leave the real head in place."""
     following = [tag for s, _, tag in graph.tokens if s >= span[1]]
+    # ... also across adjectives ("a baby brown bear": "baby" describes the bear)
+    while following and following[0] == "JJ":
+        following = following[1:]
+        if following and following[0] in ("NN", "NNS"):
+            return True
     return bool(following) and following[0] in ("NN", "NNS")
 
 
