@@ -60,7 +60,7 @@ class SceneGraphParser:
         """Parse one caption."""
         with self._blas_limit():
             text = self._clip(caption)
-            return self.graph_from_doc(self.nlp(text), text)
+            return self.graph_from_doc(self.nlp(_tagger_text(text)), text)
 
     def parse_batch(
         self, captions: Sequence[str], *, n_process: int = 1, batch_size: int | None = None
@@ -80,7 +80,9 @@ class SceneGraphParser:
             with self._blas_limit():
                 graphs = [
                     self.graph_from_doc(d, text)
-                    for text, d in zip(chunk, self.nlp.pipe(chunk, batch_size=batch_size))
+                    for text, d in zip(
+                        chunk, self.nlp.pipe(map(_tagger_text, chunk), batch_size=batch_size)
+                    )
                 ]
             yield from graphs
 
@@ -139,6 +141,17 @@ def _worker_init() -> None:
         threadpool_limits(1)
     except ImportError:
         pass
+
+
+def _tagger_text(text: str) -> str:
+    """What the tagger reads: an all-caps caption in lower case ("THERE IS AN AIR PLANE ..."
+    would tag every word a proper noun), when that keeps every offset; else ``text``."""
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            return lowered
+    return text
 
 
 def _worker_parse(chunk: list[str]) -> list[SceneGraph]:

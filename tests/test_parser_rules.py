@@ -196,3 +196,17 @@ def test_a_verb_after_to_is_no_object(parser):
     assert [e.name for e in graph.entities] == ["boy", "school"]
     graph = parser.parse("a dog next to a cat")
     assert [e.name for e in graph.entities] == ["dog", "cat"]
+
+
+def test_an_all_caps_caption_parses_as_its_lower_case(parser):
+    # every word of a shouted caption would be tagged a proper noun; offsets and the
+    # caption itself stay as written
+    text = "THERE IS A RED CAR PARKED ON THE STREET"
+    shouted, quiet = parser.parse(text), parser.parse(text.lower())
+    assert shouted.caption == text
+    assert (
+        [e.name for e in shouted.entities] == [e.name for e in quiet.entities] == ["car", "street"]
+    )
+    assert [e.head_span for e in shouted.entities] == [e.head_span for e in quiet.entities]
+    assert [r.predicate for r in shouted.relations] == [r.predicate for r in quiet.relations]
+    assert parser.parse_batch([text])[0].entities == shouted.entities
