@@ -28,7 +28,7 @@ from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.replace_object import top_choices
-from tags.negatives.scenes import normal
+from tags.negatives.scenes import normal, words_of
 
 #: The prior of a count unit ("two" -> "three") next to other units: count edits are
 #: exact but few captions of a benchmark differ only by a number, so they stay a minority.
@@ -38,6 +38,10 @@ COUNT_PRIOR = 0.15
 COUNT_CHOICES = 2
 #: Tags an attribute's words may have.
 _ATTRIBUTE_TAGS = frozenset({"JJ", "JJR", "NN", "NNP", "VBN", "CD"})
+
+
+#: Words that make a value hold in part, so that its opposite holds in part too.
+HEDGES = frozenset({"partly", "partially", "half", "semi", "somewhat", "slightly", "mostly"})
 
 
 def number_choices(evidence: SceneEvidence, text: str) -> tuple[Choice, ...]:
@@ -80,6 +84,8 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         why = "gendered_pronoun"  # "a male player holding his racket"
     elif kind == "colour" and evidence.is_person(name):
         why = "person_colour"  # "a white female" reads as skin colour
+    elif HEDGES & set(words_of(graph.caption[: attribute.span[0]])[-1:]):
+        why = "hedged"  # "a partly cloudy sky" is partly sunny too
     if why is not None:
         evidence.refuse(f"attribute:{why}", unit=True)
         return ()
@@ -93,6 +99,12 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         for a in graph.attributes
         if a.entity != attribute.entity and context.names[a.entity] == name
     }
+    linked = {
+        r.object if r.subject == attribute.entity else r.subject
+        for r in graph.relations
+        if r.predicate in ("with", "have") and attribute.entity in (r.subject, r.object)
+    }
+    part_colours = {a.value for a in graph.attributes if a.entity in linked}
     antonyms = (
         set(evidence.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
     )
@@ -131,7 +143,14 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         elif count < evidence.min_count and other != counterpart:
             refuse("attribute:rare_value")
             continue  # "a green dog": one odd parse is no evidence
-        if other in others or not editable_words(other) or set(other.split()) & set(value.split()):
+        if (
+            other in others
+            or not editable_words(other)
+            or set(other.split()) & set(value.split())
+            # the colour of the thing's own part, or of the whole it is part of ("a black
+            # cat with white patches" -> not "a white cat with white patches")
+            or (kind == "colour" and other in part_colours)
+        ):
             refuse("attribute:value_in_caption")
             continue  # "red" -> "bright red" may still be true
         if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
@@ -153,6 +172,13 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         weights[surface] = max(weight, weights.get(surface, 0.0))
         if is_antonym:
             operations[surface] = "antonym"
+    if kind == "colour":  # one negative per colour: "grey" and "gray", "blue" and "navy"
+        kept: list[tuple[str, ...]] = []
+        for surface, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
+            if any(same_colour(surface[0], k[0], name) for k in kept):
+                del weights[surface]
+            else:
+                kept.append(surface)
     return top_choices(weights, operations)
 
 

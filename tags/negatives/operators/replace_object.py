@@ -48,7 +48,7 @@ from tags.negatives.operators.syntax import (
     modifies_noun,
     nouns_only,
 )
-from tags.negatives.scenes import is_bare, normal, verb_lemma
+from tags.negatives.scenes import is_bare, normal, verb_lemma, words_of
 
 #: Substitutes kept per unit (the most plausible first).
 MAX_CHOICES = 24
@@ -79,6 +79,16 @@ def top_choices(
     return tuple(Choice(s, float(w), operation.get(s, "replace")) for s, w in best)
 
 
+def after_other(graph, entity) -> bool:
+    """Whether "other" or "another" comes right before the noun's phrase or inside it ("next
+    to other vehicles", "another player"): the noun names the kind of something else in the
+    caption, which a substitute would contradict ("a motorcycle next to other buses")."""
+    start = (entity.span or entity.head_span)[0]
+    before = words_of(graph.caption[:start])[-2:]
+    inside = words_of(graph.caption[start : entity.head_span[0]])
+    return bool({"other", "another"} & {*before, *inside})
+
+
 def object_refusal(context: CaptionContext, entity, name: str, written: str) -> str | None:
     """Why an object is not editable at all, or ``None``."""
     graph, scenes, wordnet = context.graph, context.evidence.scenes, context.evidence.wordnet
@@ -100,6 +110,8 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
         return "verb_like"  # "a helmet walks": a verb tagged as a noun
     if mentioned_again(graph.caption, entity.head_span, written):
         return "mentioned_again"  # "a woman and man ..., the man"
+    if after_other(graph, entity):
+        return "after_other"  # "a motorcycle next to other vehicles": the subject's kind
     if modifies_noun(graph, entity.head_span):
         return "compound_modifier"  # "the boy band"
     if only_placed(context, graph.entities.index(entity), name):
