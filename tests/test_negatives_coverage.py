@@ -163,3 +163,20 @@ def test_a_person_subject_backs_off_to_all_people_for_posture_verbs(parser):
     graph = parser.parse("a person standing next to a table")
     plans = EditPlanner(flat.scenes, min_count=1).plan(graph)
     assert ("sitting next to",) not in {c.surface for u in plans for c in u.choices}
+
+
+def test_a_part_is_attested_for_the_thing_itself_not_its_kind(parser):
+    corpus = ["a bird has a beak", "a bird on a branch", "a cat on a branch", "a cat has a tail"]
+    corpus += ["a dog on a branch", "a man riding his bike", "a woman riding a scooter"]
+    corpus += ["a man has a bike", "a girl has a scooter", "a motorbike has a windshield"]
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus * 3))
+    planner = EditPlanner(vocab.scenes, min_count=2)
+    # a cat has a tail (an animal part), never a beak: "the cat has a beak" is absurd
+    assert "cat" not in _subject_choices(planner, parser.parse("a bird has a beak"), "bird")
+    assert "cat" in _subject_choices(planner, parser.parse("a bird on a branch"), "bird")
+    # what a person has backs off as other relations do: a girl has a scooter, so a man
+    # may ("a man has a bike" -> "a scooter"); a part of a thing does not back off
+    evidence = planner.evidence
+    assert evidence.roles_fit("scooter", [("object", "have", "man")], "bike")
+    # a motorbike has a windshield (a protective covering, as a roof is), never a roof
+    assert not evidence.roles_fit("motorbike", [("subject", "have", "roof")], "car")

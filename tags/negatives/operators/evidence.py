@@ -276,6 +276,11 @@ class SceneEvidence:
                 key = ("subject", predicate, substitute)
             if self.scenes.triples.get(triple):
                 continue
+            if predicate == "have" and (role == "subject" or not self.is_person(other)):
+                # a thing's part is attested for that thing, not its kind ("the roof of a
+                # car" -> not "of a motorbike", "the leg of a sheep" -> not "arm"); what a
+                # person has ("his bike", "her couch") backs off as other relations do
+                return False
             category = self.category(other)
             if category is not None and category in self.partner_categories(key):
                 continue
