@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tags.negatives.lexicon import persons_exclusive
-from tags.negatives.planner import EditPlanner
-from tags.negatives.vocabulary import SceneGraphVocabulary
+from tests._planning import choices_at, corpus_planner
 
 CORPUS = [
     "a man sharpening a knife",
@@ -28,19 +27,11 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def planner(parser):
-    vocab = SceneGraphVocabulary().update(parser.parse_batch(CORPUS * 2))
-    return EditPlanner(vocab.scenes, min_count=2)
+    return corpus_planner(parser, CORPUS * 2)
 
 
 def _choices(planner, parser, text: str, word: str, kind: str = "object") -> set[str]:
-    graph = parser.parse(text)
-    start = text.index(word)
-    return {
-        c.surface[0]
-        for u in planner.plan(graph)
-        if u.type == kind and u.spans[0][0] == start
-        for c in u.choices
-    }
+    return choices_at(planner, parser, text, word, kind)
 
 
 def test_the_other_gender_needs_no_verb_evidence(planner, parser):
@@ -71,8 +62,7 @@ def test_another_mention_in_the_other_number_keeps_the_gender(planner, parser):
 
 def test_a_verb_said_only_of_one_gender_keeps_it(parser):
     corpus = CORPUS * 3 + ["a woman nursing a baby"] * 6
-    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
-    planner = EditPlanner(vocab.scenes, min_count=2)
+    planner = corpus_planner(parser, corpus)
     # five other women nurse, no man does although men are about as common: by chance
     # about four would (a gendered verb)
     assert "man" not in _choices(planner, parser, "a woman nursing a baby", "woman")
@@ -103,8 +93,7 @@ AGE_CORPUS = [
 
 @pytest.fixture(scope="module")
 def age_planner(parser):
-    vocab = SceneGraphVocabulary().update(parser.parse_batch((CORPUS + AGE_CORPUS) * 2))
-    return EditPlanner(vocab.scenes, min_count=2)
+    return corpus_planner(parser, (CORPUS + AGE_CORPUS) * 2)
 
 
 def test_a_child_becomes_an_adult_of_either_gender(age_planner, parser):

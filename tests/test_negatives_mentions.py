@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tags.negatives.planner import EditPlanner
-from tags.negatives.vocabulary import SceneGraphVocabulary
+from tests._planning import choices_at, corpus_planner
 
 CORPUS = [
     "a black cat on a sofa",
@@ -26,14 +25,10 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def planner(parser):
-    vocab = SceneGraphVocabulary().update(parser.parse_batch(CORPUS * 3))
-    return EditPlanner(vocab.scenes, min_count=2)
+    return corpus_planner(parser, CORPUS * 3)
 
 
-def _choices(planner, parser, text: str, word: str) -> set[str]:
-    graph = parser.parse(text)
-    start = text.index(word)
-    return {c.surface[0] for u in planner.plan(graph) if u.spans[0][0] == start for c in u.choices}
+_choices = choices_at
 
 
 def test_a_noun_after_other_names_the_kind_of_something_else(planner, parser):
