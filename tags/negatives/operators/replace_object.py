@@ -83,6 +83,8 @@ def after_other(graph, entity) -> bool:
     """Whether "other" or "another" comes right before the noun's phrase or inside it ("next
     to other vehicles", "another player"): the noun names the kind of something else in the
     caption, which a substitute would contradict ("a motorcycle next to other buses")."""
+    if entity.head_span is None:
+        return False
     start = (entity.span or entity.head_span)[0]
     before = words_of(graph.caption[:start])[-2:]
     inside = words_of(graph.caption[start : entity.head_span[0]])
@@ -223,8 +225,8 @@ def _child_is_fixed(context: CaptionContext, index: int, written: str) -> bool:
         return True
     if any(attribute_class(a.value) in ("age", "size") for a in graph.attributes_of(index)):
         return True
-    after = graph.caption[graph.entities[index].head_span[1] :].lstrip()
-    return after.startswith(("'s", "’s", "'"))
+    head = graph.entities[index].head_span
+    return head is not None and graph.caption[head[1] :].lstrip().startswith(("'s", "’s", "'"))
 
 
 def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) -> bool:

@@ -158,13 +158,21 @@ def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...
     # that keeps it moving ("walking down the street past a site" -> not "sitting in the
     # street past a site"; "running across the beach to get to the water"; "walking up
     # hill" -> not "sitting on hill")
-    entity = graph.entities[relation.object]
-    after = words_of(graph.caption[(entity.span or entity.head_span)[1] :])
+    stillable = _stillable(graph, graph.entities[relation.object])
+    return _verb_choices(evidence, predicate, tag_shape, subject, obj, written, stillable)
+
+
+def _stillable(graph, entity) -> bool:
+    """Whether a moving subject may be made still at ``entity`` (see ``relation_substitutes``):
+    an article before it, and nothing after it that keeps the subject moving."""
+    span = entity.span or entity.head_span
+    if span is None or entity.head_span is None:
+        return False  # an entity without a phrase of its own
+    after = words_of(graph.caption[span[1] :])
     goal = any(
         w == "to" and (i == 0 or after[i - 1] not in ("next", "close")) for i, w in enumerate(after)
     )
-    stillable = after_determiner(graph, entity) and not set(after) & _STILL_BLOCKERS and not goal
-    return _verb_choices(evidence, predicate, tag_shape, subject, obj, written, stillable)
+    return after_determiner(graph, entity) and not set(after) & _STILL_BLOCKERS and not goal
 
 
 def group_verb(scenes: SceneCounts, predicate: str, tag_shape: str) -> str:
