@@ -153,6 +153,7 @@ class SceneEvidence:
         self.object_frames()
         self.partners()
         self.colour_table()
+        self.category_triples()
         self.wordnet.related("dog", "cat")
 
     # --------------------------------------------------------------- words
@@ -424,7 +425,14 @@ class SceneEvidence:
     def category_triple(self, subject: str, predicate: str, obj: str) -> int:
         """How often the corpus relates a thing of ``subject``'s WordNet category to one of
         ``obj``'s by ``predicate`` ("a dish under a tray": tableware under tableware); 0 when
-        either has no category. The table is built once, on first use."""
+        either has no category."""
+        cs, co = self.category(subject), self.category(obj)
+        if cs is None or co is None:
+            return 0
+        return self.category_triples().get((cs, predicate, co), 0)
+
+    def category_triples(self) -> Counter:
+        """The corpus's triples counted by their arguments' categories (built once)."""
         if self._category_triples is None:
             table: Counter = Counter()
             for (s, p, o), n in self.scenes.triples.items():
@@ -432,10 +440,7 @@ class SceneEvidence:
                 if cs is not None and co is not None:
                     table[(cs, p, co)] += n
             self._category_triples = table
-        cs, co = self.category(subject), self.category(obj)
-        if cs is None or co is None:
-            return 0
-        return self._category_triples.get((cs, predicate, co), 0)
+        return self._category_triples
 
     def postures(self, subject: str) -> dict[str, frozenset[str]]:
         """The posture and locomotion predicates of :meth:`category_predicates` by their

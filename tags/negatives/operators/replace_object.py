@@ -47,6 +47,7 @@ from tags.negatives.operators.syntax import (
     mentioned_again,
     modifies_noun,
     nouns_only,
+    possessive,
 )
 from tags.negatives.scenes import is_bare, normal, verb_lemma, words_of
 
@@ -226,7 +227,7 @@ def _child_is_fixed(context: CaptionContext, index: int, written: str) -> bool:
     if any(attribute_class(a.value) in ("age", "size") for a in graph.attributes_of(index)):
         return True
     head = graph.entities[index].head_span
-    return head is not None and graph.caption[head[1] :].lstrip().startswith(("'s", "’s", "'"))
+    return head is not None and possessive(graph, head, bare_apostrophe=True)
 
 
 def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) -> bool:
@@ -265,7 +266,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         return ()
     plural = context.is_plural(index)
     bare = not plural and is_bare(graph, entity)
-    possessive = graph.caption[entity.head_span[1] :].lstrip().startswith(("'s", "’s"))
+    owner = possessive(graph, entity.head_span)
     index_ = scenes.index
     pools: list[Counter] = []
     # the verb lemma of each subject pool's predicate (``None``: no backoff), see below
@@ -388,7 +389,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if surface in one_gender:
             refuse("object:gender_marker")
             continue
-        if possessive and surface.endswith("s"):
+        if owner and surface.endswith("s"):
             refuse("object:possessive")
             continue  # "a men 's game" -> not "a boys 's game"
         if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):

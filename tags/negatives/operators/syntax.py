@@ -93,6 +93,13 @@ _IRREGULAR_NUMBER = (
 )
 
 
+def possessive(graph: SceneGraph, span: CharSpan, bare_apostrophe: bool = False) -> bool:
+    """Whether "'s" follows the noun at ``span`` ("a child 's puzzle"); with
+    ``bare_apostrophe``, a lone apostrophe too ("the kids' toys")."""
+    marks = ("'s", "’s", "'") if bare_apostrophe else ("'s", "’s")
+    return graph.caption[span[1] :].lstrip().startswith(marks)
+
+
 def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
     """Whether the object's word comes up again outside its span, in either number ("a woman
     and man ..., the man is on the drums"; "a baby cow ..., two other cows"): changing one
