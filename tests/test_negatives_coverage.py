@@ -7,6 +7,7 @@ from tags.negatives.lexical import wordnet
 from tags.negatives.planner import EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
+from tests._planning import choices_at, corpus_planner
 
 
 def test_a_verb_is_replaced_by_its_wordnet_antonym_when_the_corpus_attests_it(parser):
@@ -180,3 +181,26 @@ def test_a_part_is_attested_for_the_thing_itself_not_its_kind(parser):
     assert evidence.roles_fit("scooter", [("object", "have", "man")], "bike")
     # a motorbike has a windshield (a protective covering, as a roof is), never a roof
     assert not evidence.roles_fit("motorbike", [("subject", "have", "roof")], "car")
+
+
+def test_an_antonym_the_noun_never_takes_backs_off_to_its_kind(parser):
+    # "crate" is never "large" in the corpus, but other containers take both "small" and
+    # "large": the scale applies to the kind, so "a small crate" -> "a large crate"
+    kinds = ("box", "basket", "bag")
+    corpus = [f"a {s} {k} on a table" for k in kinds for s in ("small", "large")] * 2
+    corpus += ["a small crate on a table", "a small crate near a door"]
+    planner = corpus_planner(parser, corpus)
+    assert planner.evidence.category("crate") == planner.evidence.category("box")
+    assert choices_at(planner, parser, "a small crate on a table", "small", "attribute") == {
+        "large"
+    }
+    # with one other noun of the kind taking both values there is no evidence
+    sparse = [f"a {s} box on a table" for s in ("small", "large")] * 2
+    sparse += ["a small crate on a table", "a small crate near a door"]
+    planner = corpus_planner(parser, sparse)
+    assert not choices_at(planner, parser, "a small crate on a table", "small", "attribute")
+    # a person's opposite is never backed off ("a strong man" -> not "a weak man")
+    people = [f"a {s} {k} on a bench" for k in ("boy", "girl", "woman") for s in ("small", "large")]
+    people += ["a small man on a bench"] * 2
+    planner = corpus_planner(parser, people * 2)
+    assert not choices_at(planner, parser, "a small man on a bench", "small", "attribute")

@@ -80,6 +80,12 @@ class WordNet:
         kinds = [s for s in senses if not s.instance_hypernyms()]
         return bool(senses) and bool(senses[0].instance_hypernyms()) and len(kinds) < 2
 
+    def lexname(self, noun: str) -> str | None:
+        """The lexicographer file of a noun's first sense ("plate": ``noun.artifact``,
+        "noodle": ``noun.food``): a coarser class than :meth:`category`."""
+        senses = self._synsets(noun, "n", 1) or self._synsets(noun.split()[-1], "n", 1)
+        return senses[0].lexname() if senses else None
+
     def is_artifact(self, noun: str) -> bool:
         """Whether a noun's first sense is a made thing ("truck", "chair"): no posture."""
         return any(s.name() == "artifact.n.01" for s in self._closure(noun, "n"))
@@ -189,6 +195,9 @@ class _NoWordNet:
         return False
 
     def category(self, noun: str) -> str | None:
+        return None
+
+    def lexname(self, noun: str) -> str | None:
         return None
 
     def antonyms(self, adjective: str) -> tuple[str, ...]:

@@ -42,6 +42,13 @@ COLOUR_PRIOR = 10.0
 #: ... and a backed-off colour needs at least this share of the noun's smoothed colour
 #: mentions (besides ``min_count`` smoothed mentions).
 COLOUR_MIN_SHARE = 0.05
+#: A WordNet antonym the noun itself is never given is backed off to its category: it fits
+#: when at least this many other nouns of the category take both values ("a full plate" ->
+#: "an empty plate": full and empty bowls, cups and boxes; "full gear" -> not "empty gear").
+ANTONYM_MIN_NOUNS = 2
+#: ... else at least this many other nouns of its WordNet lexicographer file ("noun.food":
+#: "cooked noodles" -> "raw": cooked and raw meat, carrots, fish).
+ANTONYM_MIN_FILE_NOUNS = 3
 #: The substitution category of colour words used as nouns ("dressed in blue").
 COLOUR_CATEGORY = "<colour>"
 #: An object substitute must follow the caption's predicate in at least this share of its
@@ -138,6 +145,7 @@ class SceneEvidence:
         self._category_postures: dict[str | None, dict[str, frozenset[str]]] = {}
         self._person = self.category("man")
         self._category_colours: dict[str | None, Counter] | None = None
+        self._category_values: dict[str | None, dict[str, set[str]]] | None = None
         self._noun_colours: dict[str, Counter] = {}
 
     def refuse(self, rule: str, unit: bool = False) -> None:
@@ -153,6 +161,7 @@ class SceneEvidence:
         self.object_frames()
         self.partners()
         self.colour_table()
+        self.value_nouns()
         self.category_triples()
         self.wordnet.related("dog", "cat")
 
@@ -388,6 +397,38 @@ class SceneEvidence:
         :meth:`colour_fits`)."""
         category = self.category(noun)
         return frozenset(self.colour_table().get(category, ())) if category else frozenset()
+
+    def value_nouns(self) -> dict[str | None, dict[str, set[str]]]:
+        """Per substitution category and per WordNet lexicographer file (keys
+        ``"file:noun.artifact"``), each attribute value and the nouns the corpus gives it
+        (``min_count`` mentions or more; computed once)."""
+        if self._category_values is None:
+            table: dict[str | None, dict[str, set[str]]] = {}
+            for name, values in self.scenes.index["attributes_of_object"].items():
+                classes = (self.category(name), f"file:{self.wordnet.lexname(name)}")
+                for value, count in values.items():
+                    if count >= self.min_count:
+                        for key in classes:
+                            table.setdefault(key, {}).setdefault(value, set()).add(name)
+            self._category_values = table
+        return self._category_values
+
+    def antonym_fits(self, value: str, antonym: str, noun: str) -> int:
+        """How many other nouns of ``noun``'s kind the corpus gives both ``value`` and its
+        ``antonym`` (a scale the kind takes both ways: "full" / "empty" plates, cups and
+        boxes, but not "full" / "empty" gear): of its category, when at least
+        :data:`ANTONYM_MIN_NOUNS`, else of its lexicographer file ("noun.food"), when at
+        least :data:`ANTONYM_MIN_FILE_NOUNS`; else 0."""
+        table = self.value_nouns()
+        for key, least in (
+            (self.category(noun), ANTONYM_MIN_NOUNS),
+            (f"file:{self.wordnet.lexname(noun)}", ANTONYM_MIN_FILE_NOUNS),
+        ):
+            values = table.get(key, {})
+            nouns = len(values.get(value, set()) & values.get(antonym, set()) - {noun})
+            if nouns >= least:
+                return nouns
+        return 0
 
     # ----------------------------------------------------------- relations
     def category_predicates(self, subject: str) -> Counter:

@@ -4,7 +4,8 @@ Colours, sizes, ages, materials, patterns and states are replaced inside their c
 values the corpus attests with the object (a state only by its opposite; a colour also by
 one the object's category attests, counts smoothed toward the category's colours:
 :meth:`SceneEvidence.colour_fits`); WordNet antonyms
-are preferred and are the only substitutes of other adjectives; plural quantities (two, 3)
+are preferred and are the only substitutes of other adjectives (an antonym the object is never
+given, when other nouns of its category take it: :meth:`SceneEvidence.antonym_fits`); plural quantities (two, 3)
 change to another plural quantity written the same way, near and small ones first.
 """
 
@@ -123,6 +124,18 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         else:
             attested = {**attested, counterpart: max(attested.get(counterpart, 0), 1)}
             antonyms.add(counterpart)
+    # an antonym the noun is never given, backed off to its kind: a lexical opposite other
+    # nouns of its category take ("a full plate" -> "an empty plate", "shallow water" ->
+    # "deep water"); not of people, whose opposites read as judgements ("a strong man")
+    backed = {
+        other: fits
+        for other in sorted(antonyms - {counterpart})
+        if attested.get(other, 0) < evidence.min_count
+        and not evidence.is_person(name)
+        and kind != "colour"  # colours back off by their own evidence (colour_fits)
+        and (fits := evidence.antonym_fits(value, other, name))
+    }
+    attested = {**attested, **backed}
     if kind == "colour":  # a closed class: colours the noun's category has may fit it
         unseen = evidence.category_colours(name) - set(attested)
         attested = {**attested, **dict.fromkeys(sorted(unseen), 0)}
@@ -140,7 +153,7 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
                 refuse("attribute:rare_value")
                 continue  # "a green dog": one odd parse is no evidence
             count = evidence.colour_count(other, name)
-        elif count < evidence.min_count and other != counterpart:
+        elif count < evidence.min_count and other != counterpart and other not in backed:
             refuse("attribute:rare_value")
             continue  # "a green dog": one odd parse is no evidence
         if (
