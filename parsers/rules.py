@@ -50,6 +50,8 @@ SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
 NOUN_MODIFIER_DEPS = {"compound", "nmod", "amod"}
 OBJECT_DEPS = {"dobj", "obj", "attr", "oprd"}
 CLAUSE_DEPS = {"acl", "relcl"}
+#: Dependents an -ing verb may have and still be a bare act of its subject (an attribute).
+BARE_VERB_DEPS = frozenset({"nsubj", "aux", "punct", "cc", "conj", "mark"})
 INHERIT_SUBJECT_DEPS = {"conj", "advcl", "xcomp", "ccomp", "pcomp"}
 RELATIVE_PRONOUNS = {"who", "that", "which", "whom"}
 
@@ -813,11 +815,28 @@ class _Rules:
             not found
             and v.tag_ in {"VBG", "VBN"}
             and v.i not in self.b.attribute_tokens  # "white colored": already one attribute
-            and (passive or v.dep_ in CLAUSE_DEPS | {"amod"})
+            and (passive or v.dep_ in CLAUSE_DEPS | {"amod"} or self.bare_progressive(v))
             and not any(c.dep_ in OBJECT_DEPS | {"prep", "agent"} for c in self.kids(v))
         ):
             for s in subjects:
                 self.b.add_attribute(s, [v, *particles])
+
+    def bare_progressive(self, v: Token) -> bool:
+        """Whether ``v`` is an -ing verb said of its subject with nothing after it ("the boy
+        is skating", "a woman sitting and smiling"): FACTUAL writes it as an attribute
+        (``boy, is, skating``). A verb with a complement, an adverb or a particle is not
+        ("leaning backward to kick", "holding on")."""
+        return (
+            v.tag_ == "VBG"
+            and v.dep_ in {"ROOT", "conj"}
+            and all(
+                c.dep_ in BARE_VERB_DEPS
+                # a clause of its own ("smiling while a woman sits"), not a purpose ("jumping
+                # to make a shot": the act is for the shot)
+                or (c.dep_ == "advcl" and any(m.dep_ == "mark" for m in c.children))
+                for c in self.kids(v)
+            )
+        )
 
     def nsubj_entities(self, v: Token) -> list[int]:
         for c in self.kids(v):

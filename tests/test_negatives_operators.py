@@ -23,6 +23,7 @@ from tags.negatives.vocabulary import SceneGraphVocabulary
 BUILT_INS = [
     "replace_object",
     "replace_attribute",
+    "replace_act",
     "replace_relation",
     "pluralize",
     "swap_attribute",

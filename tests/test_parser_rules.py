@@ -35,6 +35,12 @@ CASES = {
     # passives: an agent turns the relation around
     "the ground covered in snow": "( snow , cover , ground )",
     "a cliff surrounded by water": "( water , surround , cliff )",
+    # an -ing verb with nothing after it is an attribute of its subject (FACTUAL's way)
+    "the boy is skating": "( boy , is , skating )",
+    "a woman sitting and smiling": "( woman , is , sitting ) , ( woman , is , smiling )",
+    # ... not one with a purpose or an adverb after it
+    "the man is jumping to catch a ball": "( man , catch , ball )",
+    "a boy leaning backward": "( boy )",
     # copulas
     "the cat is black": "( cat , is , black )",
     "the boy's shirt is blue": "( boy , have , shirt ) , ( shirt , is , blue )",

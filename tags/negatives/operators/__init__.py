@@ -42,6 +42,7 @@ from tags.negatives.operators.registry import (
     register_operator,
     unregister_operator,
 )
+from tags.negatives.operators.replace_act import ReplaceAct
 from tags.negatives.operators.replace_attribute import ReplaceAttribute
 from tags.negatives.operators.replace_object import ReplaceObject
 from tags.negatives.operators.replace_relation import ReplaceRelation
@@ -56,6 +57,7 @@ __all__ = [
     "PlannedUnit",
     "Pluralize",
     "Proposal",
+    "ReplaceAct",
     "ReplaceAttribute",
     "ReplaceObject",
     "ReplaceRelation",

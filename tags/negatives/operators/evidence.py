@@ -82,6 +82,11 @@ class Trace:
         return None
 
 
+def is_act(value: str) -> bool:
+    """Whether an attribute value is a bare act: one -ing word ("smiling", "running")."""
+    return " " not in value and len(value) > 4 and value.endswith("ing")
+
+
 def frame_of(predicate: str) -> str:
     """The frame an object takes after ``predicate``: its last word ("stand on" -> "on",
     "ride" -> "ride")."""
@@ -147,6 +152,7 @@ class SceneEvidence:
         self._category_colours: dict[str | None, Counter] | None = None
         self._category_values: dict[str | None, dict[str, set[str]]] | None = None
         self._noun_colours: dict[str, Counter] = {}
+        self._people_acts: Counter | None = None
 
     def refuse(self, rule: str, unit: bool = False) -> None:
         """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
@@ -162,6 +168,7 @@ class SceneEvidence:
         self.partners()
         self.colour_table()
         self.value_nouns()
+        self.acts_of("person")
         self.category_triples()
         self.wordnet.related("dog", "cat")
 
@@ -447,6 +454,21 @@ class SceneEvidence:
             self._category_counts[category] = found
         return found
 
+    def acts_of(self, subject: str) -> Counter:
+        """The bare acts (-ing attributes: "smiling", "running") the corpus gives ``subject``,
+        backed off to all people when it is a person (as :meth:`category_predicates`;
+        cached)."""
+        own = self.scenes.index["attributes_of_object"].get(subject, Counter())
+        if not self.is_person(subject):
+            return Counter({v: c for v, c in own.items() if is_act(v)})
+        if self._people_acts is None:
+            found: Counter = Counter()
+            for name, values in self.scenes.index["attributes_of_object"].items():
+                if self.is_person(name):
+                    found.update({v: c for v, c in values.items() if is_act(v)})
+            self._people_acts = found
+        return self._people_acts
+
     def object_category_predicates(self, obj: str) -> Counter:
         """How often the corpus puts each predicate before an object of ``obj``'s category
         (cached per category); nothing for an object without one ("in front of a cottage"
@@ -542,4 +564,5 @@ __all__ = [
     "SceneEvidence",
     "Trace",
     "frame_of",
+    "is_act",
 ]

@@ -39,7 +39,7 @@ from tags.negatives.lexicon import (
 )
 from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
 from tags.negatives.operators.context import CaptionContext
-from tags.negatives.operators.evidence import COLOUR_CATEGORY
+from tags.negatives.operators.evidence import COLOUR_CATEGORY, is_act
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.syntax import (
     after_determiner,
@@ -278,7 +278,9 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     roles: list[tuple[str, str, str]] = []
     for attribute in graph.attributes_of(index):
         pools.append(index_["objects_with_attribute"].get(attribute.value, Counter()))
-        backoff.append(None)
+        # a bare act backs off to its verb as a subject's predicate does ("dogs playing" ->
+        # "cats playing": cats play)
+        backoff.append(verb_lemma(attribute.value) if is_act(attribute.value) else None)
     for relation in graph.relations:
         if relation.subject == index and relation.object != index:
             pools.append(index_["subjects_of"].get(relation.predicate, Counter()))
