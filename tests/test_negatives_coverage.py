@@ -204,3 +204,16 @@ def test_an_antonym_the_noun_never_takes_backs_off_to_its_kind(parser):
     people += ["a small man on a bench"] * 2
     planner = corpus_planner(parser, people * 2)
     assert not choices_at(planner, parser, "a small man on a bench", "small", "attribute")
+
+
+def test_inside_and_outside_flip_where_people_are_inside(parser):
+    # people are in restaurants and shops: a person outside one may be inside it, and one
+    # standing inside may stand outside; doughnuts in a box do not make "outside a box"
+    corpus = ["a man in a restaurant", "a woman in a restaurant", "people in a shop"] * 2
+    corpus += ["a woman inside a shop", "a man inside a shop", "doughnuts in a box"] * 2
+    corpus += ["doughnuts inside a box", "a cake inside a box", "a dog outside a house"] * 2
+    planner = corpus_planner(parser, corpus)
+    text = "a man standing outside a restaurant"
+    assert choices_at(planner, parser, text, "standing", "relation") == {"standing inside"}
+    assert "outside" in choices_at(planner, parser, "a man inside a shop", "inside", "relation")
+    assert not choices_at(planner, parser, "doughnuts in a box", "in", "relation")

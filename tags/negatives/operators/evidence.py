@@ -153,6 +153,7 @@ class SceneEvidence:
         self._category_values: dict[str | None, dict[str, set[str]]] | None = None
         self._noun_colours: dict[str, Counter] = {}
         self._people_acts: Counter | None = None
+        self._people_places: Counter | None = None
 
     def refuse(self, rule: str, unit: bool = False) -> None:
         """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
@@ -169,6 +170,7 @@ class SceneEvidence:
         self.colour_table()
         self.value_nouns()
         self.acts_of("person")
+        self.people_places()
         self.category_triples()
         self.wordnet.related("dog", "cat")
 
@@ -493,6 +495,17 @@ class SceneEvidence:
         if cs is None or co is None:
             return 0
         return self.category_triples().get((cs, predicate, co), 0)
+
+    def people_places(self) -> Counter:
+        """How often the corpus puts a person subject in each ``(predicate, object)``
+        relation ("in", "restaurant"; built once)."""
+        if self._people_places is None:
+            table: Counter = Counter()
+            for (s, p, o), n in self.scenes.triples.items():
+                if self.is_person(s):
+                    table[(p, o)] += n
+            self._people_places = table
+        return self._people_places
 
     def category_triples(self) -> Counter:
         """The corpus's triples counted by their arguments' categories (built once)."""

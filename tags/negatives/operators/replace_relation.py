@@ -153,13 +153,54 @@ def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...
     if not tags or not tags[0].startswith("VB") or not editable_verb(joined):
         refuse("relation:not_a_verb_or_preposition", unit=True)
         return ()
+    flipped = containment_flip(evidence, surface, subject, obj)
     written = verb_lemma(joined.split()[0])
     # a moving subject may be made still only at a plain noun phrase with nothing after it
     # that keeps it moving ("walking down the street past a site" -> not "sitting in the
     # street past a site"; "running across the beach to get to the water"; "walking up
     # hill" -> not "sitting on hill")
     stillable = _stillable(graph, graph.entities[relation.object])
-    return _verb_choices(evidence, predicate, tag_shape, subject, obj, written, stillable)
+    choices = _verb_choices(evidence, predicate, tag_shape, subject, obj, written, stillable)
+    return choices + tuple(c for c in flipped if c.surface not in {d.surface for d in choices})
+
+
+#: What attests a containment preposition before a place where people are: a place people
+#: are "in" may be gone inside, one they are inside of may be stood outside of ("people
+#: outside a restaurant" -> "inside a restaurant", "passengers inside a train" -> "outside";
+#: not "doughnuts in a box" -> "outside a box": things are not in a box as people are in it).
+ENCLOSURE_EVIDENCE = {"inside": ("in",), "outside": ("inside",)}
+
+
+def enclosure_count(evidence: SceneEvidence, preposition: str, subject: str, obj: str) -> int:
+    """How often the corpus puts ``preposition`` before ``obj``, and, for a person subject
+    and "inside" / "outside", how often people are in (inside) it
+    (:data:`ENCLOSURE_EVIDENCE`, :meth:`SceneEvidence.people_places`)."""
+    count = evidence.scenes.predicate_object.get((preposition, obj), 0)
+    if evidence.is_person(subject):
+        places = evidence.people_places()
+        count += sum(places.get((p, obj), 0) for p in ENCLOSURE_EVIDENCE.get(preposition, ()))
+    return count
+
+
+def containment_flip(
+    evidence: SceneEvidence, surface: tuple[str, ...], subject: str, obj: str
+) -> tuple[Choice, ...]:
+    """A person's verb's "inside" / "outside" flipped ("waiting outside an igloo" ->
+    "inside"), when the object takes the other at least ``min_count`` times and :data:`FLIP_MIN_SHARE` of
+    the original's count (:func:`enclosure_count`)."""
+    words = " ".join(surface).split()
+    found = [i for i, w in enumerate(words) if w in ENCLOSURE_EVIDENCE]
+    if len(surface) != 1 or len(found) != 1 or found[0] == 0 or not evidence.is_person(subject):
+        return ()  # people go in and out ("vehicles parked outside the window": not inside)
+    at = found[0]
+    other = "inside" if words[at] == "outside" else "outside"
+    count = enclosure_count(evidence, other, subject, obj)
+    usual = evidence.scenes.predicate_object.get((words[at], obj), 0)
+    if count < max(evidence.min_count, FLIP_MIN_SHARE * usual):
+        evidence.refuse("relation:flip_unattested")
+        return ()
+    flipped = " ".join([*words[:at], other, *words[at + 1 :]])
+    return (Choice((flipped,), 2.0 * (1.0 + math.log1p(count)), "flip"),)
 
 
 def _stillable(graph, entity) -> bool:
@@ -355,6 +396,8 @@ def preposition_choices(
             continue  # a spelling the corpus never uses for this relation
         triple = scenes.triples.get((subject, name, obj), 0)
         with_object = scenes.predicate_object.get((name, obj), 0)
+        # ... and where people are in it, "inside" / "outside" it ("people in a restaurant")
+        backed = enclosure_count(evidence, name, subject, obj)
         usual = scenes.predicate_object.get((predicate, obj), 0)
         # how often the subject would take the new preposition with the object if the
         # preposition did not depend on the subject ("food on a plate": 66 times; "under"
@@ -368,8 +411,8 @@ def preposition_choices(
             fits = evidence.category_triple(subject, name, obj) >= evidence.min_count
         if other == "without":
             attested = 1 + triple + with_object  # "with X" -> "without X" holds for any X
-        elif fits and (triple or with_object >= max(evidence.min_count, FLIP_MIN_SHARE * usual)):
-            attested = triple + with_object
+        elif fits and (triple or backed >= max(evidence.min_count, FLIP_MIN_SHARE * usual)):
+            attested = triple + backed
         else:
             attested = 0
             evidence.refuse("relation:flip_unattested")
