@@ -25,6 +25,7 @@ BUILT_INS = [
     "replace_attribute",
     "replace_act",
     "replace_relation",
+    "flip_setting",
     "pluralize",
     "swap_attribute",
     "swap_object",

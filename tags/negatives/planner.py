@@ -180,6 +180,9 @@ class EditPlanner:
             if not isinstance(unit, PlannedUnit):
                 continue
             kind, spans, choices = unit.type, unit.spans, unit.choices
+            if choices and context.in_alternative(spans):
+                evidence.refuse(f"{kind}:alternative", unit=True)
+                continue
             if choices and spans not in seen:
                 seen.add(spans)
                 floor = evidence.min_fluency if kind == "object" else -math.inf

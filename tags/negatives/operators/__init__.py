@@ -33,6 +33,7 @@ from tags.negatives.operators.base import (
 )
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence, Trace
+from tags.negatives.operators.flip_setting import FlipSetting
 from tags.negatives.operators.pluralize import Pluralize
 from tags.negatives.operators.registry import (
     UnknownOperatorError,
@@ -54,6 +55,7 @@ __all__ = [
     "CaptionContext",
     "Choice",
     "EditOperator",
+    "FlipSetting",
     "PlannedUnit",
     "Pluralize",
     "Proposal",

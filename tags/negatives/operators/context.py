@@ -45,6 +45,14 @@ class CaptionContext:
         #: What one operator computed for another (key -> value), e.g. object substitutes.
         self.memo: dict[Any, Any] = {}
 
+    def in_alternative(self, spans) -> bool:
+        """Whether a unit is one side of an alternative: "or" right before or after it ("a
+        young boy or girl", "standing or lying", "either giving or viewing"). Either side
+        may hold, so an edit of one ("a young woman or girl") need not be false."""
+        before = words_of(self.caption[: spans[0][0]])[-1:]
+        after = words_of(self.caption[spans[-1][1] :])[:1]
+        return "or" in before + after
+
     @cached_property
     def names(self) -> tuple[str, ...]:
         """Each entity's name, lower-cased."""

@@ -15,7 +15,8 @@ with a dog walking" -> "jumping", not a posture never said with dogs).
 
 An act stays when another act of the caption constrains it ("sitting and taking notes" ->
 not "running"), when it describes its noun ("a smiling woman"), when something hangs on it
-("walking uphill", "jumping to make a shot") and in an alternative ("standing or lying").
+("walking uphill", "jumping to make a shot"); the planner drops any unit in an alternative
+("standing or lying").
 The edit is typed ``relation``, as SugarCrepe's ``replace_rel`` counts actions.
 """
 
@@ -36,7 +37,7 @@ from tags.negatives.operators.replace_relation import (
     STILL_POSTURES,
     is_state,
 )
-from tags.negatives.scenes import normal, verb_lemma, words_of
+from tags.negatives.scenes import normal, verb_lemma
 
 #: The acts replaced and written: postures and plain locomotion, which need no place or gear
 #: and exclude each other at one moment ("a man walking" -> "sitting"; not "skiing", which
@@ -128,9 +129,9 @@ class ReplaceAct(EditOperator):
             head = graph.entities[attribute.entity].head_span
             if head is not None and span[1] <= head[0]:
                 continue  # "a smiling woman": a description, not what she is doing
-            if not _ends_clause(graph, span) or "or" in words_of(graph.caption[: span[0]])[-1:]:
+            if not _ends_clause(graph, span):
                 continue  # "walking uphill", "jumping to make a shot": the act is tied to
-                # what follows; "standing or lying": either may hold
+                # what follows
             choices = act_substitutes(context, attribute)
             out.append(Proposal(PlannedUnit("relation", (span,), choices), (1, index, 1)))
         return out

@@ -106,6 +106,13 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         if r.predicate in ("with", "have") and attribute.entity in (r.subject, r.object)
     }
     part_colours = {a.value for a in graph.attributes if a.entity in linked}
+    # the colour words of the noun phrase, whatever the parse made of them ("a blue yellow
+    # and white train": "white" is the train's even where the parse gave it elsewhere)
+    entity = graph.entities[attribute.entity]
+    phrase = graph.caption[(entity.span or entity.head_span)[0] : entity.head_span[1]]
+    phrase_colours = {
+        w for w in words_of(phrase) if attribute_class(w) == "colour" and w not in value.split()
+    }
     antonyms = (
         set(evidence.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
     )
@@ -178,6 +185,9 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         if kind == "colour" and same_colour(other, value, name):
             refuse("attribute:same_colour")
             continue  # "brown" -> "tan" may still be true
+        if kind == "colour" and any(same_colour(other, w, name) for w in phrase_colours):
+            refuse("attribute:value_in_caption")
+            continue  # "gray and white rocks" -> not "gray and grey rocks"
         surface = (scenes.attribute_surface(other),)
         if surface[0] == written:
             continue

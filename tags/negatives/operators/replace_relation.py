@@ -59,6 +59,9 @@ _COMPLEX_PREPOSITIONS = sorted(
 #: verb may become a still one in another frame (see ``_verb_choices``).
 MOVING_VERBS = frozenset({"walk", "run", "climb", "jog"})
 STILL_POSTURES = frozenset({"sit", "stand", "lie", "kneel", "squat"})
+#: Acts done on a mount or a board, in a still posture (a surfer stands, a rider sits): that
+#: posture does not exclude them.
+GEAR_VERBS = frozenset({"ride", "surf", "ski", "skate", "sled", "snowboard", "skateboard"})
 #: ... where the moving verb's particle puts the subject on or in the object ("down the street",
 #: "through the snow", "climbing a rock"; not "walking from a wall", "toward a car").
 MOVING_PARTICLES = frozenset({"", "down", "along", "across", "through", "on", "in", "up", "over"})
@@ -319,6 +322,9 @@ def _verb_choices(
                     and other.split()[0] in EXCLUSIVE_VERBS
                     and not made
                     and codescribed < CODESCRIBED_LIFT
+                    # the posture a ride is done in ("surfing on a surfboard" -> not
+                    # "standing on": surfers stand; riders sit)
+                    and not (verb in GEAR_VERBS and other.split()[0] in STILL_POSTURES)
                 )
                 # or what the writers of one image never say together ("riding" / "walking"):
                 # the input's image groups and the built-in background's (Flickr30K dev), for
@@ -442,6 +448,7 @@ __all__ = [
     "CODESCRIBED_LIFT",
     "COLLOQUIAL_VERBS",
     "FLIP_MIN_LIFT",
+    "GEAR_VERBS",
     "LANDMARK_PARTICLES",
     "MOVING_PARTICLES",
     "MOVING_VERBS",
