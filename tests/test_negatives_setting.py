@@ -56,3 +56,11 @@ def test_the_posture_a_ride_is_done_in_does_not_exclude_it(parser):
     assert "standing on" in choices_at(
         planner, parser, "a man sitting on a bench", "sitting", "relation"
     )
+
+
+def test_a_patterned_thing_keeps_its_colours(parser):
+    shirts = [f"a man in a {c} shirt" for c in ("blue", "white", "red")]
+    planner = corpus_planner(parser, CORPUS + shirts * 2 + ["a man in a striped blue shirt"] * 2)
+    assert "white" in choices_at(planner, parser, "a man in a blue shirt", "blue", "attribute")
+    # a striped, plaid or spotted thing has other colours: "striped white" may still hold
+    assert not choices_at(planner, parser, "a man in a striped blue shirt", "blue", "attribute")

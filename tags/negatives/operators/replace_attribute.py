@@ -87,6 +87,10 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         why = "person_colour"  # "a white female" reads as skin colour
     elif HEDGES & set(words_of(graph.caption[: attribute.span[0]])[-1:]):
         why = "hedged"  # "a partly cloudy sky" is partly sunny too
+    elif kind == "colour" and any(
+        attribute_class(a.value) == "pattern" for a in graph.attributes_of(attribute.entity)
+    ):
+        why = "patterned"  # "a striped blue shirt": its stripes may be white too
     if why is not None:
         evidence.refuse(f"attribute:{why}", unit=True)
         return ()
