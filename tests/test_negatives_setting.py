@@ -40,6 +40,12 @@ def test_a_unit_in_an_alternative_is_not_edited(parser):
     text = "a girl sitting on a chair or couch"  # either may hold: "a chair or desk" too
     assert not choices_at(planner, parser, text, "chair", "object")
     assert not choices_at(planner, parser, text, "couch", "object")
+    # ... nor a unit inside one side's noun phrase
+    sizes = ["a small chair in a room", "a large chair in a room", "a big chair in a room"]
+    planner = corpus_planner(parser, CORPUS + sizes * 2)
+    assert choices_at(planner, parser, "a small chair in a room", "small", "attribute")
+    text = "a small chair or a large chair in a room"
+    assert not choices_at(planner, parser, text, "small", "attribute")
 
 
 def test_a_colour_of_the_noun_phrase_is_never_written_again(parser):

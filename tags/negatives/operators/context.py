@@ -46,11 +46,17 @@ class CaptionContext:
         self.memo: dict[Any, Any] = {}
 
     def in_alternative(self, spans) -> bool:
-        """Whether a unit is one side of an alternative: "or" right before or after it ("a
-        young boy or girl", "standing or lying", "either giving or viewing"). Either side
-        may hold, so an edit of one ("a young woman or girl") need not be false."""
-        before = words_of(self.caption[: spans[0][0]])[-1:]
-        after = words_of(self.caption[spans[-1][1] :])[:1]
+        """Whether a unit is one side of an alternative: "or" right before or after it or
+        its noun phrase ("a young boy or girl", "standing or lying", "a small crate or a
+        large crate"). Either side may hold, so an edit of one ("a young woman or girl")
+        need not be false."""
+        start, end = spans[0][0], spans[-1][1]
+        for entity in self.graph.entities:  # the noun phrase the unit is in, if any
+            phrase = entity.span or entity.head_span
+            if phrase is not None and phrase[0] <= start and end <= phrase[1]:
+                start, end = min(start, phrase[0]), max(end, phrase[1])
+        before = words_of(self.caption[:start])[-1:]
+        after = words_of(self.caption[end:])[:1]
         return "or" in before + after
 
     @cached_property
