@@ -70,3 +70,22 @@ def test_a_patterned_thing_keeps_its_colours(parser):
     assert "white" in choices_at(planner, parser, "a man in a blue shirt", "blue", "attribute")
     # a striped, plaid or spotted thing has other colours: "striped white" may still hold
     assert not choices_at(planner, parser, "a man in a striped blue shirt", "blue", "attribute")
+
+
+def test_a_still_posture_on_a_rare_support_backs_off_to_its_kind(parser):
+    # a stool is only ever sat on in the corpus, but benches and chairs (its kind) are
+    # stood on too; a bike, often sat on and never stood on, keeps its own postures
+    corpus = ["a man sitting on a stool"] * 2
+    corpus += [f"a man {p} on a {s}" for p in ("standing", "sitting") for s in ("bench", "chair")]
+    corpus += ["a man sitting on a bike"] * 12 + ["a man standing on a boat"] * 6
+    corpus += ["a man sitting on a boat"] * 2
+    planner = corpus_planner(parser, corpus * 2)
+    ev = planner.evidence
+    assert ev.category("stool") == ev.category("bench") and ev.category("bike") == ev.category(
+        "boat"
+    )
+    stool = choices_at(planner, parser, "a man sitting on a stool", "sitting", "relation")
+    assert "standing on" in stool
+    assert "standing on" not in choices_at(
+        planner, parser, "a man sitting on a bike", "sitting", "relation"
+    )

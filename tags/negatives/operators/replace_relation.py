@@ -79,6 +79,44 @@ STILL_MIN_SHARE = 0.1
 _STILL_BLOCKERS = frozenset({"past", "toward", "towards", "into", "onto", "away"})
 
 
+#: A support's postures are smoothed toward its category's: the category's share of each
+#: posture counts this many mentions next to the object's own ("a ledge", rarely named, takes
+#: its kind's "standing on"; "a bike", often sat on and never stood on, keeps its own).
+SUPPORT_PRIOR = 10.0
+#: ... and a posture needs at least this smoothed share of the support's still postures.
+SUPPORT_MIN_SHARE = 0.15
+
+
+def support_postures(
+    evidence: SceneEvidence, with_object: Counter, obj: str, particle: str
+) -> Counter:
+    """The still postures (with ``particle``) an object backed off to its category takes
+    that its own counts lack, with smoothed counts: its own count plus
+    :data:`SUPPORT_PRIOR` times the posture's share among its category's still postures with
+    that particle, kept when at least :data:`SUPPORT_MIN_SHARE` of the object's smoothed still
+    postures ("sitting on a ledge" -> "standing on"; "sitting on a bike" -> not "standing on",
+    "sitting in a chair" -> not "lying in")."""
+
+    def still(counts: Counter) -> Counter:
+        return Counter(
+            {
+                p: c
+                for p, c in counts.items()
+                if p.split()[0] in STILL_POSTURES and " ".join(p.split()[1:]) == particle
+            }
+        )
+
+    own, pooled = still(with_object), still(evidence.object_category_predicates(obj))
+    pooled_total = sum(pooled.values())
+    total = sum(own.values()) + SUPPORT_PRIOR
+    out: Counter = Counter()
+    for posture, count in pooled.items():
+        smoothed = own.get(posture, 0) + SUPPORT_PRIOR * count / pooled_total
+        if posture not in own and smoothed >= SUPPORT_MIN_SHARE * total:
+            out[posture] = max(round(smoothed), evidence.min_count)
+    return out
+
+
 def _still_frames(with_object: Counter) -> frozenset[str]:
     """The particles an object takes with still postures often enough (see
     :data:`STILL_FRAME_SHARE`; "street": "on", "in"; "sidewalk": "on")."""
@@ -98,6 +136,9 @@ def _still_frames(with_object: Counter) -> frozenset[str]:
 #: of": people stand in front of buildings and statues), so the object backs off to its
 #: category for posture verbs with these particles.
 LANDMARK_PARTICLES = frozenset({"next to", "in front of", "behind", "near", "beside", "by"})
+#: Particles of a support a still posture is taken on or at (see ``_verb_choices``; not
+#: "in": "in a chair", "in uniform", "in line", "in a jacket" take postures apart).
+SUPPORT_PARTICLES = frozenset({"on", "at", "on top of"})
 #: WordNet verb classes of states, which go with any act ("holding" a horse while riding it,
 #: "having" a bag while walking): never exclusive by image-group evidence.
 STATE_CLASSES = frozenset({"verb.stative", "verb.possession"})
@@ -262,6 +303,14 @@ def _verb_choices(
     # a person subject backs off to all people for posture verbs ("a person standing
     # next to a table" -> "sitting": people sit next to tables)
     postures = evidence.postures(subject).get(particle, frozenset())
+    # ... and so does the object: before a landmark, for any posture or locomotion verb;
+    # on or at a support, from one still posture to another ("sitting on a ledge" ->
+    # "standing on a ledge": people stand on walls and platforms)
+    support = (
+        particle in SUPPORT_PARTICLES
+        and verb in STILL_POSTURES
+        and not evidence.wordnet.is_body_part(obj.split()[-1])  # "sitting on his left leg"
+    )
     if verb in EXCLUSIVE_VERBS and particle in LANDMARK_PARTICLES and not made:
         backed = evidence.object_category_predicates(obj)
         with_object = with_object + Counter(
@@ -271,6 +320,8 @@ def _verb_choices(
                 if p.split()[0] in EXCLUSIVE_VERBS and " ".join(p.split()[1:]) == particle
             }
         )
+    elif support and not made:
+        with_object = with_object + support_postures(evidence, with_object, obj, particle)
     others = ((set(with_subject) | postures) & set(with_object)) | opposites
     moving = sum(n for p, n in with_object.items() if p.split()[0] in MOVING_VERBS)
     still_frames = _still_frames(with_object) if stillable and verb in MOVING_VERBS else frozenset()
@@ -455,6 +506,9 @@ __all__ = [
     "STATE_CLASSES",
     "STILL_PARTICLES",
     "STILL_POSTURES",
+    "SUPPORT_MIN_SHARE",
+    "SUPPORT_PARTICLES",
+    "SUPPORT_PRIOR",
     "VERTICAL_PREPOSITIONS",
     "ReplaceRelation",
     "editable_verb",
@@ -462,4 +516,5 @@ __all__ = [
     "is_state",
     "preposition_choices",
     "relation_substitutes",
+    "support_postures",
 ]
