@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tags.negatives.operators import CaptionContext
-from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.replace_relation import editable_verb, relation_substitutes
-from tags.negatives.vocabulary import SceneGraphVocabulary
+from tests._planning import corpus_evidence
 
 CORPUS = [
     "A man standing in front of a house.",
@@ -25,8 +24,7 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def evidence(parser):
-    scenes = SceneGraphVocabulary().update(parser.parse(c) for c in CORPUS).scenes
-    return SceneEvidence(scenes, min_count=1)
+    return corpus_evidence(parser, CORPUS)
 
 
 def _substitutes(parser, evidence, caption: str) -> set[str]:
@@ -64,9 +62,7 @@ def test_a_support_backs_off_only_as_far_as_its_own_postures_allow(parser, evide
     assert "sitting on" in _substitutes(parser, evidence, "A man standing on a boulder.")
     # a support named often with one posture only keeps it: its own mentions outweigh the
     # category's (10 pseudo-mentions), "sitting on" stays under 15 % of them
-    stood = CORPUS + ["A man standing on a boulder."] * 60
-    scenes = SceneGraphVocabulary().update(parser.parse(c) for c in stood).scenes
-    often = SceneEvidence(scenes, min_count=1)
+    often = corpus_evidence(parser, CORPUS + ["A man standing on a boulder."] * 60)
     assert "sitting on" not in _substitutes(parser, often, "A man standing on a boulder.")
 
 
@@ -94,8 +90,7 @@ STILL_CORPUS = [
 
 @pytest.fixture(scope="module")
 def still_evidence(parser):
-    scenes = SceneGraphVocabulary().update(parser.parse(c) for c in STILL_CORPUS).scenes
-    return SceneEvidence(scenes, min_count=1)
+    return corpus_evidence(parser, STILL_CORPUS)
 
 
 def test_a_moving_subject_is_made_still_in_the_frame_the_object_takes(parser, still_evidence):
@@ -127,8 +122,5 @@ def test_a_still_posture_the_object_rarely_takes_is_not_written(parser):
     # women standing on it and 2 sitting on it (under a tenth of the walks)
     corpus = STILL_CORPUS + ["A man walking down the street."] * 30
     corpus += ["A man standing on the street."] * 4
-    scenes = SceneGraphVocabulary().update(parser.parse(c) for c in corpus).scenes
-    found = _substitutes(
-        parser, SceneEvidence(scenes, min_count=1), "A man walking down the street."
-    )
+    found = _substitutes(parser, corpus_evidence(parser, corpus), "A man walking down the street.")
     assert "sitting on" not in found and "standing on" in found

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tags.negatives.operators import CaptionContext, get_operator
-from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.types import apply_edits
-from tags.negatives.vocabulary import SceneGraphVocabulary
+from tests._planning import corpus_evidence
 
 CORPUS = [
     "Two dogs running along the beach.",
@@ -24,8 +23,7 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def operator(parser):
-    scenes = SceneGraphVocabulary().update(parser.parse(c) for c in CORPUS).scenes
-    return get_operator("pluralize", SceneEvidence(scenes, min_count=1))
+    return get_operator("pluralize", corpus_evidence(parser, CORPUS))
 
 
 def _negatives(operator, parser, caption: str) -> list[str]:

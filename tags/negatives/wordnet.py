@@ -32,6 +32,7 @@ class WordNet:
         self.related = lru_cache(maxsize=1 << 17)(self._related)
         self.category = lru_cache(maxsize=1 << 15)(self._category)
         self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
+        self.lexname = lru_cache(maxsize=1 << 15)(self._lexname)
         self.verb_antonyms = lru_cache(maxsize=1 << 12)(self._verb_antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
@@ -80,7 +81,7 @@ class WordNet:
         kinds = [s for s in senses if not s.instance_hypernyms()]
         return bool(senses) and bool(senses[0].instance_hypernyms()) and len(kinds) < 2
 
-    def lexname(self, noun: str) -> str | None:
+    def _lexname(self, noun: str) -> str | None:
         """The lexicographer file of a noun's first sense ("plate": ``noun.artifact``,
         "noodle": ``noun.food``): a coarser class than :meth:`category`."""
         senses = self._synsets(noun, "n", 1) or self._synsets(noun.split()[-1], "n", 1)

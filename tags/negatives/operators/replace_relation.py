@@ -87,6 +87,18 @@ SUPPORT_PRIOR = 10.0
 SUPPORT_MIN_SHARE = 0.15
 
 
+def _with_particle(counts: Counter, verbs: frozenset[str], particle: str) -> Counter:
+    """The predicates of ``counts`` whose verb is one of ``verbs`` and whose particle is
+    ``particle`` ("sit on", "stand on" for the still postures and "on")."""
+    return Counter(
+        {
+            p: c
+            for p, c in counts.items()
+            if p.split()[0] in verbs and " ".join(p.split()[1:]) == particle
+        }
+    )
+
+
 def support_postures(
     evidence: SceneEvidence, with_object: Counter, obj: str, particle: str
 ) -> Counter:
@@ -97,16 +109,8 @@ def support_postures(
     postures ("sitting on a ledge" -> "standing on"; "sitting on a bike" -> not "standing on",
     "sitting in a chair" -> not "lying in")."""
 
-    def still(counts: Counter) -> Counter:
-        return Counter(
-            {
-                p: c
-                for p, c in counts.items()
-                if p.split()[0] in STILL_POSTURES and " ".join(p.split()[1:]) == particle
-            }
-        )
-
-    own, pooled = still(with_object), still(evidence.object_category_predicates(obj))
+    own = _with_particle(with_object, STILL_POSTURES, particle)
+    pooled = _with_particle(evidence.object_category_predicates(obj), STILL_POSTURES, particle)
     pooled_total = sum(pooled.values())
     total = sum(own.values()) + SUPPORT_PRIOR
     out: Counter = Counter()
@@ -230,8 +234,8 @@ def containment_flip(
     evidence: SceneEvidence, surface: tuple[str, ...], subject: str, obj: str
 ) -> tuple[Choice, ...]:
     """A person's verb's "inside" / "outside" flipped ("waiting outside an igloo" ->
-    "inside"), when the object takes the other at least ``min_count`` times and :data:`FLIP_MIN_SHARE` of
-    the original's count (:func:`enclosure_count`)."""
+    "inside"), when the object takes the other at least ``min_count`` times and
+    :data:`FLIP_MIN_SHARE` of the original's count (:func:`enclosure_count`)."""
     words = " ".join(surface).split()
     found = [i for i, w in enumerate(words) if w in ENCLOSURE_EVIDENCE]
     if len(surface) != 1 or len(found) != 1 or found[0] == 0 or not evidence.is_person(subject):
@@ -313,13 +317,7 @@ def _verb_choices(
     )
     if verb in EXCLUSIVE_VERBS and particle in LANDMARK_PARTICLES and not made:
         backed = evidence.object_category_predicates(obj)
-        with_object = with_object + Counter(
-            {
-                p: c
-                for p, c in backed.items()
-                if p.split()[0] in EXCLUSIVE_VERBS and " ".join(p.split()[1:]) == particle
-            }
-        )
+        with_object = with_object + _with_particle(backed, EXCLUSIVE_VERBS, particle)
     elif support and not made:
         with_object = with_object + support_postures(evidence, with_object, obj, particle)
     others = ((set(with_subject) | postures) & set(with_object)) | opposites
