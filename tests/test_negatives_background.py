@@ -58,6 +58,19 @@ def test_background_from_a_vocabulary_file(parser, tmp_path):
     assert background.triples[("cat", "on", "sofa")] == 2
 
 
+def test_several_backgrounds_are_summed(parser, tmp_path):
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(["a cat on a sofa"] * 2))
+    vocab.save(tmp_path / "v.json")
+    load_background.cache_clear()
+    both = load_background(f"factual, {tmp_path / 'v.json'}")
+    factual = load_background("factual")
+    assert both.triples[("cat", "on", "sofa")] == factual.triples[("cat", "on", "sofa")] + 2
+    assert both.triples[("man", "wear", "hat")] == factual.triples[("man", "wear", "hat")]
+    for bad in ("factual,none", "factual,", f"factual,{tmp_path / 'missing.json'}"):
+        with pytest.raises(ValueError):
+            load_background(bad)
+
+
 def test_a_small_corpus_gets_substitutes_from_the_background(parser):
     own = counts(parser, ["a dog running on the beach", "a man riding a horse"])
     alone = EditPlanner(own)
@@ -162,6 +175,9 @@ def test_cli_background_option(tmp_path):
     assert len(rows) > len((tmp_path / "neg2.jsonl").read_text().splitlines())
     bad = run("--background", str(tmp_path / "missing.json"), "--vocab", str(tmp_path / "v"))
     assert bad.returncode != 0 and "--background" in bad.stderr
+    # one bad source among several is named, before anything is written
+    listed = run("--background", f"factual,{tmp_path / 'missing.json'}")
+    assert listed.returncode != 0 and "missing.json" in listed.stderr
 
 
 def test_noun_classes_replace_wordnet_categories(parser):

@@ -217,3 +217,14 @@ def test_inside_and_outside_flip_where_people_are_inside(parser):
     assert choices_at(planner, parser, text, "standing", "relation") == {"standing inside"}
     assert "outside" in choices_at(planner, parser, "a man inside a shop", "inside", "relation")
     assert not choices_at(planner, parser, "doughnuts in a box", "in", "relation")
+
+
+def test_a_place_the_caption_puts_something_in_is_not_made_empty(parser):
+    # "busy" / "empty" streets are both attested; a crowd on the street contradicts "empty"
+    corpus = ["a busy street in a city", "an empty street in a city", "a car on a street"] * 2
+    planner = corpus_planner(parser, corpus)
+    assert "empty" in choices_at(planner, parser, "a busy street in a city", "busy", "attribute")
+    for text in ("a crowd on a busy street", "people on a busy street", "a busy street with cars"):
+        assert "empty" not in choices_at(planner, parser, text, "busy", "attribute")
+    # one person on an empty street is no contradiction
+    assert "empty" in choices_at(planner, parser, "a man on a busy street", "busy", "attribute")

@@ -159,7 +159,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="scene counts added to the corpus's own for the edit planner: 'factual' "
         "(built in: 37,861 Visual Genome region captions), 'factual+verbs' (plus which verbs "
         "the writers of one Flickr30K dev image use together), a SceneCounts or vocabulary "
-        "JSON (.gz), or 'none' (default: factual)",
+        "JSON (.gz), several of these separated by commas and summed "
+        "('factual,train.vocab.json'), or 'none' (default: factual)",
     )
     src.add_argument(
         "--noun-classes",
@@ -293,7 +294,7 @@ def check_paths(args: argparse.Namespace) -> str | None:
 def _option_files_problem(args: argparse.Namespace) -> str | None:
     """A one-line error for an option file that cannot be used (``--noun-classes``,
     ``--background``) or ``--max-surprise`` without its LM, before anything is written."""
-    from tags.negatives.background import BUILTIN, load_background
+    from tags.negatives.background import BUILTIN, background_parts, load_background
 
     if args.max_surprise is not None and not args.plausibility_lm:
         return "--max-surprise needs --plausibility-lm"
@@ -301,20 +302,27 @@ def _option_files_problem(args: argparse.Namespace) -> str | None:
         _noun_classes(args.noun_classes)
     except CommandError as err:
         return str(err)
-    if args.background in BUILTIN or str(args.background).lower() == "none":
-        return None  # (a built-in one is loaded when the planner needs it)
-    why = None
-    try:
-        if not load_background(args.background).objects:  # a JSON of another schema
-            why = "it holds no object counts"
-    except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
-        why = one_line(err) or type(err).__name__
-    if why is None:
+    if str(args.background).lower() == "none":
         return None
-    return (
-        f"--background {args.background}: not a SceneCounts or vocabulary JSON ({why}); "
-        "pass such a file, 'factual' or 'none'"
-    )
+    try:
+        parts = background_parts(str(args.background))
+    except ValueError as err:
+        return f"--background: {err}"
+    for part in parts:
+        if part in BUILTIN:
+            continue  # (a built-in one is loaded when the planner needs it)
+        why = None
+        try:
+            if not load_background(part).objects:  # a JSON of another schema
+                why = "it holds no object counts"
+        except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
+            why = one_line(err) or type(err).__name__
+        if why is not None:
+            return (
+                f"--background {part}: not a SceneCounts or vocabulary JSON ({why}); "
+                "pass such a file, 'factual' or 'none'"
+            )
+    return None
 
 
 # ---------------------------------------------------------------------- setup helpers

@@ -18,7 +18,10 @@ that need no evidence (counts, gender). A background corpus adds its counts to t
   see ``docs/experiments/2026-11-26-verbs.md``);
 - a path: a :class:`~tags.negatives.scenes.SceneCounts` JSON (``.json`` or ``.json.gz``) or a
   ``tags generate`` vocabulary file (its ``scenes``), e.g. of a large caption corpus;
-- ``none``: the input corpus alone (the behaviour before backgrounds existed).
+- ``none``: the input corpus alone (the behaviour before backgrounds existed);
+- several of the above but ``none``, separated by commas, summed: ``factual,train.vocab.json``
+  adds the captions of a larger corpus of the same kind (a training split's, when
+  generating for its test split) to the built-in background.
 """
 
 from __future__ import annotations
@@ -47,12 +50,36 @@ def _read_json(path: Path) -> dict:
         return json.load(handle)
 
 
+def background_parts(spec: str) -> list[str]:
+    """The sources a ``--background`` value names: its comma-separated parts. Raises
+    ``ValueError`` for an empty part or ``none`` among several."""
+    parts = [part.strip() for part in spec.split(",")]
+    if len(parts) > 1 and any(not part or part.lower() == "none" for part in parts):
+        raise ValueError(
+            f"background {spec!r}: an empty source or 'none' among several "
+            "(give 'none' alone, or sources separated by commas)"
+        )
+    return parts
+
+
 @lru_cache(maxsize=4)
 def load_background(spec: str | None) -> SceneCounts | None:
-    """The background counts named by ``spec`` (a built-in name, a file, or ``none``/``None``
-    for no background). Raises ``ValueError`` for an unknown name or a missing file."""
+    """The background counts named by ``spec`` (a built-in name, a file, several of them
+    separated by commas and summed, or ``none``/``None`` for no background). Raises
+    ``ValueError`` for an unknown name or a missing file."""
     if spec is None or spec.lower() == "none":
         return None
+    parts = background_parts(spec)
+    if len(parts) > 1:
+        total = SceneCounts()
+        for part in parts:
+            total.update(_load_one(part))
+        return total
+    return _load_one(spec)
+
+
+def _load_one(spec: str) -> SceneCounts:
+    """One background source: a built-in name or a file."""
     path = BUILTIN.get(spec, Path(spec))
     if not path.is_file():
         names = ", ".join([*BUILTIN, "none"])
@@ -70,4 +97,11 @@ def with_background(scenes: SceneCounts, spec: str | None) -> SceneCounts:
     return scenes if background is None else scenes.merged(background)
 
 
-__all__ = ["BUILTIN", "DEFAULT_BACKGROUND", "VERB_TABLE", "load_background", "with_background"]
+__all__ = [
+    "BUILTIN",
+    "DEFAULT_BACKGROUND",
+    "VERB_TABLE",
+    "background_parts",
+    "load_background",
+    "with_background",
+]

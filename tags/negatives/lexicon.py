@@ -175,7 +175,7 @@ GENERIC_NOUNS = frozenset(
 CHILD_GROUP_NOUNS = frozenset(["children", "kids", "child", "kid", "youngsters"])
 
 #: Attributes that make an age boundary fuzzy: a "young girl" may be a "young lady".
-YOUTH_WORDS = frozenset(["young", "little", "teenage", "teen", "youthful"])
+YOUTH_WORDS = frozenset(["young", "younger", "youngest", "little", "teenage", "teen", "youthful"])
 
 #: Person nouns that say only gender or age: the only person nouns exchanged, and only
 #: among themselves (a "player" may well be a woman; a "man" is not a woman).
@@ -333,6 +333,11 @@ AGED_NOUNS = frozenset(
 )
 
 #: States exclude only their opposites: "a wet street" may well be busy.
+#: Adjectives that say a place or a container holds nothing: such a value is never
+#: written where the caption puts something in, on or at the noun ("a crowd on a busy
+#: street" -> not "on an empty street").
+EMPTY_WORDS = frozenset({"empty", "vacant", "deserted", "unoccupied", "uninhabited"})
+
 STATE_OPPOSITES = {
     "empty": ("full", "crowded"),
     "full": ("empty",),

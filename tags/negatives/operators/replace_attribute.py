@@ -15,6 +15,7 @@ from collections import Counter
 
 from tags.negatives.lexicon import (
     AGED_NOUNS,
+    EMPTY_WORDS,
     GENDER_ADJECTIVE_COUNTERPARTS,
     GENDER_ADJECTIVES,
     GENDERED_PRONOUNS,
@@ -177,6 +178,9 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         ):
             refuse("attribute:value_in_caption")
             continue  # "red" -> "bright red" may still be true
+        if other in EMPTY_WORDS and holds_something(context, attribute.entity):
+            refuse("attribute:holds_something")
+            continue  # "a crowd on a busy street" -> not "on an empty street"
         if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
             refuse("attribute:state_not_opposite")
             continue  # "a wet street" may well be busy
@@ -207,6 +211,26 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
             else:
                 kept.append(surface)
     return top_choices(weights, operations)
+
+
+#: Predicates by which a thing holds what follows ("a street with cars", "a box full of").
+HOLDING_PREDICATES = frozenset({"with", "have", "contain", "include", "hold", "fill with", "fill"})
+
+
+def holds_something(context: CaptionContext, index: int) -> bool:
+    """Whether the caption fills entity ``index``: several things or a group are in, on or
+    at it ("a crowd on a street", "people walking down a street"; one man on an empty
+    street is no contradiction), or it holds something ("a street with cars", "filled
+    with people")."""
+    graph, wordnet = context.graph, context.evidence.wordnet
+    for r in graph.relations:
+        if r.subject == index and r.object != index and r.predicate in HOLDING_PREDICATES:
+            return True
+        if r.object == index and r.subject != index:
+            name = context.names[r.subject]
+            if context.is_plural(r.subject) or wordnet.lexname(name) == "noun.group":
+                return True
+    return False
 
 
 @register_operator("replace_attribute", rank=20)
