@@ -228,3 +228,32 @@ def test_a_place_the_caption_puts_something_in_is_not_made_empty(parser):
         assert "empty" not in choices_at(planner, parser, text, "busy", "attribute")
     # one person on an empty street is no contradiction
     assert "empty" in choices_at(planner, parser, "a man on a busy street", "busy", "attribute")
+
+
+def test_a_part_and_its_whole_are_not_substitutes(parser):
+    # one writer types "on the computer", another "on the keyboard": the same thing
+    corpus = [f"a man typing on a {thing}" for thing in ("computer", "keyboard", "typewriter")]
+    planner = corpus_planner(parser, corpus * 2)
+    found = choices_at(planner, parser, "a man typing on a computer", "computer", "object")
+    assert "typewriter" in found and "keyboard" not in found
+
+
+def test_a_kind_of_a_noun_joined_to_the_object_is_not_a_substitute(parser):
+    # "a bicycle and a vehicle": a motorcycle may be the vehicle
+    things = ("bicycle", "motorcycle", "vehicle", "car")
+    corpus = [f"a man repairing a {thing} in a garage" for thing in things]
+    planner = corpus_planner(parser, corpus * 2)
+    alone = choices_at(planner, parser, "a man repairing a bicycle in a garage", "bicycle")
+    assert {"motorcycle", "car"} <= alone
+    text = "a man repairing a bicycle and a vehicle in a garage"
+    assert not {"motorcycle", "car"} & choices_at(planner, parser, text, "bicycle")
+
+
+def test_up_and_down_do_not_flip_on_a_level_way(parser):
+    # running up or down a street is one way or the other; a hill goes up or down
+    corpus = [f"a man running {d} the {way}" for d in ("up", "down") for way in ("street", "hill")]
+    planner = corpus_planner(parser, corpus * 2)
+    text = "a man running down the hill"
+    assert "running up" in choices_at(planner, parser, text, "running", "relation")
+    text = "a man running down the street"
+    assert "running up" not in choices_at(planner, parser, text, "running", "relation")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from tags.negatives.types import Edit
 
@@ -16,14 +17,20 @@ def match_case(original: str, replacement: str, caption: str | None = None) -> s
     """Carry the case of ``original`` over to an (uncased) ``replacement``: in an all-caps
     caption all caps stay all caps ("ELEPHANT" -> "HORSE"; an acronym like "SUV" in a normal
     caption does not make its substitute upper-case), a capital first letter stays capital."""
-    letters = [c for c in (original if caption is None else caption) if c.isalpha()]
-    if len(letters) > 1 and sum(c.isupper() for c in letters) >= 0.8 * len(letters):
+    if _mostly_upper(original if caption is None else caption):
         return replacement.upper()
     if len(original) > 1 and original.isupper():  # an acronym in a normal caption
         return replacement
     if original[:1].isupper() and replacement[:1].islower():
         return replacement[:1].upper() + replacement[1:]
     return replacement
+
+
+@lru_cache(maxsize=1 << 12)
+def _mostly_upper(text: str) -> bool:
+    """Whether at least 80 % of a text's letters (two or more) are capitals."""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) > 1 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
 def make_edit(unit_type: str, caption: str, start: int, end: int, replacement: str) -> Edit | None:

@@ -29,6 +29,7 @@ class WordNet:
 
     def __init__(self, reader: Any):
         self.reader = reader
+        self._synsets = lru_cache(maxsize=1 << 16)(self._synsets_of)
         self.related = lru_cache(maxsize=1 << 17)(self._related)
         self.category = lru_cache(maxsize=1 << 15)(self._category)
         self.antonyms = lru_cache(maxsize=1 << 12)(self._antonyms)
@@ -38,12 +39,16 @@ class WordNet:
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
+        self._parts = lru_cache(maxsize=1 << 14)(self._parts_of)
+        self.part_related = lru_cache(maxsize=1 << 17)(self._part_related)
+        self.is_kind_of = lru_cache(maxsize=1 << 17)(self._is_kind_of)
 
     def after_fork(self) -> None:
         """Give a forked process its own data-file handles (the reader seeks in them)."""
         self.reader._data_file_map = {}
 
-    def _synsets(self, word: str, pos: str, limit: int) -> list[Any]:
+    def _synsets_of(self, word: str, pos: str, limit: int) -> tuple[Any, ...]:
+        """A word's first ``limit`` synsets of ``pos`` (cached as ``_synsets``)."""
         word = word.lower()
         if " " in word:  # "handle bar" is WordNet's "handlebar", not a kind of bar
             found = self._synsets(word.replace(" ", "_"), pos, limit)
@@ -52,13 +57,15 @@ class WordNet:
         try:  # the reader's own synsets() orders the morphological forms by a set's order
             forms = sorted(set(reader._morphy(word, pos)), key=lambda f: (f != word, f))
             index = reader._lemma_pos_offset_map
-            return [
-                reader.synset_from_pos_and_offset(pos, offset)
-                for form in forms
-                for offset in index[form].get(pos, [])
-            ][:limit]
+            return tuple(
+                [
+                    reader.synset_from_pos_and_offset(pos, offset)
+                    for form in forms
+                    for offset in index[form].get(pos, [])
+                ][:limit]
+            )
         except Exception:
-            return []
+            return ()
 
     def is_body_part(self, noun: str) -> bool:
         """Whether a noun's first sense is a part of the body ("fingers", "hair")."""
@@ -103,6 +110,35 @@ class WordNet:
         ``verb.stative``), or ``None`` for a word WordNet has no verb for."""
         senses = self._synsets(verb, "v", 1)
         return senses[0].lexname() if senses else None
+
+    def _is_kind_of(self, noun: str, other: str) -> bool:
+        """Whether ``other``'s first sense is ``noun``'s first sense or one of its hypernyms
+        ("motorcycle" is a kind of "vehicle")."""
+        senses = self._synsets(other, "n", 1)
+        return bool(senses) and senses[0] in self._closure(noun, "n")
+
+    def _part_related(self, a: str, b: str) -> bool:
+        """Whether one noun's first sense is a part of the other's (a part meronym of it or of
+        one of its hypernyms, or a kind of such a part): "keyboard" / "computer", "roof" /
+        "house", "leaves" / "tree". A writer may name the part or the whole for one thing."""
+        return self._has_part(a, b) or self._has_part(b, a)
+
+    def _has_part(self, whole: str, part: str) -> bool:
+        """Whether ``part``'s first sense, or a hypernym of it, is a part of ``whole``'s
+        first sense or of one of its hypernyms."""
+        return not self._closure(part, "n").isdisjoint(self._parts(whole))
+
+    def _parts_of(self, noun: str) -> frozenset[Any]:
+        """The part and substance meronyms of a noun's first sense and its hypernyms."""
+        return frozenset(
+            m for s in self._closure(noun, "n") for m in s.part_meronyms() + s.substance_meronyms()
+        )
+
+    def is_level_way(self, noun: str) -> bool:
+        """Whether a noun's first sense is a road or a path, not stairs ("street",
+        "sidewalk"): going "up" or "down" it is one direction or the other, not a slope."""
+        names = {s.name() for s in self._closure(noun, "n")}
+        return bool(names & LEVEL_WAYS) and "stairway.n.01" not in names
 
     def is_animate(self, noun: str) -> bool:
         """Whether a noun's first sense is a person or an animal ("skier", "dog")."""
@@ -183,6 +219,10 @@ class WordNet:
         return tuple(out)
 
 
+#: WordNet synsets of level ways: roads and paths ("street", "sidewalk", "trail").
+LEVEL_WAYS = frozenset({"road.n.01", "path.n.02", "walk.n.04"})
+
+
 def _main_path(synset: Any) -> list[Any]:
     """The longest hypernym path from the root (ties: by synset names), so the answer
     does not depend on the reader's set order."""
@@ -211,6 +251,15 @@ class _NoWordNet:
         pass
 
     def is_body_part(self, noun: str) -> bool:
+        return False
+
+    def is_kind_of(self, noun: str, other: str) -> bool:
+        return False
+
+    def part_related(self, a: str, b: str) -> bool:
+        return False
+
+    def is_level_way(self, noun: str) -> bool:
         return False
 
     def depth(self, noun: str) -> int | None:

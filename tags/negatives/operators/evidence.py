@@ -154,6 +154,7 @@ class SceneEvidence:
         self._noun_colours: dict[str, Counter] = {}
         self._people_acts: Counter | None = None
         self._people_places: Counter | None = None
+        self._verb_noun_index: dict[str, frozenset[str]] | None = None
 
     def refuse(self, rule: str, unit: bool = False) -> None:
         """Count one refusal in :attr:`trace` (a unit as a whole, or one substitute)."""
@@ -167,6 +168,7 @@ class SceneEvidence:
         self.written_relations()
         self.object_frames()
         self.partners()
+        self._verb_nouns()
         self.colour_table()
         self.value_nouns()
         self.acts_of("person")
@@ -255,6 +257,30 @@ class SceneEvidence:
         return verb is not None and self.scenes.verb_object.get((verb, other), 0) >= max(
             self.min_count, VERB_BACKOFF_MIN
         )
+
+    def admitted(self, pools: list[Counter], verbs: list[str | None]) -> set[str]:
+        """The objects every pool admits (:meth:`attests`: in the pool, or named with its
+        verb often enough), computed as one set per pool rather than per object; empty
+        without pools."""
+        found: set[str] | None = None
+        for pool, verb in zip(pools, verbs):
+            names = set(pool)
+            if verb is not None:
+                names |= self._verb_nouns().get(verb, frozenset())
+            found = names if found is None else found & names
+        return found or set()
+
+    def _verb_nouns(self) -> dict[str, frozenset[str]]:
+        """Per verb, the objects the corpus names with it in at least
+        ``max(min_count, VERB_BACKOFF_MIN)`` captions (built once)."""
+        if self._verb_noun_index is None:
+            least = max(self.min_count, VERB_BACKOFF_MIN)
+            index: dict[str, set[str]] = {}
+            for (verb, noun), count in self.scenes.verb_object.items():
+                if count >= least:
+                    index.setdefault(verb, set()).add(noun)
+            self._verb_noun_index = {v: frozenset(n) for v, n in index.items()}
+        return self._verb_noun_index
 
     def frame_fits(self, substitute: str, original: str, predicates: list[str]) -> bool:
         """Whether ``substitute`` follows each of ``predicates``' prepositions about as

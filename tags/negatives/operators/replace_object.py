@@ -12,8 +12,10 @@ substitute must fit the caption's other objects and verbs (:meth:`SceneCounts.co
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
+from collections.abc import Callable
 
 from tags.negatives.lexicon import (
     AGE_COUNTERPARTS,
@@ -72,12 +74,20 @@ MAX_CODESCRIPTION = math.log(2.5)
 
 
 def top_choices(
-    weights: Counter, operation: dict[tuple[str, ...], str] | None = None
+    weights: Counter,
+    operation: dict[tuple[str, ...], str] | None = None,
+    refusal: Callable[[tuple[str, ...]], str | None] | None = None,
 ) -> tuple[Choice, ...]:
-    """The :data:`MAX_CHOICES` heaviest substitutes (ties by surface), as choices."""
-    best = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CHOICES]
+    """The :data:`MAX_CHOICES` heaviest substitutes (ties by surface), as choices; with
+    ``refusal``, heaviest first, those it gives no reason against (its checks cost too
+    much to run on every candidate)."""
+    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
+    if refusal is not None:
+        ranked = list(
+            itertools.islice(((s, w) for s, w in ranked if refusal(s) is None), MAX_CHOICES)
+        )
     operation = operation or {}
-    return tuple(Choice(s, float(w), operation.get(s, "replace")) for s, w in best)
+    return tuple(Choice(s, float(w), operation.get(s, "replace")) for s, w in ranked[:MAX_CHOICES])
 
 
 def after_other(graph, entity) -> bool:
@@ -245,6 +255,49 @@ def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) 
     return False
 
 
+def coordinated_nouns(context: CaptionContext, index: int) -> set[str]:
+    """The specific nouns (WordNet depth > 7: not "object", "game") of the caption's other
+    entities that fill the same slot as entity ``index``: joined to it by "and", "or" or a
+    comma ("bicycles and vehicles are parked"), or in the same role of a relation with the
+    same predicate and other argument. A substitute of their kind may be among them."""
+    graph, wordnet = context.graph, context.evidence.wordnet
+    slots = {
+        (r.predicate, r.object if r.subject == index else r.subject, r.subject == index)
+        for r in graph.relations
+        if index in (r.subject, r.object) and r.subject != r.object
+    }
+    same_slot = _joined(graph, index)
+    for r in graph.relations:
+        for entity, other, as_subject in (
+            (r.subject, r.object, True),
+            (r.object, r.subject, False),
+        ):
+            if entity != index and (r.predicate, other, as_subject) in slots:
+                same_slot.add(entity)
+    found: set[str] = set()
+    for entity in same_slot:
+        name = context.names[entity]
+        depth = wordnet.depth(name)
+        if depth is not None and depth > 7:
+            found.add(name)
+    return found
+
+
+def _joined(graph, index: int) -> set[int]:
+    """The entities whose phrase is joined to entity ``index``'s by "and", "or" or a comma
+    alone ("bicycles and vehicles")."""
+    spans = sorted(
+        (e.span or e.head_span, i)
+        for i, e in enumerate(graph.entities)
+        if (e.span or e.head_span) is not None
+    )
+    out: set[int] = set()
+    for (a, i), (b, j) in itertools.pairwise(spans):
+        if index in (i, j) and graph.caption[a[1] : b[0]].strip() in ("and", "or", ","):
+            out.add(j if i == index else i)
+    return out
+
+
 def object_substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     """The substitutes of entity ``index``'s head (before fluency reweighting), computed
     once per caption: the add operator coordinates the same objects."""
@@ -337,6 +390,8 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     # only women in the caption: no beard ("the girl with the beard"); only men: no dress
     one_gender = context.one_gender_markers
     kinds = {person_kind(w) for w in words & (PERSON_NOUNS | GENDERED_NOUNS) if w != written}
+    coordinated = coordinated_nouns(context, index)
+    lemmas: dict[tuple[str, ...], str] = {}  # each substitute's surface -> its lemma
     weights: Counter = Counter()
     usable = evidence.usable_objects(category, plural)
     attests = evidence.attests
@@ -348,11 +403,8 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         smallest = min(strict, key=len)
         candidates = [(o, usable[o]) for o in smallest if o in usable]
     else:  # backed-off pools only: the objects they admit
-        candidates = [
-            (o, c)
-            for o, c in usable.items()
-            if all(attests(pool, verb, o) for pool, verb in zip(pools, backoff))
-        ]
+        admitted = evidence.admitted(pools, backoff) if pools else set(usable)
+        candidates = [(o, c) for o, c in usable.items() if o in admitted]
     for counterpart in sorted(set(free) - set(dict(candidates))):
         # ("guy" is parsed as "person": the counterpart's own category)
         found = evidence.usable_objects(evidence.category(counterpart), plural).get(counterpart)
@@ -451,7 +503,23 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
                 continue  # "reading an article on the computer at a desk" -> not "bow"
             weight *= math.exp(CONTEXT_WEIGHT * min(scene + acts, 2.0))
         weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
-    return top_choices(weights)
+        lemmas[(surface,)] = other
+    wordnet = evidence.wordnet
+
+    def refusal(surface: tuple[str, ...]) -> str | None:
+        other = lemmas[surface]
+        if person:
+            return None
+        if wordnet.part_related(name, other):
+            why = "object:part_or_whole"  # "typing on the computer" -> not "the keyboard"
+        elif any(wordnet.is_kind_of(other, n) for n in coordinated):
+            why = "object:kind_of_another"  # "bicycles and vehicles" -> not "motorcycles"
+        else:
+            return None
+        refuse(why)
+        return why
+
+    return top_choices(weights, refusal=refusal)
 
 
 @register_operator("replace_object", rank=10)

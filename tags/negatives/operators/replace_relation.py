@@ -337,6 +337,13 @@ def _verb_choices(
         ):
             refuse("relation:particle_not_opposite")
             continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
+        if (
+            flip
+            and {particle, " ".join(other.split()[1:])} == {"up", "down"}
+            and evidence.wordnet.is_level_way(obj)
+        ):
+            refuse("relation:level_way")
+            continue  # "walking down the sidewalk" -> not "up": one way or the other
         triple = scenes.triples.get((subject, other, obj), 0)
         same_frame = other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
         grouped = group_verb(scenes, other, tag_shape)
