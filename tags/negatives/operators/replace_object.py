@@ -7,7 +7,9 @@ original, and every combination the substitute enters is attested in the corpus:
 ``(predicate, object)`` where it is an object. Person nouns change only among the nouns that
 say nothing but gender or age, under the caption's pronouns and gender markers; the
 substitute must fit the caption's other objects and verbs (:meth:`SceneCounts.context_delta`,
-:meth:`SceneCounts.verb_delta`) and its scene cue.
+:meth:`SceneCounts.verb_delta`) and its scene cue. A part of the original or the whole it
+belongs to (WordNet meronyms: "computer" / "keyboard") is not a substitute, nor a kind of a
+noun joined to the original ("bicycles and vehicles" -> not "motorcycles").
 """
 
 from __future__ import annotations
