@@ -215,6 +215,8 @@ BAD_INPUTS = [
      "--noun-classes"),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --background {json}",
      "--background"),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --background factual,{json}",
+     "--background {json}"),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --vocab {binary}", "{binary}"),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --tokenizer {folder}",
      "--tokenizer {folder}"),
