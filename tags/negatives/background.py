@@ -78,8 +78,10 @@ def load_background(spec: str | None) -> SceneCounts | None:
     return _load_one(spec)
 
 
+@lru_cache(maxsize=8)
 def _load_one(spec: str) -> SceneCounts:
-    """One background source: a built-in name or a file."""
+    """One background source: a built-in name or a file (read once: the option check and
+    the planner share it; callers merge it into new counts, never change it)."""
     path = BUILTIN.get(spec, Path(spec))
     if not path.is_file():
         names = ", ".join([*BUILTIN, "none"])

@@ -332,12 +332,12 @@ AGED_NOUNS = frozenset(
     ]
 )
 
-#: States exclude only their opposites: "a wet street" may well be busy.
 #: Adjectives that say a place or a container holds nothing: such a value is never
 #: written where the caption puts something in, on or at the noun ("a crowd on a busy
 #: street" -> not "on an empty street").
 EMPTY_WORDS = frozenset({"empty", "vacant", "deserted", "unoccupied", "uninhabited"})
 
+#: States exclude only their opposites: "a wet street" may well be busy.
 STATE_OPPOSITES = {
     "empty": ("full", "crowded"),
     "full": ("empty",),

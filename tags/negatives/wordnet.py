@@ -219,7 +219,7 @@ class WordNet:
         return tuple(out)
 
 
-#: WordNet synsets of level ways: roads and paths ("street", "sidewalk", "trail").
+#: WordNet synsets of level ways: roads and paved paths ("street", "road", "sidewalk").
 LEVEL_WAYS = frozenset({"road.n.01", "path.n.02", "walk.n.04"})
 
 

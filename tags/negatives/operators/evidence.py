@@ -252,11 +252,7 @@ class SceneEvidence:
         ``verb`` its predicate's lemma) the corpus names ``other`` with that verb in at least
         :data:`VERB_BACKOFF_MIN` captions: a frame backs off to its verb ("a girl dancing
         inside" -> "a boy": boys dance, if never "inside" in the corpus)."""
-        if other in pool:
-            return True
-        return verb is not None and self.scenes.verb_object.get((verb, other), 0) >= max(
-            self.min_count, VERB_BACKOFF_MIN
-        )
+        return other in pool or (verb is not None and other in self._verb_nouns().get(verb, ()))
 
     def admitted(self, pools: list[Counter], verbs: list[str | None]) -> set[str]:
         """The objects every pool admits (:meth:`attests`: in the pool, or named with its

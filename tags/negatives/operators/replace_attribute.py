@@ -29,7 +29,7 @@ from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Pro
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.registry import register_operator
-from tags.negatives.operators.replace_object import top_choices
+from tags.negatives.operators.replace_object import LISTING_PREDICATES, top_choices
 from tags.negatives.scenes import normal, words_of
 
 #: The prior of a count unit ("two" -> "three") next to other units: count edits are
@@ -214,7 +214,7 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
 
 
 #: Predicates by which a thing holds what follows ("a street with cars", "a box full of").
-HOLDING_PREDICATES = frozenset({"with", "have", "contain", "include", "hold", "fill with", "fill"})
+HOLDING_PREDICATES = LISTING_PREDICATES | {"hold", "fill", "fill with"}
 
 
 def holds_something(context: CaptionContext, index: int) -> bool:

@@ -392,7 +392,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     # only women in the caption: no beard ("the girl with the beard"); only men: no dress
     one_gender = context.one_gender_markers
     kinds = {person_kind(w) for w in words & (PERSON_NOUNS | GENDERED_NOUNS) if w != written}
-    coordinated = coordinated_nouns(context, index)
+    coordinated = set() if person else coordinated_nouns(context, index)
     lemmas: dict[tuple[str, ...], str] = {}  # each substitute's surface -> its lemma
     weights: Counter = Counter()
     usable = evidence.usable_objects(category, plural)
