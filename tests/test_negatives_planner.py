@@ -317,6 +317,26 @@ def test_worker_processes_give_the_same_output(parser, vocab, planner):
     assert stats_one.negatives == stats_two.negatives == len(one)
 
 
+def test_generation_keeps_long_lived_objects_out_of_the_collector(parser, vocab, planner):
+    import gc
+
+    groups = [ImageGroup(i, [Caption(i, i, t)]) for i, t in enumerate(CORPUS)]
+    generator = NegativeGenerator(
+        VocabularyRefiller(vocab, num_samples=10),
+        GenerationConfig(max_edits=1, batch_size=4),
+        parser=parser,
+        planner=planner,
+    )
+    assert gc.get_freeze_count() == 0
+    results = generator.generate(groups)
+    next(results)
+    # the counts and indexes alive when generation began are frozen while it runs ...
+    assert gc.get_freeze_count() > 1000 and gc.is_tracked(planner.evidence.scenes.triples)
+    results.close()  # ... and handed back when it ends, even early
+    assert gc.get_freeze_count() == 0
+    assert list(generator.generate(groups)) and gc.get_freeze_count() == 0
+
+
 def test_vocabulary_with_scenes_round_trips(vocab, tmp_path):
     path = tmp_path / "vocab.json"
     vocab.save(path)
