@@ -89,6 +89,19 @@ def test_posture_verbs_said_of_one_image_are_not_exchanged(parser):
     assert choices == {("sitting on",)}
 
 
+def test_a_way_of_an_act_is_not_exclusive_with_it(parser):
+    # WordNet defines "surf" as "ride the waves ...", "squat" as "sit on one's heels": one act
+    from tags.negatives.wordnet import wordnet
+
+    assert wordnet().way_of("ride", "surf") and wordnet().way_of("sit", "squat")
+    assert not wordnet().way_of("ride", "walk") and not wordnet().way_of("sit", "stand")
+    corpus = ["a man riding on a surfboard", "a man surfing on a surfboard"]
+    scenes = SceneGraphVocabulary().update(parser.parse_batch(corpus * 2)).scenes
+    planner = EditPlanner(scenes, min_count=2)
+    assert ("surfing on",) not in _relation_choices(planner, parser.parse(corpus[0]))
+    assert planner.explain(parser.parse(corpus[0])).candidates["relation:way_of_the_act"] == 1
+
+
 def test_laying_is_replaced_but_never_written(parser):
     corpus = ["a dog laying on the couch", "a dog sitting on the couch", "a dog lying on the bed"]
     corpus += ["a cat laying on the bed", "a cat sitting on the bed", "a cat lying on the couch"]

@@ -42,6 +42,7 @@ class WordNet:
         self._parts = lru_cache(maxsize=1 << 14)(self._parts_of)
         self.part_related = lru_cache(maxsize=1 << 17)(self._part_related)
         self.is_kind_of = lru_cache(maxsize=1 << 17)(self._is_kind_of)
+        self._gloss_verbs = lru_cache(maxsize=1 << 12)(self._gloss_verbs_of)
 
     def after_fork(self) -> None:
         """Give a forked process its own data-file handles (the reader seeks in them)."""
@@ -110,6 +111,20 @@ class WordNet:
         ``verb.stative``), or ``None`` for a word WordNet has no verb for."""
         senses = self._synsets(verb, "v", 1)
         return senses[0].lexname() if senses else None
+
+    def way_of(self, verb: str, other: str) -> bool:
+        """Whether either verb's first sense is defined with the other ("surf": "ride the
+        waves of the sea with a surfboard", "squat": "sit on one's heels"): a way of doing
+        it, so said of the same act, not an exclusive one."""
+        return other in self._gloss_verbs(verb) or verb in self._gloss_verbs(other)
+
+    def _gloss_verbs_of(self, verb: str) -> frozenset[str]:
+        """The words of a verb's first-sense definition, each as a verb lemma."""
+        from tags.negatives.scenes import verb_lemma
+
+        senses = self._synsets(verb, "v", 1)
+        words = senses[0].definition().replace("(", " ").replace(")", " ").split() if senses else []
+        return frozenset(verb_lemma(w.strip(",;")) for w in words)
 
     def _is_kind_of(self, noun: str, other: str) -> bool:
         """Whether ``other``'s first sense is ``noun``'s first sense or one of its hypernyms

@@ -33,6 +33,7 @@ from tags.negatives.lexicon import (
     PERSON_NOUNS,
     PLURALIA_TANTUM,
     YOUTH_WORDS,
+    ages_overlap,
     attribute_class,
     editable_words,
     garment_slot,
@@ -433,6 +434,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
             or surface in excluded
             or (other not in free and not persons_exclusive(written, surface))  # "boy" ->
             # not "toddler"; "guy" (no age class) -> only "woman"
+            or ages_overlap(written, surface)  # "a man" -> not "a boy": may be a young man
             # a kind (gender, age) another person of the caption already has: "a man
             # and a woman" -> not "a lady and a woman" (two names of one kind)
             or person_kind(surface) in kinds

@@ -396,6 +396,9 @@ def _verb_choices(
         if not (flip or exclusive):
             refuse("relation:verbs_not_exclusive")
             continue  # other verbs are often compatible ("sitting" / "working")
+        if not flip and evidence.wordnet.way_of(verb, other.split()[0]):
+            refuse("relation:way_of_the_act")
+            continue  # "riding on a surfboard" -> not "surfing on": to surf is to ride
         by_subject = with_subject[other]
         if not by_subject and other in postures:  # backed off to all people: only two
             # verbs the writers of one image do not use for one act ("jumping" / "flying
