@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tags.negatives.operators.syntax import counted, with_clause
+from tags.negatives.operators.syntax import age_stated, counted, with_clause
 
 
 def _entity(graph, name: str):
@@ -59,6 +59,36 @@ def test_the_planner_leaves_an_enumerated_count_and_a_with_list_alone(parser):
     with_at = captions[1].index("with")
     assert ((with_at, with_at + 4),) not in spans[captions[1]]
     assert ((0, 3),) in spans[captions[2]]  # "Two" -> "Three" is still planned
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "An older man who appears to be in his sixty 's plays with three children .",
+        "A young man , twenty years old , on a swing .",
+        "A young man , five years old in this photo , smiles .",
+        "A young woman in her twenties jogs .",
+        "An old man in his 70s reads .",
+    ],
+)
+def test_an_age_said_in_years_or_decades_pins_age_words(parser, caption):
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    assert age_stated(caption)
+    corpus = [caption.replace("older", "old"), "an old man reads .", "a young man reads ."]
+    corpus += ["a young man on a swing .", "an old man on a swing .", "an old woman jogs ."]
+    corpus += ["a young woman jogs ."]
+    planner = EditPlanner(SceneGraphVocabulary().update(parser.parse_batch(corpus * 3)).scenes)
+    graph = parser.parse(caption)
+    assert planner.explain(graph).units["attribute:age_stated"] >= 1
+    assert not any(
+        graph.caption[slice(*u.spans[0])].lower().split()[-1] in ("old", "older", "young")
+        for u in planner.plan(graph)
+    )
+    unpinned = parser.parse("an old man reads .")
+    assert not age_stated(unpinned.caption)
+    assert any(u.type == "attribute" for u in planner.plan(unpinned))  # "old" -> "young"
 
 
 def test_a_material_is_not_replaced_by_its_own_kind(parser):

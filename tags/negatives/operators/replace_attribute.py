@@ -30,6 +30,7 @@ from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.replace_object import LISTING_PREDICATES, top_choices
+from tags.negatives.operators.syntax import age_stated
 from tags.negatives.scenes import normal, words_of
 
 #: The prior of a count unit ("two" -> "three") next to other units: count edits are
@@ -82,6 +83,8 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         return number_choices(evidence, written)
     elif kind == "age" and name in AGED_NOUNS:
         why = "aged_noun"  # "young children" -> "old children"
+    elif kind == "age" and age_stated(graph.caption):
+        why = "age_stated"  # "an older man ... in his sixty 's" -> not "a young man"
     elif value in GENDER_ADJECTIVES and GENDERED_PRONOUNS.intersection(context.words):
         why = "gendered_pronoun"  # "a male player holding his racket"
     elif kind == "colour" and evidence.is_person(name):

@@ -2,12 +2,13 @@
 
 Each function reads a :class:`~parsers.SceneGraph` (its caption, tokens and tags) and
 answers one question about a span or an entity: is it a common noun, a compound's modifier,
-followed by a clause, mentioned again; is a count pinned elsewhere in the caption.
+followed by a clause, mentioned again; is a count or an age pinned elsewhere in the caption.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 
 from parsers import SceneGraph
 from tags.negatives.lexicon import COUNT_ANCHORS, NEGATORS, NUMBER_VALUES
@@ -50,6 +51,22 @@ def counted(caption: str) -> bool:
         return True  # a total and its parts: "four people, two girls, one bald man"
     text = f" {text} "
     return any(f" {anchor} " in text for anchor in COUNT_ANCHORS)
+
+
+#: An age said in years or decades ("a 6-year-old", "five years old", "in his sixties", "in
+#: her 60s", "in his sixty 's").
+_DECADES = "twent|thirt|fort|fift|sixt|sevent|eight|ninet"
+_STATED_AGE = re.compile(
+    r"\b(?:\d+|[a-z]+)[- ]?(?:year|yr)s?[- ]?olds?\b"
+    rf"|\b(?:{_DECADES})(?:ies|y ?'? ?s)\b"
+    r"|\b[1-9]0 ?'? ?s\b"
+)
+
+
+def age_stated(caption: str) -> bool:
+    """Whether the caption states an age in years or decades: "a young man" is not made
+    "an old man" where he "appears to be in his sixties"."""
+    return bool(_STATED_AGE.search(caption.lower()))
 
 
 def tokens_before(graph: SceneGraph, entity) -> list[tuple[int, int, str]]:
