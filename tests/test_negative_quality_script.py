@@ -162,3 +162,18 @@ def test_each_distinct_text_is_scored_once_per_judge(script):
     again = script.judge_pairs(judge, [_pick("a dog", "a dog runs"), _pick("a cow", "a dog")])
     assert sorted(judge.seen) == ["a cat", "a cow", "a dog", "a dog runs"]
     assert first["text_only_accuracy"] == again["text_only_accuracy"] == 0.5
+
+
+def test_blind_read_broken_controls_are_never_fair_captions():
+    """Each kind of broken control leaves a caption no reader could pass: the last-word kind
+    once wrote "sleeping", which made "workers ... are shoveling" a fair negative."""
+    spec = importlib.util.spec_from_file_location(
+        "blind_read", ROOT / "scripts" / "benchmarks" / "blind_read.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    caption = "Three workers in bright vests are shoveling ."
+    broken = [module._broken(caption, kind) for kind in range(5)]
+    assert all(b != caption for b in broken) and len(set(broken)) == 5
+    assert broken[4] == "Three workers in bright vests are the of ."
+    assert module._broken("A man sleeps", 4) == "A man the of"

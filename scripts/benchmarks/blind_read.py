@@ -7,7 +7,7 @@
 ``make`` draws 50 (``--size``) random negatives (any ``negative_index``, one per caption) of a
 ``tags generate`` JSONL file and adds 10 hidden controls made from other captions of the same
 file: 5 broken (a person noun -> "brick", a dropped word, a doubled word, two words swapped, a
-last noun -> "sleeping") and 5 still true ("A" <-> "The", "Here, ..."). The 60 pairs are
+last word -> "the of") and 5 still true ("A" <-> "The", "Here, ..."). The 60 pairs are
 shuffled into ``items.md``; the key (kinds and edits) goes to ``--key``, outside the folder the
 annotator sees. ``--exclude`` lists earlier keys whose captions are left out, so reads do not
 share captions.
@@ -41,8 +41,9 @@ def _broken(caption: str, kind: int) -> str:
         words.insert(middle, words[middle])
     elif kind == 3:
         words[middle], words[middle + 1] = words[middle + 1], words[middle]
-    else:
-        words[-2 if words[-1] == "." else -1] = "sleeping"
+    else:  # a dangling article and preposition: never a fair caption, whatever the
+        # last word was ("sleeping" in its place made "are shoveling" a fair negative)
+        words[-2 if words[-1] == "." else -1] = "the of"
     return " ".join(words)
 
 
