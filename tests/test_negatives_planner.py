@@ -643,7 +643,7 @@ def test_object_substitutes_must_be_seen_in_the_scene_the_caption_shows(parser):
     counts = SceneCounts()
     corpus = ["a woman at a desk with a computer", "a man at a desk with a typewriter"] * 6
     corpus += ["a man with a bow and arrows"] * 4 + ["a computer on a table"] * 4
-    corpus += ["a cat on a sofa"] * 60 + ["a boy at a park"] * 3
+    corpus += ["a cat on a sofa"] * 60 + ["a girl at a park"] * 3
     for graph in parser.parse_batch(corpus):
         counts.add_graph(graph)
     # "desk" goes with the computer far above chance: a typewriter is seen at desks, a bow not
@@ -656,11 +656,11 @@ def test_object_substitutes_must_be_seen_in_the_scene_the_caption_shows(parser):
     graph = parser.parse("a man reading at a desk with a computer")
     unit = next(u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "computer")
     assert {c.surface[0] for c in unit.choices} == {"typewriter"}
-    # person nouns are not vetoed: a boy is never seen at a desk, yet may sit at one
-    assert not counts.shares_scene("man", "boy", ["desk"])
+    # person nouns are not vetoed: a girl is never seen at a desk, yet may sit at one
+    assert not counts.shares_scene("man", "girl", ["desk"])
     graph = parser.parse("a man at a desk with a computer")
     unit = next(u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "man")
-    assert ("boy",) in [c.surface for c in unit.choices]
+    assert ("girl",) in [c.surface for c in unit.choices]
 
 
 def test_substitutes_far_below_the_best_are_dropped(parser, monkeypatch):
@@ -669,7 +669,7 @@ def test_substitutes_far_below_the_best_are_dropped(parser, monkeypatch):
 
     counts = SceneCounts()
     corpus = ["a cat sleeping on a bed", "a woman sleeping on a couch"] * 60 + ["a brown cat"] * 250
-    corpus += ["a cat sleeping on a chair", "a boy sleeping on a couch", "a pink cat"] * 2
+    corpus += ["a cat sleeping on a chair", "a girl sleeping on a couch", "a pink cat"] * 2
     corpus += ["a cat sleeping on a couch", "a man sleeping on a couch", "a grey cat"] * 2
     for graph in parser.parse_batch(corpus):
         counts.add_graph(graph)
@@ -684,7 +684,7 @@ def test_substitutes_far_below_the_best_are_dropped(parser, monkeypatch):
     assert set(choices("a cat sleeping on a couch", "couch")) == {"bed", "chair"}
     assert set(choices("a grey cat", "grey")) == {"brown", "pink"}
     people = choices("a man sleeping on a couch", "man")
-    assert set(people) == {"woman", "boy"}
+    assert set(people) == {"woman", "girl"}
     monkeypatch.setattr(planner_module, "MIN_CHOICE_SHARE", 0.1)
     assert set(choices("a cat sleeping on a couch", "couch")) == {"bed"}  # seen twice only
     assert set(choices("a grey cat", "grey")) == {"brown"}  # "a pink cat": two odd parses
@@ -820,10 +820,11 @@ def test_rules_from_the_independent_blind_reads(parser):
     assert ("relation", "with") not in units
     _, units = plan(parser, planner, "a woman with a dog")
     assert units[("relation", "with")] == [("without",)]
-    # a person noun without a gender changes only across ages that cannot overlap
+    # a person noun without a gender changes only across ages that cannot overlap; a
+    # gendered one not to the other side of adulthood in its gender (a boy may be a young man)
     _, units = plan(parser, planner, "a boy on a swing")
     choices = units[("object", "boy")]
-    assert {("girl",), ("man",)} <= set(choices) and ("toddler",) not in choices
+    assert ("girl",) in choices and ("toddler",) not in choices and ("man",) not in choices
     _, units = plan(parser, planner, "a toddler on a swing")
     assert units[("object", "toddler")] == [("man",)]
     # a name inside the other ("sweatshirt" is a kind of shirt to a reader)
@@ -915,6 +916,7 @@ def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
 def test_a_possessive_keeps_its_spelling(parser):
     """From blind read 106: "a men 's volleyball game" -> "a boys 's volleyball game"."""
     corpus = ["two men playing a game", "two boys playing a game", "two women playing a game"]
+    corpus += ["two girls playing a game"]
     corpus = (
         corpus * 3
         + [
@@ -932,7 +934,7 @@ def test_a_possessive_keeps_its_spelling(parser):
     assert "women" in found and not any(s.endswith("s") for s in found)
     graph = parser.parse("two men playing a game")
     units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "men"]
-    assert "boys" in {c.surface[0] for u in units for c in u.choices}  # no possessive: fine
+    assert "girls" in {c.surface[0] for u in units for c in u.choices}  # no possessive: fine
 
 
 def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
