@@ -24,6 +24,22 @@ _NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other"
 _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
 
 
+def _common_word(token, lexicon: LearnedLexicon) -> None:
+    """A lower-case word tagged a proper noun ("in orange/NNP vest", "a green jersey/NNP",
+    "a white teddy/NNP bear"): the tagger reads capital-free captions poorly. A word FACTUAL
+    writes as an adjective before a noun becomes one (JJ) when a noun follows; a word it
+    writes as an object or merges into a compound becomes a common noun; any other stays a
+    name ("the virgin mary", "pepsi")."""
+    word, following = token.lower_, token.nbor() if token.i + 1 < len(token.doc) else None
+    as_modifier = lexicon.amod_mod.get(word) or lexicon.mod.get(word)
+    if as_modifier and as_modifier[0] == "attr" and following is not None:
+        if following.tag_ in NOUN_TAGS:
+            token.tag_ = "JJ"
+            return
+    if word in lexicon.objects or (as_modifier and as_modifier[0] == "merge"):
+        token.tag_ = "NNS" if token.tag_ == "NNPS" else "NN"
+
+
 def repair_tags(doc: Doc, lexicon: LearnedLexicon | None = None) -> None:
     """Repair frequent tagging slips of region captions, which are mostly bare noun phrases: a head noun read as a verb or adjective
     ("pancakes on a plate", "helmet on player 's head", "jeep on beach", "drawing on door")
@@ -31,6 +47,8 @@ def repair_tags(doc: Doc, lexicon: LearnedLexicon | None = None) -> None:
     for t in doc:
         if t.tag_ == "XX":  # unknown word, mostly nouns in captions
             t.tag_ = "NN"
+        if t.tag_ in {"NNP", "NNPS"} and t.text.islower() and lexicon is not None:
+            _common_word(t, lexicon)
         if (
             t.tag_ == "NNS"
             and t.dep_ == "ROOT"

@@ -216,3 +216,19 @@ def test_an_all_caps_caption_parses_as_its_lower_case(parser):
     assert [e.head_span for e in shouted.entities] == [e.head_span for e in quiet.entities]
     assert [r.predicate for r in shouted.relations] == [r.predicate for r in quiet.relations]
     assert parser.parse_batch([text])[0].entities == shouted.entities
+
+
+@pytest.mark.parametrize(
+    ("caption", "word", "tag"),
+    [
+        ("white string attached to kite", "white", "JJ"),  # an adjective before a noun
+        ("a tan dog jogging with his tongue hanging out .", "tan", "JJ"),
+        ("a boy standing close to a white teddy bear", "teddy", "NN"),  # a compound's noun
+        ("A man in blue watches a family .", "blue", "NN"),  # "in blue": an object
+        ("A church window of the virgin mary .", "mary", "NNP"),  # a name stays a name
+    ],
+)
+def test_a_lower_case_word_read_as_a_name_is_repaired(parser, caption, word, tag):
+    graph = parser.parse(caption)
+    tags = {graph.caption[s:e]: t for s, e, t in graph.tokens}
+    assert tags[word] == tag
