@@ -32,10 +32,14 @@ def _common_word(token, lexicon: LearnedLexicon) -> None:
     name ("the virgin mary", "pepsi")."""
     word, following = token.lower_, token.nbor() if token.i + 1 < len(token.doc) else None
     as_modifier = lexicon.amod_mod.get(word) or lexicon.mod.get(word)
-    if as_modifier and as_modifier[0] == "attr" and following is not None:
-        if following.tag_ in NOUN_TAGS:
-            token.tag_ = "JJ"
-            return
+    if (
+        as_modifier
+        and as_modifier[0] == "attr"
+        and following is not None
+        and following.tag_ in NOUN_TAGS
+    ):
+        token.tag_ = "JJ"
+        return
     if word in lexicon.objects or (as_modifier and as_modifier[0] == "merge"):
         token.tag_ = "NNS" if token.tag_ == "NNPS" else "NN"
 

@@ -377,6 +377,10 @@ class _Rules:
                 self.attribute_tokens(e, c)
             elif kind == "have" and (owner := self.b.entity_of.get(c.i)) is not None:
                 self.b.add_relation(owner, [], e, "have")
+            if kind in {"attr", "drop"}:  # an adjective the tagger hung on the modifier
+                for a in self.kids(c):  # describes the head ("a white utility truck")
+                    if a.dep_ == "amod" and a.i < c.i:
+                        self.modifier(e, a)
             return
         if dep == "compound" and c.lower_ in ATTRIBUTE_NOUNS:
             self.attribute_tokens(e, c)

@@ -22,6 +22,8 @@ CASES = {
     # numbers and colour pairs
     "two dogs on the grass": "( dog , on , grass ) , ( dog , is , 2 )",
     "a black and white cat": "( cat , is , black ) , ( cat , is , white )",
+    # an adjective the tagger hangs on a compound modifier describes the head
+    "a white utility truck": "( truck , is , utility ) , ( truck , is , white )",
     # prepositions, multi-word ones included
     "a cat on top of a car": "( cat , on top of , car )",
     "a man standing in front of a building": "( man , stand in front of , building )",
