@@ -15,7 +15,7 @@ from parsers.nlp import Lemmatizer
 from parsers.rules import NOUN_TAGS
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Token
 
 
 #: Forms of "be": never nouns ("There is a ..." is sometimes tagged "There/EX is/NNS").
@@ -24,7 +24,7 @@ _NOT_NOUNS = {"inside", "outside", "here", "there", "up", "down", "out", "other"
 _VERB_LIKE_DEPS = {"nsubj", "nsubjpass", "csubj", "aux", "auxpass", "dobj", "neg", "acomp"}
 
 
-def _common_word(token, lexicon: LearnedLexicon) -> None:
+def _common_word(token: Token, lexicon: LearnedLexicon) -> None:
     """A lower-case word tagged a proper noun ("in orange/NNP vest", "a green jersey/NNP",
     "a white teddy/NNP bear"): the tagger reads capital-free captions poorly. A word FACTUAL
     writes as an adjective before a noun becomes one (JJ) when a noun follows; a word it
