@@ -1,7 +1,8 @@
 """Swaps: two units of the caption exchanged, when every combination they create is attested.
 
-- **attribute swap**: the attributes of two objects of one class ("a red car and a blue
-  bike" -> "a blue car and a red bike"); not alike values, one colour family, the colour of
+- **attribute swap**: two attributes of one class (colour, size, material...) of two objects,
+  whatever the objects' categories ("a red car and a blue bike" -> "a blue car and a red
+  bike", "a brown dog by a white fence" -> "a white dog by a brown fence"); not alike values, one colour family, the colour of
   a person, a value the other object already has, or a colour qualified by a word that
   would stay behind ("a neon green vest"). Each value must be attested with its
   new noun, or (colour, material, pattern) be plausible for it by the graded, category-
