@@ -1066,3 +1066,22 @@ def test_a_vertical_flip_needs_the_two_kinds_stacked_that_way(parser):
     # a dog under a table: animals are seen under tables (cats), so the flip stays
     _, units = plan(parser, planner, "a dog on a table")
     assert units[("relation", "on")] == [("under",)]
+
+
+def test_a_seat_several_share_is_not_made_a_seat_for_one(parser):
+    """WordNet's chair is "a seat for one person": "a man and a dog sit on a bench" or
+    "three people sitting on a bench" -> "on a couch", not "on a chair"; one man may."""
+    from tags.negatives.lexical import wordnet
+
+    assert wordnet().for_one("chair") and wordnet().for_one("office chair")
+    assert not wordnet().for_one("bench") and not wordnet().for_one("couch")
+    corpus = [
+        f"a {p} sitting on a {s}" for p in ("man", "dog") for s in ("bench", "chair", "couch")
+    ]
+    corpus += [f"people sitting on a {s}" for s in ("bench", "chair", "couch")]
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus * 3))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    assert {"chair", "couch"} <= substitutes(parser, planner, "a man sitting on a bench", "bench")
+    for text in ("a man and a dog sitting on a bench", "three people sitting on a bench"):
+        found = substitutes(parser, planner, text, "bench")
+        assert "couch" in found and "chair" not in found

@@ -18,10 +18,15 @@ related, categories are unknown, and a warning says so once.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import warnings
 from functools import lru_cache
 from typing import Any
+
+#: A definition of a thing made for one occupant ("a seat for one person", "a bed for one
+#: occupant", "a light two-wheeled vehicle for one person").
+_FOR_ONE = re.compile(r"\bfor one (?:person|occupant|passenger|rider)\b")
 
 
 class WordNet:
@@ -111,6 +116,13 @@ class WordNet:
         ``verb.stative``), or ``None`` for a word WordNet has no verb for."""
         senses = self._synsets(verb, "v", 1)
         return senses[0].lexname() if senses else None
+
+    def for_one(self, noun: str) -> bool:
+        """Whether a noun's first sense, or a kind it is of, is made for one person ("chair":
+        "a seat for one person"; "office chair", "wheelchair"; a "bench" is "for more than
+        one person")."""
+        senses = self._closure(noun, "n") or self._closure(noun.split()[-1], "n")
+        return any(_FOR_ONE.search(s.definition()) for s in senses)
 
     def way_of(self, verb: str, other: str) -> bool:
         """Whether either verb's first sense is defined with the other ("surf": "ride the

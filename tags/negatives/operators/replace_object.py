@@ -258,6 +258,23 @@ def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) 
     return False
 
 
+#: Singular nouns of several people (a closed class): what they sit on holds several.
+GROUP_SUBJECTS = frozenset({"family", "couple", "group", "crowd", "team", "pair", "people"})
+
+
+def shared_by_several(context: CaptionContext, index: int) -> bool:
+    """Whether several things are in one relation with entity ``index``: two subjects or
+    more, or one joined to another by "and", "or" or a comma ("a man and a dog sitting on a
+    bench"), or a plural or group subject ("three people are sitting on a bench", "a family
+    on a couch")."""
+    graph = context.graph
+    subjects = {r.subject for r in graph.relations if r.object == index != r.subject}
+    subjects |= {j for s in subjects for j in _joined(graph, s) if j != index}  # "a man and"
+    return len(subjects) > 1 or any(
+        context.is_plural(s) or context.names[s] in GROUP_SUBJECTS for s in subjects
+    )
+
+
 def coordinated_nouns(context: CaptionContext, index: int) -> set[str]:
     """The specific nouns (WordNet depth > 7: not "object", "game") of the caption's other
     entities that fill the same slot as entity ``index``: joined to it by "and", "or" or a
@@ -394,6 +411,7 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
     one_gender = context.one_gender_markers
     kinds = {person_kind(w) for w in words & (PERSON_NOUNS | GENDERED_NOUNS) if w != written}
     coordinated = set() if person else coordinated_nouns(context, index)
+    shared = not plural and shared_by_several(context, index)
     lemmas: dict[tuple[str, ...], str] = {}  # each substitute's surface -> its lemma
     weights: Counter = Counter()
     usable = evidence.usable_objects(category, plural)
@@ -453,6 +471,9 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if plural and tantum != (surface.split()[-1] in PLURALIA_TANTUM):
             refuse("object:plurale_tantum")
             continue  # "pants" -> "jackets" would dress one person in several
+        if shared and evidence.wordnet.for_one(other):
+            refuse("object:for_one")
+            continue  # "a man and a dog sit on a bench" -> not "on a chair": a seat for one
         if set(other.split()) & set(name.split()) or contains_word(other, name):
             refuse("object:shares_a_word")
             continue  # "suit" -> "bathing suit", "shirt" -> "sweatshirt" may still be true
