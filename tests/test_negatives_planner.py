@@ -1085,3 +1085,20 @@ def test_a_seat_several_share_is_not_made_a_seat_for_one(parser):
     for text in ("a man and a dog sitting on a bench", "three people sitting on a bench"):
         found = substitutes(parser, planner, text, "bench")
         assert "couch" in found and "chair" not in found
+
+
+def test_a_noun_written_without_an_article_is_not_put_after_a(parser):
+    """ "playing a water sport" -> not "playing a tennis": the corpus writes "tennis" bare
+    (a sport, a mass noun), so it takes no "a"."""
+    from tags.negatives.operators.replace_object import _mostly_bare
+
+    corpus = ["two people are playing tennis", "a man playing tennis on a court"] * 3
+    corpus += ["two people are playing a water sport", "a man playing a water sport"] * 3
+    corpus += ["a man holding a tennis ball", "a man holding a baseball"] * 3
+    corpus += ["a man playing baseball"] * 2
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    assert _mostly_bare(vocab.scenes, "tennis") and not _mostly_bare(vocab.scenes, "baseball")
+    graph = parser.parse("two people are playing a water sport")
+    assert not substitutes(parser, planner, graph.caption, "water sport")
+    assert planner.explain(graph).candidates["object:mass_noun"] == 1

@@ -262,6 +262,19 @@ def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) 
 GROUP_SUBJECTS = frozenset({"family", "couple", "group", "crowd", "team", "pair", "people"})
 
 
+#: A singular noun the corpus writes without an article at least this share of the time
+#: (and ``MASS_MIN_MENTIONS`` times or more) is a mass noun or a sport: no "a" before it.
+MASS_SHARE = 0.8
+MASS_MIN_MENTIONS = 5
+
+
+def _mostly_bare(scenes, name: str) -> bool:
+    """Whether the corpus writes singular ``name`` bare (no article) most of the time
+    ("tennis", "soccer", "water"; not "baseball", often "a baseball")."""
+    singular = scenes.index["objects_by_number"][False].get(name, 0)
+    return singular >= MASS_MIN_MENTIONS and scenes.bare.get(name, 0) >= MASS_SHARE * singular
+
+
 def shared_by_several(context: CaptionContext, index: int) -> bool:
     """Whether several things are in one relation with entity ``index``: two subjects or
     more, or one joined to another by "and", "or" or a comma ("a man and a dog sitting on a
@@ -339,6 +352,10 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         return ()
     plural = context.is_plural(index)
     bare = not plural and is_bare(graph, entity)
+    counted_one = not plural and words_of(graph.caption[slice(*(entity.span or (0, 0)))])[:1] in (
+        ["a"],
+        ["an"],
+    )
     owner = possessive(graph, entity.head_span)
     index_ = scenes.index
     pools: list[Counter] = []
@@ -480,6 +497,9 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         if bare and scenes.bare.get(other, 0) < evidence.min_count:
             refuse("object:not_used_bare")
             continue  # "buying fish" -> "buying bat" needs an article
+        if counted_one and _mostly_bare(scenes, other):
+            refuse("object:mass_noun")
+            continue  # "playing a water sport" -> not "a tennis": tennis takes no "a"
         if frames and not evidence.frame_fits(other, name, frames):
             refuse("object:preposition_frame")
             continue  # "playing on a field" -> not "on a park"
