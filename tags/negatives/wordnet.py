@@ -48,6 +48,7 @@ class WordNet:
         self.part_related = lru_cache(maxsize=1 << 17)(self._part_related)
         self.is_kind_of = lru_cache(maxsize=1 << 17)(self._is_kind_of)
         self._gloss_verbs = lru_cache(maxsize=1 << 12)(self._gloss_verbs_of)
+        self.for_one = lru_cache(maxsize=1 << 14)(self._for_one)
 
     def after_fork(self) -> None:
         """Give a forked process its own data-file handles (the reader seeks in them)."""
@@ -117,7 +118,7 @@ class WordNet:
         senses = self._synsets(verb, "v", 1)
         return senses[0].lexname() if senses else None
 
-    def for_one(self, noun: str) -> bool:
+    def _for_one(self, noun: str) -> bool:
         """Whether a noun's first sense, or a kind it is of, is made for one person ("chair":
         "a seat for one person"; "office chair", "wheelchair"; a "bench" is "for more than
         one person")."""
