@@ -29,7 +29,11 @@ from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Pro
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
 from tags.negatives.operators.registry import register_operator
-from tags.negatives.operators.replace_object import LISTING_PREDICATES, top_choices
+from tags.negatives.operators.replace_object import (
+    LISTING_PREDICATES,
+    shared_by_several,
+    top_choices,
+)
 from tags.negatives.operators.syntax import age_stated
 from tags.negatives.scenes import normal, words_of
 
@@ -222,18 +226,13 @@ HOLDING_PREDICATES = LISTING_PREDICATES | {"hold", "fill", "fill with"}
 
 def holds_something(context: CaptionContext, index: int) -> bool:
     """Whether the caption fills entity ``index``: several things or a group are in, on or
-    at it ("a crowd on a street", "people walking down a street"; one man on an empty
-    street is no contradiction), or it holds something ("a street with cars", "filled
-    with people")."""
-    graph, wordnet = context.graph, context.evidence.wordnet
-    for r in graph.relations:
-        if r.subject == index and r.object != index and r.predicate in HOLDING_PREDICATES:
-            return True
-        if r.object == index and r.subject != index:
-            name = context.names[r.subject]
-            if context.is_plural(r.subject) or wordnet.lexname(name) == "noun.group":
-                return True
-    return False
+    at it (:func:`~.replace_object.shared_by_several`: "a crowd on a street", "people
+    walking down a street"; one man on an empty street is no contradiction), or it holds
+    something ("a street with cars", "filled with people")."""
+    return shared_by_several(context, index) or any(
+        r.subject == index != r.object and r.predicate in HOLDING_PREDICATES
+        for r in context.graph.relations
+    )
 
 
 @register_operator("replace_attribute", rank=20)

@@ -258,10 +258,6 @@ def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) 
     return False
 
 
-#: Singular nouns of several people (a closed class): what they sit on holds several.
-GROUP_SUBJECTS = frozenset({"family", "couple", "group", "crowd", "team", "pair", "people"})
-
-
 #: A singular noun the corpus writes without an article at least this share of the time
 #: (and ``MASS_MIN_MENTIONS`` times or more) is a mass noun or a sport: no "a" before it.
 MASS_SHARE = 0.8
@@ -280,11 +276,11 @@ def shared_by_several(context: CaptionContext, index: int) -> bool:
     more, or one joined to another by "and", "or" or a comma ("a man and a dog sitting on a
     bench"), or a plural or group subject ("three people are sitting on a bench", "a family
     on a couch")."""
-    graph = context.graph
+    graph, wordnet = context.graph, context.evidence.wordnet
     subjects = {r.subject for r in graph.relations if r.object == index != r.subject}
     subjects |= {j for s in subjects for j in _joined(graph, s) if j != index}  # "a man and"
     return len(subjects) > 1 or any(
-        context.is_plural(s) or context.names[s] in GROUP_SUBJECTS for s in subjects
+        context.is_plural(s) or wordnet.lexname(context.names[s]) == "noun.group" for s in subjects
     )
 
 
@@ -352,10 +348,8 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         return ()
     plural = context.is_plural(index)
     bare = not plural and is_bare(graph, entity)
-    counted_one = not plural and words_of(graph.caption[slice(*(entity.span or (0, 0)))])[:1] in (
-        ["a"],
-        ["an"],
-    )
+    first_word = words_of(graph.caption[slice(*(entity.span or entity.head_span))])[:1]
+    counted_one = not plural and first_word in (["a"], ["an"])  # "a water sport"
     owner = possessive(graph, entity.head_span)
     index_ = scenes.index
     pools: list[Counter] = []
