@@ -7,6 +7,9 @@ wires them:
 - :class:`ITMHead`: image-text matching score in [0, 1] from the pooled first token.
 - :class:`WordDiscriminationHead`: per token, "does it match the positive caption" (2 classes).
 - :class:`WordCorrectionHead`: per token, the positive caption's token (vocabulary logits).
+
+Layer: the bottom, beside ``parsers``: imports nothing of ``tags`` (torch,
+transformers).
 """
 
 from heads.itm import ITMHead, fp32_linear

@@ -1,4 +1,8 @@
-"""Caption -> scene graph parsing (spaCy rules), the SceneGraph data model, FACTUAL I/O."""
+"""Caption -> scene graph parsing (spaCy rules), the SceneGraph data model, FACTUAL I/O.
+
+Layer: the bottom, beside ``heads``: imports nothing of ``tags`` (spaCy and the
+standard library).
+"""
 
 from parsers.factual import FactualExample, read_factual, read_factual_csv, split_factual
 from parsers.graph import Attribute, Entity, Relation, SceneGraph, char_span_to_token_indices

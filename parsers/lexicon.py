@@ -1,215 +1,104 @@
-"""Word lists that steer the rule-based parser (FACTUAL conventions, tuned on its train split)."""
+"""Closed word classes: the lists that steer the rule-based parser, and the ones the whole
+project shares.
+
+The shared classes (cardinal numbers, vague plural quantifiers, basic colours, materials) are
+written here once; :mod:`tags.negatives.lexicon` builds its classes from them. The parser's
+own lists follow FACTUAL conventions, tuned on its train split. A list names a noun's lemma
+once; the plurals it also matches come from :func:`parsers.morphology.with_plurals`.
+
+Imports: :mod:`parsers.morphology` only (and the standard library).
+"""
 
 from __future__ import annotations
 
-NUMBER_WORDS = {
+from parsers.morphology import plural, with_plurals
+
+#: Cardinal number words by value.
+CARDINALS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
     "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100,
-    "dozen": 12, "both": 2, "pair": 2, "couple": 2,
 }  # fmt: skip
 
-#: "a group of people" -> people, with the attribute given here (None: no attribute).
-COLLECTIVES: dict[str, str | None] = {
+#: Words that give a count: the cardinals and the counting nouns and determiners.
+NUMBER_WORDS = {**CARDINALS, "dozen": 12, "both": 2, "pair": 2, "couple": 2}
+
+#: Quantifiers that say "more than one" without a number.
+PLURAL_QUANTIFIERS = frozenset({"several", "many", "few", "multiple", "numerous"})
+
+#: "a group of people" -> people, with the attribute given here (None: no attribute); the
+#: collectives of _PLURAL_COLLECTIVES also in the plural ("pieces of cake").
+_PLURAL_COLLECTIVES = (
+    "group", "piece", "slice", "pair", "bunch", "herd", "couple", "lot", "row", "stack",
+    "pile", "team", "batch", "bit",
+)  # fmt: skip
+_COLLECTIVE_LEMMAS: dict[str, str | None] = {
     "group": "group of", "piece": "piece", "slice": "slice", "part": "part",
-    "pair": None, "bunch": None, "herd": None, "couple": None, "lot": None, "lots": None,
-    "flock": None, "set": None, "number": None, "row": None, "stack": None, "pile": None,
-    "bunches": None, "groups": None, "pieces": "piece", "slices": "slice", "cluster": None,
+    "pair": None, "bunch": None, "herd": None, "couple": None, "lot": None, "flock": None,
+    "set": None, "number": None, "row": None, "stack": None, "pile": None, "cluster": None,
     "crowd": None, "line": None, "team": None, "variety": None, "assortment": None,
     "collection": None, "kind": None, "type": None, "sort": None, "plenty": None,
-    "handful": None, "couples": None, "pairs": None, "herds": None, "rows": None,
-    "stacks": None, "piles": None, "bundle": None, "array": None, "series": None,
-    "batch": None, "batches": None, "clump": None, "bits": None, "bit": None, "loaf": None,
-    "bouquet": None, "amount": None, "half": None, "view": None, "scene": None,
-    "depiction": None, "mass": None, "family": None, "grouping": "group of", "teams": None,
+    "handful": None, "bundle": None, "array": None, "series": None, "batch": None,
+    "clump": None, "bit": None, "loaf": None, "bouquet": None, "amount": None, "half": None,
+    "view": None, "scene": None, "depiction": None, "mass": None, "family": None,
+    "grouping": "group of",
 }  # fmt: skip
+COLLECTIVES: dict[str, str | None] = {
+    **_COLLECTIVE_LEMMAS,
+    **{plural(w): _COLLECTIVE_LEMMAS[w] for w in _PLURAL_COLLECTIVES},
+    "groups": None,  # "groups of people": FACTUAL writes no "group of" attribute
+}
 
 #: Nouns that turn "on top of", "in front of", "on the side of" into one preposition.
-RELATIONAL_NOUNS = {
-    "top",
-    "front",
-    "side",
-    "sides",
-    "middle",
-    "back",
-    "edge",
-    "bottom",
-    "center",
-    "centre",
-    "corner",
-    "left",
-    "right",
-    "end",
-    "rear",
-    "base",
-    "inside",
-    "outside",
-    "surface",
-    "underside",
-    "part",
-    "tip",
-    "rest",
-    "foot",
-    "head",
-    "face",
-}
+RELATIONAL_NOUNS = set(with_plurals(["side"])) | {
+    "top", "front", "middle", "back", "edge", "bottom", "center", "centre", "corner", "left",
+    "right", "end", "rear", "base", "inside", "outside", "surface", "underside", "part", "tip",
+    "rest", "foot", "head", "face",
+}  # fmt: skip
 
 #: Prepositions that combine with a following preposition ("next to", "out of").
 PREP_PREFIXES = {
-    "next",
-    "out",
-    "close",
-    "up",
-    "down",
-    "because",
-    "ahead",
-    "away",
-    "instead",
-    "apart",
-    "inside",
-    "outside",
-    "off",
-    "on",
-    "in",
-    "onto",
-    "along",
-    "together",
-    "adjacent",
-    "near",
-}
+    "next", "out", "close", "up", "down", "because", "ahead", "away", "instead", "apart",
+    "inside", "outside", "off", "on", "in", "onto", "along", "together", "adjacent", "near",
+}  # fmt: skip
 
-CLOTHING = {
-    "shirt",
-    "t-shirt",
-    "tshirt",
-    "jacket",
-    "coat",
-    "dress",
-    "hat",
-    "cap",
-    "helmet",
-    "pants",
-    "jeans",
-    "shorts",
-    "suit",
-    "sweater",
-    "sweatshirt",
-    "hoodie",
-    "uniform",
-    "skirt",
-    "top",
-    "tie",
-    "glasses",
-    "sunglasses",
-    "goggles",
-    "vest",
-    "jersey",
-    "outfit",
-    "costume",
-    "gown",
-    "scarf",
-    "gloves",
-    "glove",
-    "boots",
-    "shoes",
-    "sneakers",
-    "socks",
-    "wetsuit",
-    "bikini",
-    "swimsuit",
-    "trunks",
-    "robe",
-    "apron",
-    "blouse",
-    "overalls",
-    "tank",
-    "clothes",
-    "clothing",
-    "attire",
-    "beanie",
-    "headband",
-    "bandana",
-    "hood",
-    "cloak",
-    "sweats",
-    "tuxedo",
-    "mask",
-    "raincoat",
-    "windbreaker",
-    "parka",
-    "backpack",
-    "visor",
-    "wristband",
-    "necklace",
-}
+CLOTHING = set(with_plurals(["glove"])) | {
+    "shirt", "t-shirt", "tshirt", "jacket", "coat", "dress", "hat", "cap", "helmet", "pants",
+    "jeans", "shorts", "suit", "sweater", "sweatshirt", "hoodie", "uniform", "skirt", "top",
+    "tie", "glasses", "sunglasses", "goggles", "vest", "jersey", "outfit", "costume", "gown",
+    "scarf", "boots", "shoes", "sneakers", "socks", "wetsuit", "bikini", "swimsuit", "trunks",
+    "robe", "apron", "blouse", "overalls", "tank", "clothes", "clothing", "attire", "beanie",
+    "headband", "bandana", "hood", "cloak", "sweats", "tuxedo", "mask", "raincoat",
+    "windbreaker", "parka", "backpack", "visor", "wristband", "necklace",
+}  # fmt: skip
 
-#: Modifiers that name a material, colour or kind: kept as attributes, never merged into the
-#: object's name ("brick wall" -> wall, is brick).
-ATTRIBUTE_NOUNS = {
-    "wood",
-    "wooden",
-    "metal",
-    "brick",
-    "stone",
-    "glass",
-    "plastic",
-    "concrete",
-    "cement",
-    "steel",
-    "iron",
-    "leather",
-    "paper",
-    "cardboard",
-    "ceramic",
-    "tile",
-    "marble",
-    "rubber",
-    "cloth",
-    "silver",
-    "gold",
-    "golden",
-    "wicker",
-    "straw",
-    "granite",
-    "chrome",
-    "aluminum",
-    "denim",
-    "cotton",
-    "wool",
-    "dirt",
-    "gravel",
-    "asphalt",
-    "snow",
-    "stainless",
-    "porcelain",
-    "white",
-    "black",
-    "blue",
-    "red",
-    "green",
-    "yellow",
-    "brown",
-    "gray",
-    "grey",
-    "orange",
-    "pink",
-    "purple",
-    "tan",
-    "beige",
-    "maroon",
-    "navy",
-    "teal",
-    "dark",
-    "light",
-    "baby",
-}
+#: Materials things are made of ("a brick wall", "wooden chairs").
+MATERIALS = frozenset(
+    {"wood", "wooden", "metal", "brick", "stone", "glass", "plastic", "concrete", "steel",
+     "iron", "leather", "paper", "cardboard", "ceramic", "marble", "denim", "cotton", "wool"}
+)  # fmt: skip
 
 #: Colour names FACTUAL writes alone ("white colored" -> white).
 BASIC_COLOURS = {
     "white", "black", "blue", "red", "green", "yellow", "brown", "gray", "grey", "orange",
     "pink", "purple", "tan", "beige", "silver", "gold", "golden",
 }  # fmt: skip
+
+#: Colour names of a shade of a basic colour ("maroon", "navy", "teal").
+SHADES = frozenset({"maroon", "navy", "teal"})
+
+#: Modifiers that name a material, colour or kind: kept as attributes, never merged into the
+#: object's name ("brick wall" -> wall, is brick).
+ATTRIBUTE_NOUNS = (
+    set(MATERIALS)
+    | BASIC_COLOURS
+    | SHADES
+    | {
+        "cement", "tile", "rubber", "cloth", "wicker", "straw", "granite", "chrome", "aluminum",
+        "dirt", "gravel", "asphalt", "snow", "stainless", "porcelain", "dark", "light", "baby",
+    }
+)  # fmt: skip
 
 #: Attribute spellings normalized as FACTUAL writes them.
 ATTRIBUTE_NORMAL = {
@@ -222,9 +111,8 @@ ATTRIBUTE_NORMAL = {
 COLOUR_DEGREES = {"dark", "light", "bright", "pale", "deep", "navy", "baby", "hot", "royal", "neon"}
 
 #: People and animals (heads of object names), for possessive pronouns' owners.
-ANIMATE = {
-    "man", "woman", "person", "people", "boy", "girl", "child", "kid", "lady", "baby",
-    "adult", "player", "men", "women", "children", "guy", "family", "crowd", "team",
+ANIMATE = set(with_plurals(["man", "woman", "person", "child"])) | {
+    "boy", "girl", "kid", "lady", "baby", "adult", "player", "guy", "family", "crowd", "team",
     "dog", "cat", "horse", "elephant", "giraffe", "zebra", "bear", "bird", "cow", "sheep",
     "animal", "duck", "goat", "pig", "monkey", "calf", "lamb", "puppy", "kitten", "deer",
     "umpire", "catcher", "pitcher", "batter", "skier", "surfer", "chef", "officer", "cop",
@@ -234,25 +122,10 @@ ANIMATE = {
 POSSESSIVE_PRONOUNS = {"his", "her", "its", "their"}
 
 #: Quantifiers that FACTUAL never writes as attributes.
-QUANTIFIERS = {
-    "many",
-    "several",
-    "some",
-    "few",
-    "multiple",
-    "other",
-    "various",
-    "numerous",
-    "each",
-    "all",
-    "any",
-    "more",
-    "most",
-    "another",
-    "lots",
-    "much",
+QUANTIFIERS = set(PLURAL_QUANTIFIERS) | {
+    "some", "other", "various", "each", "all", "any", "more", "most", "another", "lots", "much",
     "both",
-}
+}  # fmt: skip
 
 #: Pronouns standing for people in captions; FACTUAL names them like this.
 PRONOUN_NAMES = {"they": "people", "them": "people", "he": "man", "him": "man", "she": "woman"}

@@ -8,6 +8,14 @@ Two speed-ups that leave the parse unchanged:
 * thinc's default CPU ops multiply matrices with its bundled BLIS, which lacks kernels for
   some CPUs; :class:`NumpyGemmOps` routes ``gemm`` through NumPy's BLAS instead (several
   times faster on such machines, same results up to float rounding).
+
+:class:`Lemmatizer` is the parser's lemmatizer; it satisfies
+:class:`parsers.morphology.Lemmatizer`, the interface the negatives layer's WordNet
+lemmatizer (:func:`tags.negatives.wordnet.verb_lemma`) shares. The two stay separate on
+purpose: swapping the planner's WordNet verb lemmas for these tables changes its output
+(the built-in verb counts are keyed by WordNet's lemmas).
+
+Imports: NumPy, spaCy and thinc (lazily); nothing of the project.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def main() -> None:
     cli = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     cli.add_argument("train_csv", help="FACTUAL train.csv (column 'caption')")
     cli.add_argument("--out", default=str(BUILTIN["factual"]))
-    cli.add_argument("--workers", type=int, default=1)
+    cli.add_argument("--num-workers", "--workers", dest="workers", type=int, default=1)
     args = cli.parse_args()
     with open(args.train_csv, newline="", encoding="utf-8") as handle:
         texts = [" ".join(row["caption"].split()) for row in csv.DictReader(handle)]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from tags.core.io import read_captions
 from tags.negatives.background import VERB_TABLE
-from tags.negatives.io import read_captions
 from tags.negatives.pipeline import default_parser
 from tags.negatives.scenes import VERB_GROUP_FIELDS, SceneCounts
 

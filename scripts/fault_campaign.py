@@ -10,7 +10,8 @@ failed run that leaves files, or temporary files after a resume).
 
     .venv/bin/python scripts/fault_campaign.py [--seed 0] [--kills 8] [--only generate,train]
 
-Every run is a child forked from one warm process (``tests/_faults.py``), one torch thread.
+Every run is a child forked from one warm process (``scripts/research/faults.py``), one
+torch thread.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/: the research package
+from research.faults import Kill, Outcome, Zygote, error_lines, request, small_disk, tree
 
-from _data import FACTUAL_DEV, FLICKR_CAPTIONS  # noqa: E402
-from _faults import Kill, Outcome, Zygote, error_lines, request, small_disk, tree  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+#: The real-caption samples shipped with the repository (``tests/data``, see its README):
+#: Flickr30K test captions (60 images x 5) and FACTUAL dev rows (caption + scene graph).
+FLICKR_CAPTIONS = ROOT / "tests" / "data" / "flickr30k_test_caps_sample.txt"
+FACTUAL_DEV = ROOT / "tests" / "data" / "factual_dev_sample.csv"
 
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress", "--num-workers", "1"]
 CONFIGS = ROOT / "scripts" / "configs"
@@ -217,6 +221,7 @@ BAD_INPUTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("explain", "explain --model {missing} --caption dog", ("{missing}",)),
     ("explain", "explain --model {folder} --caption dog", ("{folder}",)),
     ("demo", "demo --out {blocker} --budget tiny", ("{blocker}",)),
+    ("demo", "demo --out {root}/d --num-workers 0", ("--num-workers",)),
     ("demo", "demo --out {root}/d --jobs 0", ("--jobs",)),
     # with a trained tiny TagsModel ({model}), its synthetic precomp data ({scaps}, {sims}) and
     # a copy of its run folder ({run}, with checkpoints)

@@ -7,7 +7,7 @@ evaluation and the ``tags`` command line).
 
 __version__ = "0.1.0"
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 # Heavy (torch) exports load on first access, so `import tags` stays fast for the CLI.
 __getattr__, __dir__ = lazy_exports(__name__, {"TagsConfig": "modeling", "TagsModel": "modeling"})

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from tags.negatives.types import Edit
+from tags.core.types import Edit
 from tags.training import config_from_dict
 
 TINY_MODEL = {

@@ -115,9 +115,9 @@ def test_refuses_a_foreign_directory(tmp_path):
 
 
 def test_build_dataset_reads_the_output(built):
+    from tags.backends.masked_lm import load_tokenizer
     from tags.data import build_dataset
     from tags.modeling import tiny_mlm_path
-    from tags.negatives.models import load_tokenizer
 
     config = SimpleNamespace(
         captions=str(built.paths.captions),
@@ -140,9 +140,9 @@ def test_build_dataset_reads_the_output(built):
 
 
 def test_evaluation_loader_reads_the_output(built):
+    from tags.backends.masked_lm import load_tokenizer
     from tags.evaluation.io import load_retrieval_split
     from tags.modeling import tiny_mlm_path
-    from tags.negatives.models import load_tokenizer
 
     images, texts, notes = load_retrieval_split(
         built.paths.captions, built.paths.features, load_tokenizer(tiny_mlm_path()), split="val"

@@ -14,8 +14,8 @@ import pytest
 from _data import FLICKR_CAPTIONS
 
 from tags.cli import main
+from tags.core.types import Edit, apply_edits
 from tags.modeling import tiny_mlm_path
-from tags.negatives.types import Edit, apply_edits
 
 CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
@@ -192,8 +192,8 @@ def test_tiny_mlm_refill_with_labels_and_parquet(corpus, tiny_dir, tmp_path):
 
 @pytest.fixture(scope="module")
 def tags_model_dir(tiny_dir, tmp_path_factory) -> Path:
+    from tags.backends.masked_lm import load_tokenizer
     from tags.modeling import TagsModel
-    from tags.negatives.models import load_tokenizer
 
     path = tmp_path_factory.mktemp("tags_model")
     model = TagsModel.from_text_pretrained(tiny_dir, region_feature_size=8)
@@ -244,7 +244,7 @@ def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
     assert out.read_bytes() == reference.read_bytes()
     assert not list(tmp_path.glob("dist.jsonl.part*of2"))
     # a run holding the output: every process refuses (the main process's verdict is shared)
-    from tags._lock import OutputLock
+    from tags.core.lock import OutputLock
 
     with OutputLock(tmp_path / "dist.jsonl.lock"):
         again = subprocess.run(
@@ -282,7 +282,7 @@ def test_precomp_feature_array_needs_precomp_captions(tmp_path):
 
 
 def test_a_second_writer_of_the_same_output_is_refused(reference, corpus, tmp_path, capsys):
-    from tags._lock import OutputLock
+    from tags.core.lock import OutputLock
 
     out = tmp_path / "negatives.jsonl"
     args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST]
@@ -357,7 +357,7 @@ def test_resume_refuses_tags_output_followed_by_something_else(reference, corpus
 def test_a_second_writer_through_a_symlink_is_refused(corpus, tmp_path, capsys):
     """Issue "every bad input": the lock was keyed by the path string, so ``--out`` naming
     the same file through a symlink ran a second writer."""
-    from tags._lock import OutputLock
+    from tags.core.lock import OutputLock
 
     out, link = tmp_path / "negatives.jsonl", tmp_path / "link.jsonl"
     link.symlink_to(out)
@@ -369,7 +369,7 @@ def test_a_second_writer_through_a_symlink_is_refused(corpus, tmp_path, capsys):
 
 
 def test_lock_path_is_keyed_by_the_resolved_output(tmp_path):
-    from tags._lock import lock_path
+    from tags.core.lock import lock_path
 
     out, link = tmp_path / "negatives.jsonl", tmp_path / "link.jsonl"
     link.symlink_to(out)

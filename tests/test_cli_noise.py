@@ -14,8 +14,8 @@ from accelerate import PartialState
 from accelerate.utils.other import clean_state_dict_for_safetensors
 
 from tags.cli import main
-from tags.cli._noise import TiedDecoderFilter, quiet_tied_weights
 from tags.cli.report import column_names, distinct_suffixes
+from tags.core.noise import TiedDecoderFilter, quiet_tied_weights
 from tests._hf_tiny import make_clip, render_images
 
 

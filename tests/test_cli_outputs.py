@@ -61,7 +61,7 @@ def test_make_benchmark_refuses_non_positive_pairs_per_type(tmp_path, capsys, va
 def test_early_checks_name_the_command_and_trace_under_debug(tmp_path, capsys, argv, message):
     """Checks a command makes before it starts print ``tags COMMAND: message`` like every
     other input error (they printed ``error: ...`` before), and ``--debug`` traces them."""
-    from tags._errors import CommandError
+    from tags.core.errors import CommandError
 
     assert main(argv) == 2
     err = capsys.readouterr().err

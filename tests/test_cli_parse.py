@@ -145,7 +145,7 @@ def test_parse_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
 
 
 def test_parse_output_through_a_symlink_shares_the_lock(tmp_path, capsys):
-    from tags._lock import OutputLock
+    from tags.core.lock import OutputLock
 
     src = tmp_path / "caps.txt"
     src.write_text("a dog on a mat\n")

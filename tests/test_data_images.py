@@ -98,8 +98,8 @@ def outside(tmp_path):
 
 @pytest.mark.parametrize("kind", ["dotdot", "absolute", "passwd"])
 def test_file_names_outside_the_root_are_refused_unless_allowed(outside, kind):
+    from tags.core.types import ImageGroup
     from tags.data.images import RawImageStore, records_from_groups
-    from tags.negatives.types import ImageGroup
 
     root, target = outside
     name = {
@@ -130,7 +130,7 @@ def test_region_feature_names_never_leave_their_folder(tmp_path):
     """``NpzRegions`` looks ``{id}.npz`` / ``{filename}.npz`` up in its folder only."""
     import numpy as np
 
-    from tags.negatives.features import MissingFeaturesError, NpzRegions
+    from tags.core.regions import MissingFeaturesError, NpzRegions
 
     (tmp_path / "feats").mkdir()
     np.savez(tmp_path / "secret.npz", features=np.zeros((1, 2)), boxes=np.zeros((1, 4)))

@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from tags.demo.budget import BUDGETS
-from tags.demo.plots import line_plot
 from tags.demo.report import results_table, write_report
+from tags.evaluation.plots import line_plot
 
 METHODS = ("pretrained", "hardest", "tags-dc")
 RECALLS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")

@@ -179,11 +179,11 @@ def test_result_plots_from_logged_metrics(tmp_path):
 def test_ndgl_reference_scores_are_the_dual_cosines_in_dataset_order(tmp_path):
     import torch
 
+    from tags.backends.masked_lm import load_tokenizer
     from tags.data import build_dataset, pad_regions, pad_text
     from tags.data.synthetic import write_synthetic_dataset
     from tags.demo.pipeline import reference_scores
     from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
-    from tags.negatives.models import load_tokenizer
     from tags.training.config import DataConfig
 
     paths = write_synthetic_dataset(tmp_path / "data", num_images=5, layout="karpathy")

@@ -11,10 +11,10 @@ import pytest
 from _data import FLICKR_CAPTIONS
 
 from tags.cli import main
+from tags.core.io import InputError, read_captions
 from tags.negatives.batch import GenerateBatch
 from tags.negatives.columns import caption_columns
 from tags.negatives.counts import CountBatch, count_groups, merge_counts
-from tags.negatives.io import InputError, read_captions
 
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
 SETTINGS = {"num_copies": 5, "num_samples": 5, "top_m": 8}

@@ -83,8 +83,8 @@ def test_precomp_data_directory_whole_image_boxes_and_row_checks(tmp_path, token
 
 
 def test_from_dataset_equals_reading_the_files(tmp_path, tokenizer):
+    from tags.core.regions import open_regions
     from tags.data import ImageTextDataset, load_image_groups, write_synthetic_dataset
-    from tags.negatives.features import open_regions
 
     paths = write_synthetic_dataset(tmp_path, num_images=3, layout="karpathy", split="test")
     dataset = ImageTextDataset(

@@ -22,7 +22,7 @@ CAPTION = "A skateboarder jumps over the cat near  two benches."
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from tags.negatives.models import load_tokenizer
+    from tags.backends.masked_lm import load_tokenizer
 
     path = tiny_mlm_path(required=False)
     if path is None:

@@ -1,7 +1,7 @@
-"""Fault injection (``tests/_faults.py``): ``kill -9`` at seeded points of ``tags generate``
-and ``tags train`` then a resume (byte-identical output, bit-identical weights), a full disk
-(nothing lost, nothing half written, one line), two runs on one output (exactly one runs),
-and a table of bad inputs for every subcommand (exit 2, one line naming the file or
+"""Fault injection (``scripts/research/faults.py``): ``kill -9`` at seeded points of ``tags
+generate`` and ``tags train`` then a resume (byte-identical output, bit-identical weights), a
+full disk (nothing lost, nothing half written, one line), two runs on one output (exactly one
+runs), and a table of bad inputs for every subcommand (exit 2, one line naming the file or
 option, no traceback, nothing left behind). ``scripts/fault_campaign.py`` runs a larger
 table. Every run is a child forked from one warm process, so the module takes seconds."""
 
@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
 from _data import FLICKR_CAPTIONS
-from _faults import Kill, Zygote, one_line_problem, request, small_disk, tree
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # research package
+from research.faults import Kill, Zygote, one_line_problem, request, small_disk, tree
 
 FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress", "--num-workers", "1"]
 TRAIN = [

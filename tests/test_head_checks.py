@@ -14,9 +14,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from tags.backends.masked_lm import load_tokenizer
 from tags.cli import main
 from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
-from tags.negatives.models import load_tokenizer
 from tests._hf_tiny import make_blip, render_images
 
 
@@ -160,7 +160,7 @@ def test_explain_refuses_a_tags_model_missing_woc_weights(tags_dir, capsys):
 
 def test_generate_refuses_a_tags_model_without_mlm_weights(tags_dir):
     from tags.backends import BackendError
-    from tags.negatives.models import load_tags_model
+    from tags.backends.tags_model import load_tags_model
 
     load_tags_model(tags_dir, "cpu")
     drop_weights(tags_dir, "mlm_head.")

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from tags.cli import main
+from tags.core.edits import diff_edits
+from tags.core.types import apply_edits
 from tags.data.captions import load_image_groups
 from tags.data.negatives import (
     NegativePools,
     load_negative_pools,
     read_negative_rows,
 )
-from tags.negatives.edits import diff_edits
 from tags.negatives.exports import ExportOptions, by_caption, export_file, read_records
-from tags.negatives.types import apply_edits
 
 SAMPLE = Path(__file__).parent / "data" / "flickr30k_test_caps_sample.txt"
 ROOT = "/data/coco"

@@ -245,7 +245,7 @@ def test_statistics_on_the_cpu_are_reduced_on_the_gpu_under_nccl(monkeypatch):
     go to the current GPU for the all-reduce (gloo keeps them where they are)."""
     import torch.distributed as dist
 
-    import tags.distributed as d
+    import tags.core.distributed as d
 
     monkeypatch.setattr(d, "is_distributed", lambda: True)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)

@@ -3,29 +3,27 @@ reasons (a tiny random causal LM stands in for SmolLM2; nothing is downloaded)."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from tags.negatives.types import Caption, Edit
+from tags.core.types import Caption, Edit
 from tests._hf_tiny import make_causal_lm
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))  # the research package the drivers share
+from research import controls, quality  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "negative_quality", ROOT / "scripts" / "benchmarks" / "negative_quality.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The measures of scripts/benchmarks/negative_quality.py (scripts/research/quality.py)."""
+    return quality
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +102,7 @@ def test_skip_reasons_count_captions_without_a_negative(script):
     assert script.skip_reasons(results) == {"no_parse": 2, "no_negative": 1}
 
 
-def test_each_corpus_gets_its_judge_figures_and_skip_report(script, tiny_lm_dir, tmp_path):
+def test_each_corpus_gets_its_judge_figures_and_skip_report(tiny_lm_dir, tmp_path):
     corpus = tmp_path / "captions.txt"
     lines = [
         "a dog sitting on a bench",
@@ -116,12 +114,12 @@ def test_each_corpus_gets_its_judge_figures_and_skip_report(script, tiny_lm_dir,
     ] * 3
     corpus.write_text("\n".join([*lines, "zzz"]) + "\n", encoding="utf-8")
     out = tmp_path / "out"
-    argv = sys.argv
-    sys.argv = [
-        "negative_quality.py",
+    argv = [
+        sys.executable,
+        str(ROOT / "scripts" / "benchmarks" / "negative_quality.py"),
         "--rows",
         "minimal",
-        "--workers",
+        "--num-workers",
         "1",
         "--background",
         "none",
@@ -133,10 +131,8 @@ def test_each_corpus_gets_its_judge_figures_and_skip_report(script, tiny_lm_dir,
         "--out",
         str(out),
     ]
-    try:
-        script.main()
-    finally:
-        sys.argv = argv
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
     row = report["corpora"]["tiny"]["rows"]["minimal"]
     assert row["captions"] == 19
@@ -167,13 +163,8 @@ def test_each_distinct_text_is_scored_once_per_judge(script):
 def test_blind_read_broken_controls_are_never_fair_captions():
     """Each kind of broken control leaves a caption no reader could pass: the last-word kind
     once wrote "sleeping", which made "workers ... are shoveling" a fair negative."""
-    spec = importlib.util.spec_from_file_location(
-        "blind_read", ROOT / "scripts" / "benchmarks" / "blind_read.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     caption = "Three workers in bright vests are shoveling ."
-    broken = [module._broken(caption, kind) for kind in range(5)]
+    broken = [controls.broken_control(caption, kind) for kind in range(5)]
     assert all(b != caption for b in broken) and len(set(broken)) == 5
     assert broken[4] == "Three workers in bright vests are the of ."
-    assert module._broken("A man sleeps", 4) == "A man the of"
+    assert controls.broken_control("A man sleeps", 4) == "A man the of"

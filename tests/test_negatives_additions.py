@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from tags.core.types import Edit
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator, apply_edits
 from tags.negatives.additions import Additions, insertion
 from tags.negatives.exports import SUGARCREPE_FILES, ExportOptions, export_sugarcrepe
 from tags.negatives.operators import add as add_operators
 from tags.negatives.planner import Choice, EditPlanner
 from tags.negatives.refill import VocabularyRefiller
-from tags.negatives.types import Edit
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 CORPUS = [
@@ -162,9 +162,9 @@ def test_generation_adds_only_when_asked(parser, vocab, tmp_path):
 
 
 def test_an_insertion_gets_word_labels_like_a_longer_replacement():
+    from tags.backends.masked_lm import load_tokenizer
     from tags.modeling import tiny_mlm_path
     from tags.negatives.labels import IGNORE_INDEX, token_labels
-    from tags.negatives.models import load_tokenizer
 
     path = tiny_mlm_path(required=False)
     if path is None:

@@ -205,8 +205,8 @@ def test_noun_classes_replace_wordnet_categories(parser):
 
 
 def test_type_mix_of_synthetic_negatives():
-    from tags.negatives.types import Edit
-    from tags.training.synthetic_truth import type_mix
+    from tags.benchmark.synthetic_audit import type_mix
+    from tags.core.types import Edit
 
     def edit(kind: str) -> Edit:
         return Edit(kind, "a", "b", 0, 1)

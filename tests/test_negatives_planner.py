@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
+from tags.core.edits import match_case
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator, apply_edits
-from tags.negatives.edits import match_case
 from tags.negatives.lexical import attribute_class, wordnet
-from tags.negatives.operators import replace_object, replace_relation
+from tags.negatives.operators import objects, replace_relation
 from tags.negatives.planner import EditPlanner, swap_candidates
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
@@ -346,8 +346,8 @@ def test_vocabulary_with_scenes_round_trips(vocab, tmp_path):
 
 
 def test_mlm_refill_draws_whole_planned_words_only(parser, vocab, planner):
+    from tags.backends.masked_lm import HFMaskedLM
     from tags.modeling import tiny_mlm_path
-    from tags.negatives.models import HFMaskedLM
     from tags.negatives.refill import MLMRefiller
 
     path = tiny_mlm_path(required=False)
@@ -490,7 +490,7 @@ def test_substitutes_must_fit_the_other_objects(parser, planner_2, monkeypatch):
 
     text = "a man throwing a ball down a bowling lane"
     with_context = parachute_weight(text)
-    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)
     assert with_context < 0.2 * parachute_weight(text)
 
 
@@ -567,7 +567,7 @@ def test_rules_from_the_blind_reads_18_and_19(parser):
 
 
 def test_the_article_agrees_with_the_sound_of_the_replacement():
-    from tags.negatives.edits import fix_articles, make_edit, wants_an
+    from tags.core.edits import fix_articles, make_edit, wants_an
 
     assert wants_an("urban") and wants_an("urn") and wants_an("orange") and wants_an("hour")
     assert not wants_an("urinal") and not wants_an("unicorn") and not wants_an("one-way")
@@ -883,7 +883,7 @@ def test_colour_nouns_and_the_singular_of_pluralia_tantum(parser, monkeypatch):
     """From blind read 101: "one orange one blue" -> "one tree trunk one blue" (WordNet's
     first sense of "orange" is the fruit) and "in a rice paddy" -> "in a short"."""
 
-    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)  # a tiny corpus: no scene cues
+    monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)  # a tiny corpus: no scene cues
     corpus = ["a man dressed in blue", "a woman dressed in red", "a boy dressed in green"] * 3
     corpus += ["a girl in orange with a kite", "two guys , one orange one blue , in kayaks"] * 3
     corpus += ["a girl in green with a kite", "two guys , one green one blue , in kayaks"] * 3
@@ -942,7 +942,7 @@ def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     "lady" <-> "girl" may be the same young woman."""
     from tags.negatives.lexical import persons_exclusive
 
-    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)
     corpus = ["a man with a beard", "a girl with a ponytail", "a woman with a bun"] * 3
     corpus += ["a girl with a bun", "a man with a ponytail", "a boy with a bun"] * 3
     vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
@@ -975,7 +975,7 @@ def test_rules_from_blind_reads_201_to_208(parser, monkeypatch):
     never "without no shirt"; a pronoun is never swapped ("near a him"); a lower-cased name
     is no substitute ("in this brazil")."""
 
-    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)
     corpus = [
         "a child in a box",
         "a boy in a basket",
@@ -1042,7 +1042,7 @@ def test_made_things_have_no_posture(parser, monkeypatch):
     """Posture and locomotion verbs swap only for people and animals: "a truck is standing
     on a street" -> not "sitting on" (blind read 221: a parked truck "sits" as well)."""
 
-    monkeypatch.setattr(replace_object, "CONTEXT_WEIGHT", 0.0)
+    monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)
     corpus = ["a truck standing on a street", "a truck sitting on a street"] * 3
     corpus += ["a dog standing on a street", "a dog sitting on a street"] * 3
     vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
@@ -1090,7 +1090,7 @@ def test_a_seat_several_share_is_not_made_a_seat_for_one(parser):
 def test_a_noun_written_without_an_article_is_not_put_after_a(parser):
     """ "playing a water sport" -> not "playing a tennis": the corpus writes "tennis" bare
     (a sport, a mass noun), so it takes no "a"."""
-    from tags.negatives.operators.replace_object import _mostly_bare
+    from tags.negatives.operators.objects import _mostly_bare
 
     corpus = ["two people are playing tennis", "a man playing tennis on a court"] * 3
     corpus += ["two people are playing a water sport", "a man playing a water sport"] * 3

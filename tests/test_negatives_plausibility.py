@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import pytest
 
+from tags.core.types import Candidate, Edit
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
 from tags.negatives.pipeline import default_parser
 from tags.negatives.plausibility import CausalLM, PlausibilityFilter
 from tags.negatives.refill import VocabularyRefiller
-from tags.negatives.types import Candidate, Edit
 from tags.negatives.vocabulary import SceneGraphVocabulary
 from tests._hf_tiny import make_causal_lm
 

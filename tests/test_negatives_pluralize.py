@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tags.core.types import apply_edits
 from tags.negatives.operators import CaptionContext, get_operator
-from tags.negatives.types import apply_edits
 from tests._planning import corpus_evidence
 
 CORPUS = [

@@ -9,13 +9,13 @@ import pytest
 import torch
 from _data import FLICKR_CAPTIONS
 
+from tags.backends.masked_lm import HFMaskedLM
+from tags.core.edits import fix_articles, make_edit
+from tags.core.types import Caption, ImageGroup, apply_edits
 from tags.modeling import tiny_mlm_path
-from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.masking import UnitMasker
-from tags.negatives.models import HFMaskedLM
 from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
 from tags.negatives.refill import MLMRefiller, RefillJob, VocabularyRefiller, sample_refills
-from tags.negatives.types import Caption, ImageGroup, apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary, unit_form
 
 CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
@@ -208,8 +208,8 @@ def _tiny_tags_model(vocab_size: int):
 def test_tags_adapters_pass_the_image(tiny):
     import numpy as np
 
-    from tags.negatives.features import Regions, whole_image_boxes
-    from tags.negatives.models import TagsMaskedLM, TagsPairScorer
+    from tags.backends.masked_lm import TagsMaskedLM, TagsPairScorer
+    from tags.core.regions import Regions, whole_image_boxes
 
     _, tokenizer = tiny
     model = _tiny_tags_model(tokenizer.vocab_size)
@@ -236,8 +236,8 @@ def test_tags_adapters_pass_the_image(tiny):
 def test_batched_pair_scores_match_one_image_at_a_time(tiny):
     import numpy as np
 
-    from tags.negatives.features import Regions, whole_image_boxes
-    from tags.negatives.models import TagsPairScorer
+    from tags.backends.masked_lm import TagsPairScorer
+    from tags.core.regions import Regions, whole_image_boxes
     from tags.negatives.selection import score_groups
 
     _, tokenizer = tiny
@@ -279,8 +279,8 @@ def test_batched_pair_scores_match_one_image_at_a_time(tiny):
 def test_generate_for_equals_one_caption_at_a_time(tiny, parser):
     import numpy as np
 
-    from tags.negatives.features import Regions, whole_image_boxes
-    from tags.negatives.models import TagsPairScorer
+    from tags.backends.masked_lm import TagsPairScorer
+    from tags.core.regions import Regions, whole_image_boxes
 
     mlm, tokenizer = tiny
     lines = CAPTIONS.read_text().splitlines()[:10]

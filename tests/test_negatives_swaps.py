@@ -4,12 +4,11 @@ the structural "a swap is allowed" count of the quality benchmark."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from tags.core.types import Edit
 from tags.negatives import apply_edits
 from tags.negatives.operators.add import AddAttribute
 from tags.negatives.operators.swaps import (
@@ -22,7 +21,6 @@ from tags.negatives.operators.swaps import (
     swap_candidates,
 )
 from tags.negatives.planner import EditPlanner
-from tags.negatives.types import Edit
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 # No caption attests a swapped relation of the test captions itself: only role by role.
@@ -196,10 +194,9 @@ def test_swap_allowed_is_structural(parser, evidence):
 
 
 def test_the_quality_report_counts_swaps_where_allowed():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmarks" / "negative_quality.py"
-    spec = importlib.util.spec_from_file_location("negative_quality_swaps", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    """The swap shares of the quality report (scripts/benchmarks/negative_quality.py)."""
+    from tags.negatives.mix import type_mix
+
     swap = SimpleNamespace(
         edits=[
             Edit("attribute", "red", "blue", 2, 5, "swap"),
@@ -211,8 +208,8 @@ def test_the_quality_report_counts_swaps_where_allowed():
         SimpleNamespace(records=[swap, replace]),  # allows a swap
         SimpleNamespace(records=[replace, replace]),  # does not
     ]
-    mix = script.type_mix(results, [True, False])
+    mix = type_mix(results, [True, False])
     assert mix["swap (all)"] == pytest.approx(0.25)
     assert mix["swap (where allowed)"] == pytest.approx(0.5)
     assert mix["swap allowed (captions)"] == pytest.approx(0.5)
-    assert "swap (where allowed)" not in script.type_mix(results)
+    assert "swap (where allowed)" not in type_mix(results)

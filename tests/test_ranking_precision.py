@@ -13,8 +13,8 @@ import pytest
 import torch
 from torch import nn
 
+from tags.backends.masked_lm import load_tokenizer
 from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
-from tags.negatives.models import load_tokenizer
 
 FEATURE = 6
 
@@ -80,10 +80,10 @@ def test_model_itm_scores_are_fp32_strictly_ordered_and_unchanged_in_fp32():
 
 
 def test_negative_scorer_top_m_keeps_the_highest_logits_under_bf16():
-    from tags.negatives.features import Regions, whole_image_boxes
-    from tags.negatives.models import TagsPairScorer
+    from tags.backends.masked_lm import TagsPairScorer
+    from tags.core.regions import Regions, whole_image_boxes
+    from tags.core.types import Candidate
     from tags.negatives.selection import select
-    from tags.negatives.types import Candidate
 
     tokenizer = load_tokenizer(tiny_mlm_path())
     texts = ["a dog runs .", "a cat runs .", "a cow runs ."]  # generation order

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from tags.backends.masked_lm import load_tokenizer
 from tags.data import (
     EpochSampler,
     NegativePools,
@@ -18,7 +19,6 @@ from tags.data import (
     write_synthetic_dataset,
 )
 from tags.modeling import tiny_mlm_path
-from tags.negatives.models import load_tokenizer
 
 
 @pytest.fixture(scope="module")

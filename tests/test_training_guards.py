@@ -12,8 +12,8 @@ import torch
 import yaml
 from _training_utils import state_dict_close, tiny_config
 
-from tags._lock import OutputLock
 from tags.cli import main as cli_main
+from tags.core.lock import OutputLock
 from tags.modeling import TagsModel
 from tags.training import ConfigError, checkpoint_dirs, training_function
 from tags.training.config import to_dict
@@ -189,7 +189,7 @@ def test_a_diverged_mlm_stops_tags_dc_with_the_step_named(tmp_path, capsys):
 
 
 def test_the_refill_sampler_names_non_finite_logits():
-    from tags._errors import NonFiniteError
+    from tags.core.errors import NonFiniteError
     from tags.negatives.refill import sample_refills
 
     logits = torch.zeros(2, 5)

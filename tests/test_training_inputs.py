@@ -111,8 +111,8 @@ def test_damaged_feature_files_exit_2_in_one_line_and_leave_nothing(tmp_path, ca
 
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory) -> Path:
+    from tags.backends.masked_lm import load_tokenizer
     from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
-    from tags.negatives.models import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_mlm_path())
     path = tmp_path_factory.mktemp("model")

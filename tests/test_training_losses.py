@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
+from tags.backends.masked_lm import load_tokenizer
+from tags.core.types import Edit
 from tags.data import NegativePools
 from tags.modeling import tiny_mlm_path
-from tags.negatives.models import load_tokenizer
-from tags.negatives.types import Edit
 from tags.training.config import PhaseConfig
 from tags.training.losses import PoolTripletLoss, TokenCrossEntropy, global_mean
 from tags.training.optim import learning_rate, phase_of

@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch import nn
 
+from tags.backends.masked_lm import load_tokenizer
 from tags.data import PairCollator, build_dataset, write_synthetic_dataset
 from tags.modeling import tiny_mlm_path
-from tags.negatives.models import load_tokenizer
 from tags.training.retrieval import draw_pool, retrieve_negatives
 
 

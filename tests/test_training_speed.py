@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
+from tags.backends.masked_lm import load_tokenizer
+from tags.core.regions import CachedRegions, Regions
 from tags.data import PairCollator, build_dataset, write_synthetic_dataset
 from tags.modeling import tiny_mlm_path
-from tags.negatives.features import CachedRegions, Regions
-from tags.negatives.models import load_tokenizer
 from tags.training.retrieval import retrieve_negatives
 from tags.training.timing import StageTimer, timed_iter
 

@@ -69,8 +69,8 @@ def test_one_id_for_every_word_is_refused():
 
 
 def test_a_real_tokenizer_passes():
+    from tags.backends.masked_lm import load_tokenizer
     from tags.modeling import tiny_mlm_path
-    from tags.negatives.models import load_tokenizer
 
     path = tiny_mlm_path(required=False)
     if path is None:

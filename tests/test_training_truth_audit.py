@@ -12,12 +12,12 @@ from _training_utils import tiny_config
 
 from tags.benchmark.build import BenchmarkConfig, build_benchmark
 from tags.benchmark.captions import sample_claims
+from tags.benchmark.retrieval_audit import RetrievalTruthAudit, summarize_truth
 from tags.benchmark.scenes import generate_scene
 from tags.benchmark.truth import caption_truth
 from tags.training import training_function
 from tags.training.metrics import phase_means
 from tags.training.retrieval import RetrievalPools
-from tags.training.truth_audit import RetrievalTruthAudit, summarize_truth
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import pytest
 import torch
 from _training_utils import tiny_config
 
+from tags.backends.masked_lm import load_tokenizer
 from tags.modeling import tiny_mlm_path
-from tags.negatives.models import load_tokenizer
 from tags.training import training_function
 from tags.training.losses import IGNORE_INDEX
 from tags.training.unit_masking import UnitMLMMasker, choose_units, unit_positions

@@ -10,10 +10,10 @@ from _training_utils import tiny_config
 
 from tags.benchmark.oracle import TruthOracle, pooled_shares
 from tags.benchmark.scenes import Scene, SceneObject
+from tags.benchmark.synthetic_audit import TruthAudit
+from tags.core.types import Edit
 from tags.demo.truth import enable_truth_audit, training_truth
-from tags.negatives.types import Edit
 from tags.training import training_function
-from tags.training.synthetic_truth import TruthAudit
 
 POSITIVE = "a red circle above a blue square"
 # (text, edit of POSITIVE, truth in SCENE)

@@ -7,10 +7,10 @@ import numpy as np
 import yaml
 from _training_utils import tiny_config
 
-from tags._errors import user_message, worker_unwrapped
 from tags.cli import main as cli_main
+from tags.core.errors import user_message, worker_unwrapped
+from tags.core.regions import FeaturesError
 from tags.data import write_synthetic_dataset
-from tags.negatives.features import FeaturesError
 from tags.training.config import to_dict
 
 

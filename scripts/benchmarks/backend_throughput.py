@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--images", type=int, default=64, help="JPEGs decoded")
     parser.add_argument("--jpeg-size", type=int, default=480, help="JPEG side (pixels)")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--num-workers", "--workers", dest="workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", default=None, help="write the results as JSON")
     args = parser.parse_args()

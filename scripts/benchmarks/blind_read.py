@@ -23,37 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
+from research.controls import broken_control, still_true_control
+
 QUESTIONS = ("grammatical", "plausible", "false")
-_PERSONS = {"man", "woman", "boy", "girl", "dog", "child", "people", "men", "women", "person"}
-
-
-def _broken(caption: str, kind: int) -> str:
-    words = caption.split()
-    middle = len(words) // 2
-    if kind == 0:
-        index = next((i for i, w in enumerate(words) if w.lower() in _PERSONS), 1)
-        words[index] = "brick"
-    elif kind == 1:
-        del words[middle]
-    elif kind == 2:
-        words.insert(middle, words[middle])
-    elif kind == 3:
-        words[middle], words[middle + 1] = words[middle + 1], words[middle]
-    else:  # a dangling article and preposition: never a fair caption, whatever the
-        # last word was ("sleeping" in its place made "are shoveling" a fair negative)
-        words[-2 if words[-1] == "." else -1] = "the of"
-    return " ".join(words)
-
-
-def _still_true(caption: str, kind: int) -> str:
-    words = caption.split()
-    if words[0] in ("A", "An") and kind % 2 == 0:
-        return " ".join(["The", *words[1:]])
-    if words[0] == "The" and len(words) > 1:
-        return " ".join(["An" if words[1][0].lower() in "aeiou" else "A", *words[1:]])
-    return "Here, " + caption[0].lower() + caption[1:]
 
 
 def make(
@@ -80,11 +56,11 @@ def make(
         for r in sample
     ]
     items += [
-        {"kind": "ctrl_broken", "reference": c, "candidate": _broken(c, i)}
+        {"kind": "ctrl_broken", "reference": c, "candidate": broken_control(c, i)}
         for i, c in enumerate(controls[:5])
     ]
     items += [
-        {"kind": "ctrl_true", "reference": c, "candidate": _still_true(c, i)}
+        {"kind": "ctrl_true", "reference": c, "candidate": still_true_control(c, i)}
         for i, c in enumerate(controls[5:])
     ]
     rng.shuffle(items)

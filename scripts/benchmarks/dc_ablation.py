@@ -79,7 +79,15 @@ def main() -> int:
     parser.add_argument("--out", default="runs/dc_ablation")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--num-workers",
+        "--jobs",
+        dest="jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs in parallel (--jobs: deprecated alias)",
+    )
     parser.add_argument("--budget", default="small", choices=sorted(BUDGETS))
     parser.add_argument(
         "--set",

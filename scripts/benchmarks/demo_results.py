@@ -1,6 +1,6 @@
 """Results benchmark: every demo method x 3 seeds on the shapes benchmark (README table).
 
-    python scripts/benchmarks/demo_results.py --out runs/results --jobs 2
+    python scripts/benchmarks/demo_results.py --out runs/results --num-workers 2
     python scripts/benchmarks/demo_results.py --methods hardest tags-dc --seeds 0 1 2
     python scripts/benchmarks/demo_results.py --methods hardest oracle --set steps=450 dc_steps=150
 
@@ -28,7 +28,15 @@ def main() -> None:
     parser.add_argument("--budget", default="small", choices=sorted(BUDGETS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--methods", nargs="+", default=None, choices=list_methods())
-    parser.add_argument("--jobs", type=int, default=2, help="runs in parallel")
+    parser.add_argument(
+        "--num-workers",
+        "--jobs",
+        dest="jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs in parallel (--jobs: deprecated alias)",
+    )
     parser.add_argument("--data", default=None, help="benchmark directory (cached)")
     parser.add_argument(
         "--set",

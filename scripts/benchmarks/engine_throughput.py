@@ -6,7 +6,7 @@ The same Flickr30K captions go through both passes with each engine, 2 processes
     2 parser processes: :func:`tags.negatives.counts.count_groups`); ``datasets``:
     ``Dataset.map(CountBatch(), batched=True, num_proc=2)`` + :func:`merge_counts`;
     ``ray``: ``map_batches(CountBatch())`` on a 2-CPU local Ray + :func:`merge_counts`;
-  * generation - ``tags``: ``tags generate --workers 2 --vocab COUNTS``; ``datasets``:
+  * generation - ``tags``: ``tags generate --num-workers 2 --vocab COUNTS``; ``datasets``:
     ``Dataset.map(GenerateBatch(COUNTS), batched=True, num_proc=2)``; ``ray``:
     ``map_batches(GenerateBatch, concurrency=2)`` (2 actors, counts as a file path).
 
@@ -22,7 +22,8 @@ agents: summed). The outputs of the three engines are compared
 (the same records once sorted by caption id and negative index; the counts files byte for
 byte).
 
-    nice -n 19 python scripts/benchmarks/engine_throughput.py [--sizes 1000 5000]
+    nice -n 19 python scripts/benchmarks/engine_throughput.py --captions test_caps.txt \\
+        [--sizes 1000 5000]
 
 While others edit the working tree, run a frozen copy (``PYTHONPATH=COPY python
 COPY/scripts/benchmarks/engine_throughput.py --captions ...``): every child imports ``tags``
@@ -42,7 +43,6 @@ import threading
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "flickr30k"
 ENGINES = ("tags", "datasets", "ray")
 WORKERS = 2
 GEN_BATCH = 50  # images per engine batch (250 captions; tags generate: --batch-size 256)
@@ -66,8 +66,8 @@ def _ray_init() -> float:
 
 
 def child_count(engine: str, captions: Path, out: Path) -> dict:
+    from tags.core.io import read_captions
     from tags.negatives.counts import CountBatch, count_groups, merge_counts
-    from tags.negatives.io import read_captions
 
     extra: dict = {}
     if engine == "ray":
@@ -105,7 +105,7 @@ def child_generate(engine: str, captions: Path, counts: Path, out: Path) -> dict
     extra: dict = {}
     if engine == "tags":
         command = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
-        command += ["--out", str(out), "--vocab", str(counts), "--workers", str(WORKERS)]
+        command += ["--out", str(out), "--vocab", str(counts), "--num-workers", str(WORKERS)]
         command += ["--no-progress", "--overwrite"]
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
@@ -247,7 +247,12 @@ def projection(rate: float, total: float, machines: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--captions", default=str(DATA / "test_caps.txt"))
+    ap.add_argument(
+        "--captions",
+        default=None,
+        help="caption file, SCAN precomp order (the Flickr30K test split's test_caps.txt): at "
+        "least the larger of --sizes lines (required)",
+    )
     ap.add_argument("--sizes", type=int, nargs=2, default=(1000, 5000), help="captions (x5)")
     ap.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -265,6 +270,10 @@ def main() -> None:
         Path(args.child).write_text(json.dumps(found))
         return
 
+    if not args.captions:
+        ap.error("--captions FILE is required (e.g. Flickr30K's test_caps.txt)")
+    if not Path(args.captions).is_file():
+        raise SystemExit(f"--captions {args.captions}: not found")
     sizes = sorted(args.sizes)
     work = Path(tempfile.mkdtemp(prefix="engine_throughput_"))
     LOG.write_text("")

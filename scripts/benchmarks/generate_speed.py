@@ -13,6 +13,9 @@ same captions with the paper's K = L = 20, temperature 1.5, top-m 31, on CPU:
                 (2 layers, 128 hidden, 30522-word vocabulary), with WoD/WoC labels
 
     python scripts/benchmarks/generate_speed.py [--captions FILE] [--n 500]
+
+``--captions`` defaults to the Flickr30K test sample of ``tests/data`` (300 captions); pass
+the full split (``test_caps.txt``) for the figures of ``docs/``.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ import os
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "flickr30k"
+#: The default captions: the Flickr30K test sample shipped with the tests (300 captions).
+SAMPLE = Path(__file__).resolve().parents[2] / "tests" / "data" / "flickr30k_test_caps_sample.txt"
 
 
 def groups_of(captions: list[str]):
-    from tags.negatives.types import Caption, ImageGroup
+    from tags.core.types import Caption, ImageGroup
 
     for image in range(0, len(captions), 5):
         yield ImageGroup(
@@ -48,23 +52,32 @@ def run(generator, captions: list[str]) -> tuple[float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--captions", default=str(DATA / "test_caps.txt"))
+    ap.add_argument(
+        "--captions",
+        default=str(SAMPLE),
+        help="caption file (default: the Flickr30K test sample of tests/data, 300 captions)",
+    )
     ap.add_argument("--n", type=int, default=500, help="captions (a multiple of 5)")
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--l", type=int, default=20)
     args = ap.parse_args()
+    if not Path(args.captions).is_file():
+        raise SystemExit(f"--captions {args.captions}: not found")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     import torch
 
+    from tags.backends.masked_lm import HFMaskedLM
     from tags.modeling import tiny_mlm_path
-    from tags.negatives.models import HFMaskedLM
-    from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
-    from tags.negatives.refill import MLMRefiller, VocabularyRefiller
+    from tags.negatives.config import GenerationConfig
+    from tags.negatives.factory import create_generator
+    from tags.negatives.pipeline import default_parser
+    from tags.negatives.refill import MLMRefiller
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     captions = Path(args.captions).read_text(encoding="utf-8").splitlines()[: args.n]
-    config = GenerationConfig(num_copies=args.k, num_samples=args.l)
+    # the unconstrained engine: no edit planner
+    config = GenerationConfig(num_copies=args.k, num_samples=args.l, unconstrained=True)
     print(
         f"{len(captions)} captions from {Path(args.captions).name}; K={config.num_copies} "
         f"L={config.num_samples} T={config.temperature} top-m={config.top_m}; "
@@ -79,12 +92,10 @@ def main() -> None:
 
     mlm, tokenizer = HFMaskedLM.from_pretrained(tiny_mlm_path(), device="cpu")
     rows = {
-        "vocab": NegativeGenerator(
-            VocabularyRefiller(vocab, num_samples=config.num_samples), config, parser=parser
-        ),
-        "tiny MLM": NegativeGenerator(
-            MLMRefiller(mlm, tokenizer, num_samples=config.num_samples),
+        "vocab": create_generator(config, vocabulary=vocab, parser=parser),
+        "tiny MLM": create_generator(
             config,
+            refiller=MLMRefiller(mlm, tokenizer, num_samples=config.num_samples),
             parser=parser,
             label_tokenizer=tokenizer,
         ),

@@ -54,12 +54,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
 
-from tags.benchmark.finetune_table import (
+from research.finetune_table import (
     LABELS,
     goal_lines,
     readme_table,
@@ -76,7 +78,7 @@ def check_negatives(
 ) -> str:
     """A table: the share of the used training negatives (first ``--check-negatives``
     training images) each model scores below their caption, by kind; cached in OUT."""
-    from tags.benchmark.hf_finetune import negatives_accuracy
+    from research.finetune_probes import negatives_accuracy
 
     models = {"pretrained": pretrained}
     models |= {v: out / f"{run_name(v, args)}_seed0" / "train" / "model" for v in args.variants}
@@ -108,7 +110,7 @@ def sugarcrepe_table(
 ) -> str:
     """The split's pairs exported as SugarCrepe files and scored by ``tags evaluate --suite
     sugarcrepe`` (pre-trained and seed-0 models); cached in OUT."""
-    from tags.benchmark.hf_finetune import export_pairs_sugarcrepe, sugarcrepe_accuracy
+    from research.finetune_probes import export_pairs_sugarcrepe, sugarcrepe_accuracy
 
     suite = export_pairs_sugarcrepe(pairs, out / f"sugarcrepe_{args.split}")
     models = {"pretrained": pretrained}

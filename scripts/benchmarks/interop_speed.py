@@ -26,7 +26,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "tests" / "data" / "flickr30k_tes
 
 
 def write_records(path: Path, captions: int) -> list:
-    from tags.negatives.types import Caption, ImageGroup
+    from tags.core.types import Caption, ImageGroup
 
     lines = SAMPLE.read_text().splitlines()
     groups: list = []
@@ -101,9 +101,9 @@ def tiny_model(tokenizer, hidden: int, layers: int, heads: int):
 
 
 def explain_latency(repeats: int) -> None:
+    from tags.backends.masked_lm import load_tokenizer
     from tags.evaluation.explain import explain, label_records, token_accuracy
     from tags.modeling import tiny_mlm_path
-    from tags.negatives.models import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_mlm_path())
     captions = SAMPLE.read_text().splitlines()[:32]

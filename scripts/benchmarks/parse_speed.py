@@ -34,7 +34,9 @@ def main() -> None:
         nargs="*",
         default=[str(DATA / "dev_caps.txt"), str(DATA / "test_caps.txt")],
     )
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    ap.add_argument(
+        "--num-workers", "--workers", dest="workers", type=int, default=os.cpu_count() or 2
+    )
     ap.add_argument("--one-by-one", type=int, default=2000, help="captions for that row")
     args = ap.parse_args()
 

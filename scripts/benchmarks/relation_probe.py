@@ -66,11 +66,12 @@ def main() -> None:
     import torch
     import torch.nn.functional as F
 
+    from tags.backends.masked_lm import load_tokenizer
+    from tags.backends.tags_model import load_tags_model
     from tags.benchmark import minimal_pair_accuracy, read_pairs, split_role_pairs
     from tags.benchmark.oracle_negatives import oracle_negatives
     from tags.data import pad_regions
     from tags.modeling import TagsConfig, TagsModel
-    from tags.negatives.models import load_tags_model, load_tokenizer
     from tags.training.factory import resolve_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

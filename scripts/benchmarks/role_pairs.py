@@ -60,9 +60,9 @@ def score_run(run: Path, data, pairs, relation_pairs=None, other_pairs=None) -> 
     relation word (``by_word``, :func:`accuracy_by_word`), and given ``other_pairs`` their
     minimal-pair accuracy (``other``) beside the run's own (``own``); the model is loaded
     once."""
+    from tags.backends.tags_model import load_tags_model
     from tags.benchmark import accuracy_by_word, minimal_pair_accuracy, minimal_pair_wins
     from tags.demo.evaluate import CrossPairScoreFn, DualPairScoreFn
-    from tags.negatives.models import load_tags_model
 
     result = json.loads((run / "result.json").read_text())
     family = result.get("family", "cross")

@@ -66,6 +66,7 @@ _TRAIN_CACHE: dict = {}
 
 
 def measure(model_dir: Path, data, max_length: int, ks, weights, n_select) -> list[dict]:
+    from tags.backends.tags_model import load_tags_model
     from tags.evaluation import load_retrieval_split
     from tags.evaluation.scoring import (
         rerank_topk,
@@ -73,7 +74,6 @@ def measure(model_dir: Path, data, max_length: int, ks, weights, n_select) -> li
         score_matrix_dual,
         topk_masks,
     )
-    from tags.negatives import load_tags_model
 
     model, tokenizer = load_tags_model(model_dir, "cpu")
     model.eval()

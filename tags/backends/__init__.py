@@ -15,15 +15,18 @@ Layout (one module per family):
 - ``clip``: :class:`ClipBackend` / :class:`SiglipBackend`, contrastive dual encoders.
 
 Attributes are imported lazily, so importing the package does not import torch.
+
+Layer: above modeling. May import ``tags.modeling``, ``heads``, ``parsers`` and
+``tags.core``.
 """
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS = {
     "VLBackend": "base",
-    "BackendError": "base",
+    "BackendError": "tags.core.errors",
     "CAPABILITIES": "base",
     "register_backend": "registry",
     "list_backends": "registry",

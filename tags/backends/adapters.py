@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from tags.negatives.models import MaskedLMAdapter
+from tags.backends.masked_lm import MaskedLMAdapter
 
 
 class BackendMaskedLM(MaskedLMAdapter):

@@ -23,16 +23,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tags._errors import UserError
+from tags.core.errors import BackendError
 
 #: ``itm``: a cross-encoder pair logit; ``itc``: text/image embeddings (dual retrieval);
 #: ``token_states``: image-grounded text token states (WoD/WoC heads);
 #: ``mlm``: image-conditioned masked-LM logits (dynamic refill).
 CAPABILITIES = ("itm", "itc", "token_states", "mlm")
-
-
-class BackendError(UserError, ValueError):
-    """A model directory or a request the backend cannot serve (the message says why)."""
 
 
 def broadcast_pair(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -22,8 +22,9 @@ from typing import Any
 import torch
 
 from heads import fp32_linear
-from tags.backends.base import BackendError, VLBackend, broadcast_pair, normalize
+from tags.backends.base import VLBackend, broadcast_pair, normalize
 from tags.backends.registry import register_backend
+from tags.core.errors import BackendError
 
 #: BLIP's initial ITC temperature (``temp = 0.07``); the HF retrieval model stores none.
 BLIP_ITC_TEMPERATURE = 0.07

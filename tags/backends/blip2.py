@@ -25,9 +25,10 @@ from typing import Any
 import torch
 
 from heads import fp32_linear
-from tags.backends.base import BackendError, broadcast_pair, normalize
+from tags.backends.base import broadcast_pair, normalize
 from tags.backends.blip import BlipBackend, check_architecture, load_processor
 from tags.backends.registry import register_backend
+from tags.core.errors import BackendError
 
 
 @register_backend("blip-2")

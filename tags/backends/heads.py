@@ -28,27 +28,13 @@ import torch
 from torch import nn
 
 from heads import MLMHead, WordCorrectionHead, WordDiscriminationHead
-from tags.backends.base import BackendError
+from tags.core.errors import BackendError
+from tags.modeling.loading import HEAD_TRAINING, head_message, missing_head_weights
 from tags.modeling.modeling_tags import vocab_head_states
 
 HEADS_CONFIG = "tags_heads.json"
 HEADS_WEIGHTS = "tags_heads.safetensors"
 HEAD_NAMES = ("mlm", "wod", "woc")
-
-#: how each head gets trained (the second half of :func:`require_heads`' error)
-HEAD_TRAINING: dict[str, str] = {
-    "itm": "train it with the pretrain or tags-dc recipe (weights.itm > 0)",
-    "mlm": "train it with the pretrain recipe, or tags-dc with weights.mlm > 0",
-    "wod": "train it with a tags-dc phase that has weights.wod > 0 (the NSGDC phase)",
-    "woc": "train it with a tags-dc phase that has weights.woc > 0 (the NSGDC phase)",
-}
-
-
-def missing_head_weights(missing_keys: Iterable[str], prefixes: Mapping[str, str]) -> set[str]:
-    """Heads (``prefixes``: head name -> state-dict prefix) some of whose weights a checkpoint
-    lacked, so that ``from_pretrained`` initialised them at random (tied decoders aside)."""
-    missing = [k for k in missing_keys if not k.endswith("decoder.weight")]
-    return {name for name, prefix in prefixes.items() if any(k.startswith(prefix) for k in missing)}
 
 
 def require_heads(
@@ -59,11 +45,7 @@ def require_heads(
     for name in names:
         problem = backend.head_problem(name)
         if problem is not None:
-            where = f"{path}: " if path is not None else ""
-            raise BackendError(
-                f"{where}{purpose} needs a trained {name.upper()} head, and this {backend.name} "
-                f"model's is {problem}; {HEAD_TRAINING.get(name, 'train it first')}"
-            )
+            raise BackendError(head_message(name, problem, purpose, backend.name, path))
 
 
 class TagsHeads(nn.Module):

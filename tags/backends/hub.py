@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from tags.backends.base import BackendError
+from tags.core.errors import BackendError
 
 #: ``name`` or ``org/name`` as the hub spells repository ids.
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tags.backends.base import BackendError, VLBackend
+from tags.backends.base import VLBackend
 from tags.backends.hub import resolve_model
+from tags.core.errors import BackendError
 
 _BACKENDS: dict[str, type[VLBackend]] = {}
 #: modules holding the built-in backends, imported on first lookup

@@ -7,28 +7,19 @@ A thin adapter: every call is the model's own entry point, so numbers are those 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from tags.backends.base import VLBackend
+from tags.backends.heads import require_heads
+from tags.backends.masked_lm import device_of, load_tokenizer
 from tags.backends.registry import register_backend
+from tags.modeling.loading import HEAD_PREFIXES, head_problem, load_checked
 
 REGION_KEYS = ("region_features", "region_boxes", "region_mask")
-#: TagsModel's heads and their state-dict prefixes
-HEAD_PREFIXES = {"itm": "itm_head.", "mlm": "mlm_head.", "wod": "wod_head.", "woc": "woc_head."}
-
-
-def load_checked(path: str | Path, **kwargs: Any) -> Any:
-    """``TagsModel.from_pretrained`` that notes, as ``model.tags_missing_heads``, the heads
-    whose weights the checkpoint lacked (transformers initialises them at random)."""
-    from tags.backends.heads import missing_head_weights
-    from tags.modeling import TagsModel
-
-    model, info = TagsModel.from_pretrained(path, output_loading_info=True, **kwargs)
-    model.tags_missing_heads = missing_head_weights(info.get("missing_keys", ()), HEAD_PREFIXES)
-    return model
 
 
 def _regions(image: dict[str, torch.Tensor] | None) -> dict[str, torch.Tensor]:
@@ -58,15 +49,7 @@ class TagsBackend(VLBackend):
         where ``config.trained_heads`` is recorded, a recipe trained it."""
         if name not in HEAD_PREFIXES:
             return super().head_problem(name)
-        config = self.model.config
-        if not getattr(config, f"use_{name}_head", False):
-            return f"not built (config.json: use_{name}_head false)"
-        if name in getattr(self.model, "tags_missing_heads", ()):
-            return "not in the checkpoint's weights (it would be randomly initialised)"
-        trained = getattr(config, "trained_heads", None)
-        if trained is not None and name not in trained:
-            return f"saved but never trained (trained_heads: {', '.join(trained) or 'none'})"
-        return None
+        return head_problem(self.model, name)
 
     def mark_trained_heads(self, names: tuple[str, ...]) -> None:
         config = self.model.config
@@ -82,7 +65,7 @@ class TagsBackend(VLBackend):
         return int(self.model.config.hidden_size)
 
     def collate_images(self, items):
-        from tags.data import pad_regions
+        from tags.modeling.padding import pad_regions
 
         feats, boxes, mask = pad_regions([f for f, _ in items], [b for _, b in items])
         return {"region_features": feats, "region_boxes": boxes, "region_mask": mask}
@@ -126,12 +109,12 @@ class TagsBackend(VLBackend):
         return self.model
 
     def masked_lm_adapter(self, tokenizer, device, use_image=True):
-        from tags.negatives import TagsMaskedLM
+        from tags.backends.masked_lm import TagsMaskedLM
 
         return TagsMaskedLM(self.model, tokenizer, device, use_image=use_image)
 
     def pair_scorer(self, tokenizer, device, max_length=128):
-        from tags.negatives import TagsPairScorer
+        from tags.backends.masked_lm import TagsPairScorer
 
         return TagsPairScorer(self.model, tokenizer, device, max_length=max_length)
 
@@ -155,4 +138,34 @@ class TagsBackend(VLBackend):
         ).logits
 
 
-__all__ = ["HEAD_PREFIXES", "TagsBackend", "load_checked"]
+def load_tags_model(
+    path: str | Path,
+    device: str | torch.device | None = None,
+    tokenizer_path: str | Path | None = None,
+    heads: tuple[str, ...] = ("mlm", "itm"),
+) -> tuple[Any, Any]:
+    """``(TagsModel, tokenizer)`` from a saved TagsModel directory.
+
+    The tokenizer is read from ``tokenizer_path`` or the model directory itself. ``heads``:
+    the heads the caller reads; a :class:`~tags.backends.BackendError` names any of them that
+    the checkpoint did not save or that no recipe trained.
+    """
+    path = Path(path)
+    config = path / "config.json"
+    if not config.is_file():
+        raise FileNotFoundError(f"{path}: no config.json (save the model with save_pretrained)")
+    if json.loads(config.read_text()).get("model_type") != "tags":
+        raise ValueError(f"{path} is not a TagsModel directory; use --mlm for a plain masked LM")
+    model = load_checked(str(path))
+    require_heads(TagsBackend(model), heads, "tags generate --model", path)
+    try:
+        tokenizer = load_tokenizer(tokenizer_path or path)
+    except (OSError, ValueError) as err:
+        raise ValueError(
+            f"no fast tokenizer in {tokenizer_path or path}: save it next to the model or "
+            "pass --tokenizer DIR"
+        ) from err
+    return model.to(device_of(device)), tokenizer
+
+
+__all__ = ["HEAD_PREFIXES", "TagsBackend", "load_checked", "load_tags_model"]

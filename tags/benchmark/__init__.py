@@ -11,11 +11,14 @@ split and scene-checked training negatives, read back from ``scenes.jsonl``),
 pairs), :mod:`.hf_models` (HF CLIP / BLIP pre-trained from scratch on the rendered
 images). Names below are imported lazily (torch loads only when a featurizer or the builder
 is used).
+
+Layer: a user of the library (``tags make-benchmark``, the demo). May import
+``tags.training`` and every layer below it; never ``tags.demo`` or ``tags.cli``.
 """
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "BenchmarkConfig": "config",

@@ -1,11 +1,11 @@
 """Fine-tuning a pre-trained HF model (:mod:`tags.benchmark.hf_models`) on the shapes
-benchmark: a dual encoder (CLIP) with plain in-batch InfoNCE, NegCLIP-style with ``tags
-generate`` negatives, or the hardest in-batch negative; a cross encoder (BLIP) with ITM on
-retrieved hard negatives, TAGS or TAGS-DC; used by ``scripts/benchmarks/hf_finetune.py`` and ``tags demo
---backend clip``.
+benchmark: a dual encoder (CLIP) with plain in-batch InfoNCE, NegCLIP-style with weight-free
+``tags generate`` negatives, or the hardest in-batch negative; a cross encoder (BLIP) with ITM
+on retrieved hard negatives, TAGS or TAGS-DC; used by ``tags demo --backend clip|blip`` and
+``scripts/benchmarks/hf_finetune.py`` (whose extra tables live in ``scripts/research``).
 
-- :func:`generate_negatives`: weight-free ``tags generate`` negatives of the training
-  captions (vocabulary refills of the edit planner, the shapes one noun class);
+- :func:`generate_negatives`: weight-free negatives of the training captions, as ``tags
+  generate`` writes them (vocabulary refills of the edit planner, the shapes one noun class);
 - :func:`order_negatives`: each caption's negatives relation edits first (the trainer uses
   the first ``vse.synthetic_negatives`` of each caption);
 - :func:`finetune_config` / :func:`run_finetune`: one ``tags train`` run (recipe ``vse``
@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tags._errors import UserError
+from tags.core.errors import UserError
+
+if TYPE_CHECKING:
+    from tags.negatives.config import GenerationConfig
 
 # a caption's negatives in this order of edit type (a negative of several types ranks by
 # its first type in this order)
@@ -37,33 +41,52 @@ RESULT_FILE = "result.json"
 def generate_negatives(
     data: str | Path, out: str | Path, top_m: int, role_swaps: bool, log: Any = print
 ) -> Path:
-    """``tags generate`` on the benchmark's training captions, weight-free (planner refills
-    from the captions' own vocabulary, no background corpus, the six shapes one noun class),
-    generation seed 0; ``OUT/negatives_top<M>[_roles].jsonl``, reused when present."""
+    """The negatives ``tags generate --split train --refill vocab --background none
+    --noun-classes <the six shapes as one class> --top-m M --seed 0 [--role-swaps]`` writes
+    for the benchmark's training captions (weight-free: planner refills from the captions'
+    own vocabulary), in ``OUT/negatives_top<M>[_roles].jsonl``, reused when present."""
     from tags.benchmark.scenes import SHAPES
-    from tags.cli import main as cli_main
+    from tags.negatives.config import GenerationConfig
 
     data, out = Path(data), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"negatives_top{top_m}{'_roles' if role_swaps else ''}.jsonl"
+    # (a killed ``tags generate`` run of an earlier version left its lock beside the file)
     if path.is_file() and path.stat().st_size and not path.with_suffix(".jsonl.lock").exists():
         return path
-    classes = out / "noun_classes.json"
-    classes.write_text(json.dumps({"shape": list(SHAPES)}))
-    argv = [
-        "generate", "--captions", str(data / "dataset_shapes.json"), "--split", "train",
-        "--out", str(path), "--refill", "vocab", "--background", "none",
-        "--noun-classes", str(classes), "--top-m", str(top_m), "--seed", "0",
-        "--no-progress", "--overwrite", *(["--role-swaps"] if role_swaps else []),
-    ]  # fmt: skip
+    config = GenerationConfig.from_preset(
+        "minimal", top_m=top_m, role_swaps=role_swaps, seed=0, batch_size=256,
+        background=None, noun_classes={"shape": list(SHAPES)},
+    )  # fmt: skip
     start = time.perf_counter()
-    if cli_main(argv) != 0:
-        raise RuntimeError(f"tags generate failed: {' '.join(argv)}")
+    _write_negatives(data / "dataset_shapes.json", "train", config, path)
     log(f"negatives: {path} ({time.perf_counter() - start:.0f}s)")
     return path
 
 
-def _groups(path: Path) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+def _write_negatives(
+    captions: str | Path, split: str, config: GenerationConfig, path: Path
+) -> None:
+    """The weight-free negatives of ``captions``' ``split`` with ``config``: byte for byte
+    the JSON Lines ``tags generate`` writes (its vocabulary pass, refill and process count:
+    2 on 2+ cores), to a temporary file renamed to ``path`` once complete."""
+    from tags.core.io import JsonlWriter, read_captions
+    from tags.negatives.counts import count_groups
+    from tags.negatives.factory import create_generator
+
+    processes = min(2, os.cpu_count() or 1)
+    vocabulary = count_groups(read_captions(captions, split=split), n_process=processes)
+    generator = create_generator(config, vocabulary=vocabulary, processes=processes)
+    tmp = path.with_name(path.name + ".tmp")
+    with JsonlWriter(tmp) as writer:
+        writer.open()
+        for result in generator.generate(read_captions(captions, split=split)):
+            writer.write(record.to_dict() for record in result.records)
+    tmp.replace(path)
+
+
+def negatives_by_caption(path: str | Path) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+    """The rows of a negatives JSONL grouped by ``(image_id, caption_id)``, in file order."""
     groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -91,7 +114,7 @@ def order_negatives(path: str | Path, order: str) -> Path:
         return target
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
-        for rows in _groups(path).values():
+        for rows in negatives_by_caption(path).values():
             for row in sorted(rows, key=_rank):
                 f.write(json.dumps(row) + "\n")
     tmp.replace(target)
@@ -101,7 +124,7 @@ def order_negatives(path: str | Path, order: str) -> Path:
 def negatives_mix(path: str | Path, per_caption: int) -> dict[str, float]:
     """Edit-type shares (percent of edits) of the negatives the trainer uses (the first
     ``per_caption`` of each caption) and the share of captions with a relation negative."""
-    groups = _groups(Path(path))
+    groups = negatives_by_caption(path)
     counts = {"attribute": 0, "object": 0, "relation": 0}
     with_relation = 0
     for rows in groups.values():
@@ -312,106 +335,18 @@ def run_finetune(
     return record
 
 
-def negatives_accuracy(
-    model_dir: str | Path,
-    data: str | Path,
-    negatives: str | Path,
-    per_caption: int,
-    limit_images: int = 300,
-) -> dict[str, float]:
-    """How often the model scores a training caption above each of its used negatives (the
-    first ``per_caption``), on the first ``limit_images`` training images: ``overall`` and
-    per kind (``attribute``, ``object``, ``relation`` (flips and replacements), ``role``
-    (role swaps)), with ``pairs``. What the fine-tuning was asked to learn, measured on the
-    pairs it was trained on."""
-    import torch
-
-    from tags.backends import load_backend
-    from tags.benchmark.hf_models import _pair_scorer, _quiet
-    from tags.benchmark.minimal_pairs import MinimalPair, minimal_pair_accuracy
-    from tags.evaluation.images import load_image_retrieval_split
-
-    _quiet()
-    data = Path(data)
-    backend = load_backend(str(model_dir))
-    backend.model.eval()
-    images, _, _ = load_image_retrieval_split(
-        data / "dataset_shapes.json", data / "images", backend, split="train",
-        limit_images=limit_images,
-    )  # fmt: skip
-    kept = set(images.ids)
-    pairs = []
-    for (image_id, _), rows in _groups(Path(negatives)).items():
-        if image_id not in kept:
-            continue
-        for row in rows[:per_caption]:
-            edits = row.get("edits", [])
-            kind = edits[0]["type"] if edits else "word"
-            if kind == "relation" and edits[0].get("operation") == "swap":
-                kind = "role"
-            pairs.append(MinimalPair(image_id, row["positive"], row["negative"], kind, "", ""))
-    with torch.no_grad():
-        accuracy = minimal_pair_accuracy(_pair_scorer(backend, images), pairs)
-    accuracy["pairs"] = len(pairs)
-    return accuracy
-
-
-# benchmark pair type -> SugarCrepe file
-SUGARCREPE_FILES = {"attribute": "replace_att", "object": "replace_obj", "relation": "replace_rel"}
-
-
-def export_pairs_sugarcrepe(pairs: list[Any], out: str | Path) -> Path:
-    """The minimal pairs as SugarCrepe files in ``out`` (``replace_att.json``,
-    ``replace_obj.json``, ``replace_rel.json``: ``{id: {filename, caption,
-    negative_caption}}``, ``filename`` the benchmark's ``<image_id>.png``), for ``tags
-    evaluate --suite sugarcrepe=OUT --images BENCH/images`` or SugarCrepe's own evaluator."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    files: dict[str, dict[str, Any]] = {name: {} for name in SUGARCREPE_FILES.values()}
-    for n, pair in enumerate(pairs):
-        if pair.type in SUGARCREPE_FILES:
-            files[SUGARCREPE_FILES[pair.type]][str(n)] = {
-                "filename": f"{pair.image_id}.png",
-                "caption": pair.caption,
-                "negative_caption": pair.negative,
-            }
-    for name, items in files.items():
-        (out / f"{name}.json").write_text(json.dumps(items, indent=0) + "\n")
-    return out
-
-
-def sugarcrepe_accuracy(model_dir: str | Path, suite: str | Path, images: str | Path) -> dict:
-    """``tags evaluate --suite sugarcrepe=SUITE --images IMAGES --mode dual`` on ``model_dir``:
-    ``{subset: accuracy, "overall": accuracy}`` (percent)."""
-    import tempfile
-
-    from tags.cli import main as cli_main
-
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "suite.json"
-        argv = ["evaluate", "--model", str(model_dir), "--suite", f"sugarcrepe={suite}",
-                "--images", str(images), "--mode", "dual", "--out", str(report), "--quiet"]  # fmt: skip
-        if cli_main(argv) != 0:
-            raise RuntimeError(f"tags {' '.join(argv)} failed")
-        result = json.loads(report.read_text())["suites"]["sugarcrepe"]
-    scores = {name: r["accuracy"] for name, r in result["subsets"].items()}
-    scores["overall"] = result["overall"]["accuracy"]
-    return scores
-
-
 __all__ = [
     "CROSS_DEFAULTS",
     "ORDERS",
-    "SUGARCREPE_FILES",
     "TYPE_ORDER",
     "VARIANTS",
     "VARIANT_BUILDERS",
-    "export_pairs_sugarcrepe",
+    "SettingsChangedError",
+    "config_differences",
     "finetune_config",
     "generate_negatives",
-    "negatives_accuracy",
+    "negatives_by_caption",
     "negatives_mix",
     "order_negatives",
     "run_finetune",
-    "sugarcrepe_accuracy",
 ]

@@ -177,7 +177,8 @@ def _vision(config: HFModelConfig) -> dict[str, Any]:
     return {**_tower(config), "image_size": config.image_size, "patch_size": config.patch_size}
 
 
-def _quiet() -> None:
+def quiet_transformers() -> None:
+    """Silence transformers' logging below errors and torchvision's absence warning."""
     from transformers.utils import logging
 
     logging.set_verbosity_error()
@@ -190,7 +191,7 @@ def build_clip(path: str | Path, config: HFModelConfig | None = None) -> Path:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
     config = config or HFModelConfig()
-    _quiet()
+    quiet_transformers()
     torch.manual_seed(config.seed)
     tokenizer = clip_tokenizer(max_length=config.max_text_len)
     model_config = CLIPConfig(
@@ -225,7 +226,7 @@ def build_blip(path: str | Path, config: HFModelConfig | None = None) -> Path:
     )
 
     config = config or HFModelConfig(family="blip")
-    _quiet()
+    quiet_transformers()
     torch.manual_seed(config.seed)
     tokenizer = blip_tokenizer(max_length=config.max_text_len)
     model_config = BlipConfig(
@@ -505,7 +506,7 @@ def chance_rsum(txt2img: list[int]) -> float:
     return total
 
 
-def _pair_scorer(backend: Any, images: Any, batch_size: int = 128) -> Any:
+def pair_scorer(backend: Any, images: Any, batch_size: int = 128) -> Any:
     """``score_fn(image_ids, captions)`` for :func:`minimal_pair_accuracy`: ITM log-odds
     when the backend has a cross-encoder, else the scaled cosine of cached embeddings."""
     import torch
@@ -572,7 +573,7 @@ def evaluate_hf(
     from tags.evaluation.images import load_image_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
 
-    _quiet()
+    quiet_transformers()
     benchmark = Path(benchmark)
     backend = load_backend(str(model_dir))
     backend.model.eval()
@@ -585,7 +586,7 @@ def evaluate_hf(
     scores = {k: float(v) for k, v in result.metrics.items()}
     scores["chance_rsum"] = chance_rsum([int(i) for i in texts.txt2img])
     pairs = split_minimal_pairs(benchmark, split) if pairs is None else pairs
-    scorer = _pair_scorer(backend, images)
+    scorer = pair_scorer(backend, images)
     with torch.no_grad():
         accuracy = minimal_pair_accuracy(scorer, pairs)
         if role_pairs:
@@ -612,7 +613,9 @@ __all__ = [
     "clip_tokenizer",
     "clip_vocabulary",
     "evaluate_hf",
+    "pair_scorer",
     "pretrain_hf",
+    "quiet_transformers",
     "split_minimal_pairs",
     "train_config",
 ]

@@ -15,11 +15,9 @@ Two samplers draw the false unit (:data:`PAIR_SAMPLERS`):
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -27,24 +25,10 @@ import numpy as np
 from tags.benchmark.captions import Claim, Mention, holds
 from tags.benchmark.config import PAIR_SAMPLERS
 from tags.benchmark.scenes import COLORS, RELATIONS, SHAPES, SIZES, Scene
+from tags.evaluation.suites.pairs import MinimalPair, read_pairs, write_pairs
 
 PAIR_TYPES: tuple[str, ...] = ("attribute", "object", "relation")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class MinimalPair:
-    """A true caption of ``image_id`` and a false caption one unit away from it."""
-
-    image_id: int
-    caption: str
-    negative: str
-    type: str
-    original: str
-    replacement: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _with_mention(claim: Claim, index: int, mention: Mention) -> Claim:
@@ -200,17 +184,6 @@ def role_swap_pairs(scene: Scene, claims: Sequence[Claim]) -> list[MinimalPair]:
                 MinimalPair(scene.image_id, claim.text, swapped.text, "role", a.text, b.text)
             )
     return pairs
-
-
-def write_pairs(pairs: Iterable[MinimalPair], path: str | Path) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for pair in pairs:
-            f.write(json.dumps(pair.to_dict()) + "\n")
-
-
-def read_pairs(path: str | Path) -> list[MinimalPair]:
-    with open(path, encoding="utf-8") as f:
-        return [MinimalPair(**json.loads(line)) for line in f if line.strip()]
 
 
 ScoreFn = Callable[[Sequence[int], Sequence[str]], Sequence[float]]

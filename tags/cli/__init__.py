@@ -3,9 +3,11 @@
 Every command module exposes ``register(subparsers)``, which adds its parser and sets
 ``func`` (called with the parsed namespace, returning an exit code).
 
-Errors: bad input (a :class:`tags._errors.UserError` of any layer, or an ``OSError`` naming a
+Errors: bad input (a :class:`tags.core.errors.UserError` of any layer, or an ``OSError`` naming a
 file) is printed as one line, ``tags COMMAND: message``, exit 2; ``tags --debug COMMAND``
 shows its traceback. Any other exception is a bug and keeps its traceback.
+
+Layer: the top. May import every other part of tags, ``parsers`` and ``heads``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from tags import __version__
-from tags._errors import user_message
+from tags.core.errors import user_message
 
 # Subcommand modules under ``tags.cli``, in the order ``tags --help`` lists them.
 COMMANDS: tuple[str, ...] = (
@@ -109,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command(args: argparse.Namespace) -> int:
     """``args.func(args)`` under the one error handler of the CLI (see the module
     docstring); ``args.command`` names the command in messages."""
-    from tags.cli._noise import quiet_loading
+    from tags.core.noise import quiet_loading
 
     quiet_loading()
     try:

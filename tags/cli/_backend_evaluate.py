@@ -1,7 +1,7 @@
 """``tags evaluate --images``: retrieval on raw images with any pixel backend.
 
 Kept apart from :mod:`tags.cli.evaluate` (region features and ``TagsModel``); that module
-hands over when ``--images`` is given.
+hands over when ``--images`` is given, and both end in :mod:`tags.cli._retrieval_report`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ def run_images(args: argparse.Namespace) -> int:
 
     from tags.backends import BackendError, load_backend
     from tags.cli._flags import uses_cpu
+    from tags.core.progress import bars
     from tags.data.images import ImageError
     from tags.evaluation.images import load_image_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
-    from tags.progress import bars
 
     accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
     say = accelerator.print
@@ -43,7 +43,7 @@ def run_images(args: argparse.Namespace) -> int:
             allow_outside_root=args.allow_outside_root,
         )
     except (OSError, ValueError, BackendError, ImageError) as err:
-        from tags._errors import as_command_error
+        from tags.core.errors import as_command_error
 
         raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     mode = args.mode
@@ -74,7 +74,7 @@ def run_images(args: argparse.Namespace) -> int:
             use_logits=not args.use_scores,
             fusion=args.fusion,
         )
-    from tags.cli.evaluate import finish
+    from tags.cli._retrieval_report import finish
 
     sources = {"backend": backend.name, "images": str(args.images)}
     return finish(result, notes, time.perf_counter() - start, accelerator, args, sources)

@@ -23,8 +23,8 @@ def backend_components(
     (``planning``: the CLI's vocabulary-and-planner builder, shared with TagsModel runs)."""
     from tags.backends import BackendError, load_backend
     from tags.backends.heads import require_heads
+    from tags.backends.masked_lm import load_tokenizer
     from tags.data.images import RawImageStore
-    from tags.negatives.models import load_tokenizer
     from tags.negatives.refill import MLMRefiller, VocabularyRefiller
 
     if not args.model:

@@ -1,12 +1,15 @@
 """The shared option vocabulary of every subcommand: ``--out``, ``--overwrite``, ``--device``,
-``--num-workers``, ``--quiet``/``--no-progress``/``--progress``; and old spellings kept as
-hidden aliases that print a one-line deprecation note to stderr when used."""
+``--num-workers``, ``--quiet``/``--no-progress``/``--progress``; old spellings kept as
+hidden aliases that print a one-line deprecation note to stderr when used; and options
+declared once per config field (:class:`FieldFlag`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 #: Progress setting when neither ``--progress`` nor ``--quiet`` is given: a bar when stderr
@@ -110,18 +113,79 @@ def progress_enabled(setting: bool | None, stream: Any = None) -> bool:
     return bool(isatty and isatty())
 
 
+@dataclass(frozen=True)
+class FieldFlag:
+    """The command-line option of one config field: its spellings and argparse keywords
+    (``dest``: the field's name unless given); ``negation``: ``(spelling, help)`` of an
+    opposite option storing ``False``, the two mutually exclusive."""
+
+    field: str
+    names: tuple[str, ...]
+    options: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    dest: str | None = None
+    negation: tuple[str, str] | None = None
+
+    @property
+    def key(self) -> str:
+        """The argparse ``dest``."""
+        return self.dest or self.field
+
+
+def add_field_flags(p: Any, flags: Iterable[FieldFlag], defaults: Mapping[str, Any]) -> None:
+    """Add ``flags`` to ``p`` in order, each with ``defaults[field]`` as its default
+    (``None`` for a field not in ``defaults``)."""
+    for flag in flags:
+        default = defaults.get(flag.field)
+        group = p.add_mutually_exclusive_group() if flag.negation else p
+        group.add_argument(*flag.names, dest=flag.key, default=default, **flag.options)
+        if flag.negation:
+            name, text = flag.negation
+            group.add_argument(
+                name, dest=flag.key, action="store_false", default=default, help=text
+            )
+
+
+def field_values(args: Any, flags: Iterable[FieldFlag]) -> dict[str, Any]:
+    """``{field: value}`` of ``flags`` in the parsed ``args``."""
+    return {flag.field: getattr(args, flag.key) for flag in flags}
+
+
 def add_overwrite(p: Any, what: str = "an existing output") -> None:
     """``--overwrite``: replace ``what`` (refused without it)."""
     p.add_argument("--overwrite", action="store_true", help=f"replace {what}")
 
 
+def add_out(
+    p: Any,
+    help: str,
+    *,
+    required: bool = False,
+    default: Any = None,
+    short: bool = False,
+    old: str | None = None,
+) -> None:
+    """``--out`` (also ``-o`` with ``short``), where the command writes; ``help`` says what.
+    ``old``: an earlier spelling kept as a deprecated alias (:func:`deprecated`)."""
+    names = ("--out", "-o") if short else ("--out",)
+    if required:
+        p.add_argument(*names, required=True, help=help)
+    else:
+        p.add_argument(*names, default=default, help=help)
+    if old:
+        deprecated(p, old, "--out", "out")
+
+
 __all__ = [
     "AUTO",
     "DeprecatedAlias",
+    "FieldFlag",
     "add_device",
+    "add_field_flags",
+    "add_out",
     "add_overwrite",
     "add_progress",
     "deprecated",
+    "field_values",
     "progress_enabled",
     "resolve_device",
     "uses_cpu",

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tags._errors import CommandError
+from tags.core.errors import CommandError
 
 
 def out_problem(out: str | Path, option: str = "--out") -> str | None:
@@ -41,7 +41,7 @@ def dir_problem(out: str | Path, option: str = "--out") -> str | None:
 
 
 def check_out(out: str | Path | None, option: str = "--out", overwrite: bool = True) -> None:
-    """:func:`out_problem` as a :class:`~tags._errors.CommandError` (nothing for ``None``);
+    """:func:`out_problem` as a :class:`~tags.core.errors.CommandError` (nothing for ``None``);
     an existing file is refused too unless ``overwrite``."""
     problem = out_problem(out, option) if out else None
     if problem is None and out and not overwrite and Path(out).exists():
@@ -52,7 +52,7 @@ def check_out(out: str | Path | None, option: str = "--out", overwrite: bool = T
 
 def write_json(out: str | Path, data: Any, option: str = "--out") -> None:
     """``data`` as indented JSON at ``out`` via a temporary file + ``os.replace`` (never
-    half written); an ``OSError`` is a :class:`~tags._errors.CommandError` naming it."""
+    half written); an ``OSError`` is a :class:`~tags.core.errors.CommandError` naming it."""
     path = Path(out)
     tmp = path.with_name(f".{path.name}.tmp")
     try:

@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tags._errors import CommandError
 from tags.cli._flags import resolve_device
 from tags.cli._model import typed_name
+from tags.core.errors import CommandError
 
 
 def add_suite_arguments(p: argparse.ArgumentParser) -> None:
@@ -85,16 +85,17 @@ def text_baseline(captions: str | None) -> Any:
 def suite_errors() -> tuple[type[Exception], ...]:
     """Errors reported as one line (bad files, models, images)."""
     from tags.backends import BackendError
+    from tags.core.regions import MissingFeaturesError
     from tags.data.images import ImageError
     from tags.evaluation.suites.base import SuiteError
-    from tags.negatives.features import MissingFeaturesError
 
     return (OSError, ValueError, SuiteError, BackendError, ImageError, MissingFeaturesError)
 
 
 def check_specs(specs: list[Any]) -> None:
     """Every ``--suite NAME=PATH`` names a known suite and an existing path (``SuiteError``)."""
-    from tags.evaluation.suites.base import SuiteError, list_suites
+    from tags.evaluation.suites.base import SuiteError
+    from tags.evaluation.suites.readers import list_suites
 
     known = list_suites()
     for spec in specs:
@@ -121,7 +122,7 @@ def run_suite_evaluate(args: argparse.Namespace) -> int:
         backend = load_model(args.model, args.tokenizer, device)
         results = run_suites(backend, specs, options)
     except suite_errors() as err:
-        from tags._errors import as_command_error
+        from tags.core.errors import as_command_error
 
         raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     if args.out:

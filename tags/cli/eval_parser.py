@@ -32,11 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def read_gold(path: str, limit: int | None) -> tuple[list[Any], list[Any]]:
     """The first ``limit`` examples of a FACTUAL CSV and their gold graphs; a file that is
     not one (binary, empty, missing columns, a row cut short, a bad scene-graph string) is a
-    :class:`~tags._errors.CommandError` naming the file and the row."""
+    :class:`~tags.core.errors.CommandError` naming the file and the row."""
     import csv
 
     from parsers import read_factual, read_factual_csv
-    from tags._errors import CommandError
+    from tags.core.errors import CommandError
 
     try:
         examples = read_factual_csv(path)[:limit]

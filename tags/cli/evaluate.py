@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from tags._errors import CommandError
-from tags.cli._flags import add_device, add_overwrite, add_progress, uses_cpu
-from tags.cli._model import model_ref, typed_name
-from tags.cli._outputs import check_out, write_json
+from tags.cli._flags import add_device, add_out, add_overwrite, add_progress, uses_cpu
+from tags.cli._model import model_ref
+from tags.cli._outputs import check_out
+from tags.cli._retrieval_report import finish
 from tags.cli._types import finite_float, non_negative_int, positive_int
+from tags.core.errors import CommandError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -113,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_device(p, cpu_alias=True)
     p.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default=None)
-    p.add_argument("--out", default=None, help="write the metrics as JSON here")
+    add_out(p, "write the metrics as JSON here")
     add_overwrite(p, "an existing --out")
     add_progress(p)
     p.set_defaults(func=run)
@@ -161,11 +160,11 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from transformers import AutoTokenizer
 
-    from tags._errors import reading
+    from tags.core.errors import reading
+    from tags.core.progress import bars
     from tags.evaluation.io import load_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
     from tags.modeling import TagsModel
-    from tags.progress import bars
     from tags.training.factory import MODEL_HINT
 
     accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
@@ -198,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.model} takes {expected}-d ones; pass the features it was trained on"
             )
     except (OSError, ValueError) as err:
-        from tags._errors import as_command_error
+        from tags.core.errors import as_command_error
 
         raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
     for note in notes:
@@ -225,34 +224,3 @@ def run(args: argparse.Namespace) -> int:
         )
     sources = {"features": str(args.features)}
     return finish(result, notes, time.perf_counter() - start, accelerator, args, sources)
-
-
-def finish(
-    result: Any,
-    notes: list[str],
-    seconds: float,
-    accelerator: Any,
-    args: argparse.Namespace,
-    sources: dict[str, Any],
-) -> int:
-    """Print the metrics table and write ``--out`` (main process); ``sources`` names the
-    inputs in the JSON report beside the model and captions."""
-    from tags.evaluation.retrieval import format_table
-
-    result.notes.extend(notes)
-    if accelerator.is_main_process:
-        print(format_table(result.metrics))
-        print(f"({seconds:.1f}s)", file=sys.stderr)
-        if args.out:
-            report = result.to_dict() | {
-                "model": typed_name(args.model),
-                **{k: v for k, v in sources.items() if k == "backend"},
-                "captions": str(args.captions),
-                **{k: v for k, v in sources.items() if k != "backend"},
-                "split": args.split,
-                "num_processes": accelerator.num_processes,
-                "seconds": round(seconds, 3),
-            }
-            write_json(args.out, report)
-    accelerator.wait_for_everyone()
-    return 0

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tags._errors import CommandError
-from tags.cli._flags import add_device, add_overwrite, deprecated, resolve_device
+from tags.cli._flags import add_device, add_out, add_overwrite, resolve_device
 from tags.cli._model import model_ref
 from tags.cli._types import positive_int
+from tags.core.errors import CommandError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,8 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     img.add_argument(
         "--captions", default=None, help="--negatives: caption file naming the images' files"
     )
-    p.add_argument("--out", default=None, help="write the explanations (or accuracy) as JSON here")
-    deprecated(p, "--json", "--out", "out")
+    add_out(p, "write the explanations (or accuracy) as JSON here", old="--json")
     p.add_argument("--html", default=None, help="write the highlighted captions here")
     add_overwrite(p, "an existing --out / --html")
     p.add_argument("--max-length", type=positive_int, default=40, help="text tokens read")
@@ -75,7 +74,7 @@ class Explainer:
 
         self.backend = load_backend(args.model)
         if args.tokenizer:
-            from tags.negatives.models import load_tokenizer
+            from tags.backends.masked_lm import load_tokenizer
 
             self.backend.tokenizer = load_tokenizer(args.tokenizer)
         self.tokenizer = self.backend._tokenizer()
@@ -101,7 +100,7 @@ class Explainer:
             path = Path(args.features)
             if path.suffix == ".npz" and path.is_file():
                 return _SingleNpz(path)
-            from tags.negatives.features import open_regions
+            from tags.core.regions import open_regions
 
             return open_regions(path)
         if not args.images:
@@ -132,7 +131,7 @@ class _SingleNpz:
     """One ``.npz`` file as a region store (whatever the image id)."""
 
     def __init__(self, path: Path) -> None:
-        from tags.negatives.features import NpzRegions
+        from tags.core.regions import NpzRegions
 
         self.inner, self.name = NpzRegions(path.parent), path.stem
 
@@ -175,9 +174,9 @@ def _batches(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 # ---------------------------------------------------------------------- the command
 def run(args: argparse.Namespace) -> int:
-    from tags._errors import as_command_error
     from tags.backends import BackendError
-    from tags.negatives.features import MissingFeaturesError
+    from tags.core.errors import as_command_error
+    from tags.core.regions import MissingFeaturesError
 
     chosen = [x for x in (args.caption, args.pairs, args.negatives) if x]
     if len(chosen) != 1:

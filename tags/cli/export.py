@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from tags._errors import CommandError
+from tags.cli._flags import add_out
 from tags.cli._types import positive_int
+from tags.core.errors import CommandError
 from tags.negatives.exports import list_exporters
 
 EXPORT_FORMATS = tuple(list_exporters())
@@ -110,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("negatives", help="a `tags generate` .jsonl output")
     p.add_argument("--format", choices=EXPORT_FORMATS, required=True, dest="kind")
-    p.add_argument("--out", default=None, help="target (default: next to the input)")
+    add_out(p, "target (default: next to the input)")
     p.add_argument(
         "--overwrite",
         action="store_true",
@@ -135,7 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tags._errors import as_command_error
+    from tags.core.errors import as_command_error
     from tags.negatives.exports import export_file
 
     source = Path(args.negatives)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tags._errors import CommandError
-from tags.cli._flags import add_progress, deprecated
+from tags.cli._flags import add_out, add_progress, deprecated
 from tags.cli._types import non_negative_int, positive_int
+from tags.core.errors import CommandError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "arguments reuses the output.",
     )
     p.add_argument("output", nargs="?", default=None, help="output directory (or --out)")
-    p.add_argument("--out", default=None, help="output directory")
+    add_out(p, "output directory")
     # split sizes: 0 leaves the split out (not all three 0: the config refuses it)
     p.add_argument("--train", type=non_negative_int, default=d.train, help="training images")
     p.add_argument("--val", type=non_negative_int, default=d.val, help="validation images")

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from tags._errors import CommandError
-from tags._lock import LockError, OutputLock, lock_path
-from tags.cli._flags import add_overwrite, add_progress, deprecated
+from tags.cli._flags import add_out, add_overwrite, add_progress, deprecated
 from tags.cli._types import non_negative_float, positive_int
-from tags.progress import DEFAULT_EVERY, progress, track
+from tags.core.errors import CommandError
+from tags.core.lock import LockError, OutputLock, lock_path
+from tags.core.progress import DEFAULT_EVERY, progress, track
 
 
 @dataclass
@@ -35,8 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "by line number and give empty graphs (or stop the run with --strict).",
     )
     p.add_argument("input", nargs="?", default="-", help="caption file, or - for stdin")
-    p.add_argument("--out", "-o", default="-", help="output file (default: stdout)")
-    deprecated(p, "--output", "--out", "out")
+    add_out(p, "output file (default: stdout)", default="-", short=True, old="--output")
     p.add_argument(
         "--format",
         choices=("factual", "json"),
@@ -86,7 +85,7 @@ def read_captions(
     stream: BinaryIO, stats: ParseStats, strict: bool, warn: TextIO, name: str = "input"
 ) -> Iterator[str]:
     """Decode UTF-8 lines; a bad line is reported with ``name`` and its number and yields ""
-    (``strict``: raises a :class:`~tags._errors.CommandError` instead)."""
+    (``strict``: raises a :class:`~tags.core.errors.CommandError` instead)."""
     for number, raw in enumerate(stream, start=1):
         stats.lines += 1
         try:

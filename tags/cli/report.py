@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tags._errors import CommandError
-from tags.cli._flags import add_device, add_overwrite, add_progress, resolve_device
+from tags.cli._flags import add_device, add_out, add_overwrite, add_progress, resolve_device
 from tags.cli._model import model_ref, typed_name
 from tags.cli._types import non_negative_int, positive_int
+from tags.core.errors import CommandError
 from tags.evaluation.bootstrap import DEFAULT_RESAMPLES
 
 
@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "resampled, seed 0; 0: no intervals; default: %(default)s)",
     )
     add_device(p, cpu_alias=True)
-    p.add_argument("--out", required=True, help="output folder")
+    add_out(p, "output folder", required=True)
     add_overwrite(p, "the report.md / report.json of an earlier report in --out")
     add_progress(p)
     p.set_defaults(func=run)
@@ -237,11 +237,11 @@ def write_report(
 
 
 def run(args: argparse.Namespace) -> int:
-    from tags._errors import as_command_error
     from tags.cli._outputs import dir_problem
     from tags.cli._suite_evaluate import suite_errors
+    from tags.core.errors import as_command_error
+    from tags.core.progress import bars
     from tags.evaluation.suites.report import markdown_table
-    from tags.progress import bars
 
     if not args.captions and not args.suite:
         raise CommandError("give --captions (retrieval) and/or --suite")

@@ -60,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
-    from tags.cli._noise import quiet_tied_weights
+    from tags.core.noise import quiet_tied_weights
     from tags.training import load_config, training_function
     from tags.training.config import to_dict
     from tags.training.loop import NonFiniteLossError

@@ -7,6 +7,9 @@
   ``tags generate`` JSONL, NegCLIP CSV, SugarCrepe JSON, Parquet or a ``datasets`` folder
   (a reader registry), matched to the training captions by :func:`load_negative_pools`;
 - ``synthetic``: :func:`write_synthetic_dataset`, random features + captions for tests.
+
+Layer: above backends. May import ``tags.backends``, ``tags.modeling``, ``parsers``,
+``heads`` and ``tags.core``.
 """
 
 from tags.data.captions import load_image_groups

@@ -1,6 +1,6 @@
 """Caption corpora as image groups.
 
-Reading is delegated to :func:`tags.negatives.io.read_captions`, so image and caption ids are
+Reading is delegated to :func:`tags.core.io.read_captions`, so image and caption ids are
 exactly those ``tags generate`` writes (precomp: image = line // 5, caption = line number;
 Karpathy: ``imgid`` / ``sentid``), and fixed negative pools join on ``caption_id``.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tags.negatives.io import check_precomp_lines, detect_format, karpathy_splits, read_captions
-from tags.negatives.types import ImageGroup
+from tags.core.io import check_precomp_lines, detect_format, karpathy_splits, read_captions
+from tags.core.types import ImageGroup
 
 
 def load_image_groups(
@@ -43,7 +43,7 @@ def load_image_groups(
 def check_alignment(path: str | Path, fmt: str | None, regions: Any) -> None:
     """Precomp captions with a precomp ``[N, R, D]`` array: exactly 5 lines per array row
     (raises ``ValueError`` naming both counts)."""
-    from tags.negatives.features import PrecompRegions
+    from tags.core.regions import PrecompRegions
 
     if (fmt or detect_format(path)) == "precomp" and isinstance(regions, PrecompRegions):
         check_precomp_lines(path, int(regions.array.shape[0]), regions.path)

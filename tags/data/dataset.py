@@ -8,15 +8,15 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset, Sampler
 
-from tags.data.captions import check_alignment, load_image_groups
-from tags.negatives.features import (
+from tags.core.regions import (
     CachedRegions,
     MissingFeaturesError,
     NpzRegions,
     RegionStore,
     open_regions,
 )
-from tags.negatives.types import Caption, ImageGroup
+from tags.core.types import Caption, ImageGroup
+from tags.data.captions import check_alignment, load_image_groups
 
 
 class ImageTextDataset(Dataset):
@@ -29,7 +29,7 @@ class ImageTextDataset(Dataset):
         tokenizer: fast tokenizer; captions are truncated to ``max_text_len`` tokens.
         max_regions: keep the first ``max_regions`` regions of each image.
         cache_bytes: region features read are kept in memory up to this size
-            (:class:`~tags.negatives.features.CachedRegions`; 0: read every time).
+            (:class:`~tags.core.regions.CachedRegions`; 0: read every time).
 
     ``image_index`` is a dense 0-based image index (the miners' image ids).
     """

@@ -6,7 +6,7 @@ Sources (all give :class:`ImageRecord`s, one per image, in caption-group order):
   root: :func:`records_from_groups`. A file name is looked up as ``ROOT/filename`` and
   then ``ROOT/*/filename``, so COCO's ``train2014/`` + ``val2014/`` layout and the flat
   Flickr30K ``flickr30k-images/`` layout both work with the dataset's root. A name that
-  leaves the root (absolute, or with a ``..`` part: :func:`tags._paths.leaves_root`) is refused unless
+  leaves the root (absolute, or with a ``..`` part: :func:`tags.core.paths.leaves_root`) is refused unless
   the user allows it (``--allow-outside-root``, ``data.allow_outside_root``);
 - an HF ``datasets`` dataset with an ``Image`` column: :func:`records_from_hf_dataset`
   (images stay in the dataset and are decoded lazily).
@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from tags._errors import UserError
-from tags._paths import leaves_root, outside_root_message
+from tags.core.errors import UserError
+from tags.core.paths import leaves_root, outside_root_message
 from tags.data.dataset import ImageTextDataset
 
 BAD_IMAGE_POLICIES = ("error", "skip")

@@ -17,7 +17,7 @@ has one, else by image (the path, its file name or stem against the group's ``fi
 id) and caption text (whitespace collapsed, case folded). Rows that match no training caption
 raise a :class:`ValueError` naming their count and the first of them (``unmatched="skip"``
 trains with the rest). Negatives made elsewhere get word-level edits from a diff
-(:func:`tags.negatives.edits.diff_edits`), so WoD/WoC labels exist for them too.
+(:func:`tags.core.edits.diff_edits`), so WoD/WoC labels exist for them too.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tags.negatives.types import Edit
+from tags.core.types import Edit
 
 
 @dataclass
@@ -327,7 +327,7 @@ class NegativePools:
     def get(
         self, caption_id: object, limit: int | None = None
     ) -> list[tuple[str, tuple[Edit, ...]]]:
-        from tags.negatives.edits import diff_edits
+        from tags.core.edits import diff_edits
 
         key = str(caption_id)
         pool = self.pools.get(key, [])
@@ -384,7 +384,7 @@ def pools_for(data_config: Any, dataset: Any) -> NegativePools:
     naming it."""
     import csv
 
-    from tags.training.config import ConfigError
+    from tags.core.errors import ConfigError
 
     try:
         return load_negative_pools(

@@ -10,11 +10,14 @@
 - ``hf``: ``tags demo --backend clip|blip`` (a Hugging Face CLIP or BLIP pre-trained on the
   rendered shapes; CLIP: plain vs NegCLIP-style fine-tuning with ``tags generate``
   negatives; BLIP: ITM with retrieved hard negatives vs TAGS-DC).
+
+Layer: a user of the library beside the CLI. May import ``tags.benchmark`` and every
+layer below it; never ``tags.cli``.
 """
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS = {
     "BUDGETS": "budget",

@@ -349,7 +349,7 @@ PRETRAINED_LABEL = "{name} pre-trained (no fine-tuning)"
 def _worker_init(threads: int) -> None:
     import torch
 
-    from tags.cli._noise import quiet_tied_weights
+    from tags.core.noise import quiet_tied_weights
 
     torch.set_num_threads(threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -465,7 +465,7 @@ def run_hf_demo(
 
     from tags.benchmark import BenchmarkConfig, benchmark_version, build_benchmark, read_manifest
     from tags.benchmark.hf_models import pretrain_hf
-    from tags.cli._noise import quiet_tied_weights
+    from tags.core.noise import quiet_tied_weights
 
     if backend not in HF_BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(HF_BACKENDS)}, got {backend!r}")

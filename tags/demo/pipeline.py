@@ -84,7 +84,7 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
     """Train ``raw`` (a TrainConfig mapping) unless its run directory already holds a model
     made by exactly this config under today's defaults; returns ``{"config",
     "resolved_config", "train_s", "model_dir"}`` (``OUT/trained.json``)."""
-    from tags.cli._noise import quiet_tied_weights
+    from tags.core.noise import quiet_tied_weights
     from tags.training import training_function
     from tags.training.config import config_from_dict
     from tags.training.rundir import clear_run
@@ -117,7 +117,7 @@ def train_run(raw: dict[str, Any], data: Any) -> dict[str, Any]:
 def evaluate_run(trained: dict[str, Any], family: str, data: Any, budget: Budget) -> dict[str, Any]:
     """Evaluate a :func:`train_run` model on the test split (and val when the budget has
     one); ``OUT/result.json`` caches the result."""
-    from tags.negatives import load_tags_model
+    from tags.backends.tags_model import load_tags_model
 
     raw = trained["config"]
     out = Path(raw["output_dir"])
@@ -168,8 +168,8 @@ def reference_scores(model_dir: Path, data: Any, budget: Budget, out: Path) -> P
         return out
     import torch
 
+    from tags.backends.tags_model import load_tags_model
     from tags.data import build_dataset
-    from tags.negatives import load_tags_model
     from tags.training.config import DataConfig
     from tags.training.retrieval import encode_dataset
 
@@ -198,9 +198,9 @@ def sample_negatives(
         GenerationConfig,
         ImageGroup,
         MLMRefiller,
-        NegativeGenerator,
         TagsMaskedLM,
         TagsPairScorer,
+        create_generator,
         open_regions,
     )
     from tags.negatives.pipeline import default_parser
@@ -222,14 +222,14 @@ def sample_negatives(
         temperature=1.5,
         max_length=budget.max_text_len,
     )
-    engine = NegativeGenerator(
-        refiller,
+    engine = create_generator(
         GenerationConfig(
             num_copies=budget.num_copies * 2,
             num_samples=budget.num_samples * 2,
             top_m=3,
             seed=seed,
         ),
+        refiller=refiller,
         parser=parser,
         scorer=TagsPairScorer(model, tokenizer, "cpu", max_length=budget.max_text_len),
         regions=open_regions(data.features),
@@ -338,12 +338,63 @@ def run_demo(
     raw = methods.pretrain_config(budget, data, out / "runs" / "pretrained", seed)
     trained = train_run(raw, data)
     timings["pretrain"] = time.perf_counter() - t
-    assets = {"pretrained": trained["model_dir"]}
     stages.update()
 
     # the pre-trained model's evaluation and the fine-tunings, side by side
     t = time.perf_counter()
     stages.set_postfix_str(", ".join(METHODS))
+    results, text_only, timings["text_only"] = _side_by_side(
+        trained, data, budget, out, seed, jobs, stages
+    )
+    timings["side_by_side"] = time.perf_counter() - t
+    timings["pretrained_evaluate"] = results["pretrained"]["evaluate_s"]
+    for method in METHODS:
+        timings[method] = results[method]["train_s"] + results[method]["evaluate_s"]
+    metrics = {
+        m: read_metrics(Path(results[m]["config"]["output_dir"]) / "metrics.jsonl") for m in METHODS
+    }
+
+    stages.set_postfix_str("negatives")
+    t = time.perf_counter()
+    samples = _tags_dc_samples(results["tags-dc"], data, budget, seed)
+    sample_truth = judge_samples(samples, data.scenes)
+    timings["negatives"] = time.perf_counter() - t
+    stages.update()
+
+    timings["total"] = time.perf_counter() - started
+    payload = {
+        "budget": budget.to_dict(),
+        "seed": seed,
+        "featurizer": built.featurizer,
+        "benchmark": str(root),
+        "benchmark_version": _version(root),
+        "methods": _method_results(results),
+        "text_only": text_only,
+        "timings_s": timings,
+        "stage_seconds": {m: stage_seconds(metrics[m]) for m in METHODS},
+        "samples": samples,
+        "samples_truth": sample_truth,
+    }
+    report = write_report(out, payload, metrics)
+    stages.update()
+    stages.close()
+    log(f"report: {report}")
+    return payload
+
+
+def _side_by_side(
+    trained: dict[str, Any],
+    data: Any,
+    budget: Budget,
+    out: Path,
+    seed: int,
+    jobs: int,
+    stages: Any,
+) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
+    """The fine-tunings of :data:`METHODS` and the pre-trained model's evaluation, in
+    ``jobs`` worker processes (finished runs reused), and the text-only baselines meanwhile:
+    ``(results by run, text-only baselines, their seconds)``."""
+    assets = {"pretrained": trained["model_dir"]}
     raws = {
         m: enable_truth_audit(
             methods.method_config(m, budget, data, out / "runs" / m, seed, assets), data.scenes
@@ -370,62 +421,42 @@ def run_demo(
             initargs=(threads,),
         ) as pool:
             futures = {pool.submit(fn, *args): name for name, (fn, args) in tasks.items()}
-            text_only, timings["text_only"] = _text_only(data.root)  # while the workers train
+            text_only, seconds = _text_only(data.root)  # while the workers train
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 stages.update()
     else:
-        text_only, timings["text_only"] = _text_only(data.root)
+        text_only, seconds = _text_only(data.root)
         for name, (fn, args) in tasks.items():
             results[name] = fn(*args)
             stages.update()
-    timings["side_by_side"] = time.perf_counter() - t
-    timings["pretrained_evaluate"] = results["pretrained"]["evaluate_s"]
-    for method in METHODS:
-        timings[method] = results[method]["train_s"] + results[method]["evaluate_s"]
-    metrics = {
-        m: read_metrics(Path(results[m]["config"]["output_dir"]) / "metrics.jsonl") for m in METHODS
-    }
+    return results, text_only, seconds
 
-    stages.set_postfix_str("negatives")
-    t = time.perf_counter()
-    from tags.negatives import load_tags_model
+
+def _tags_dc_samples(
+    result: dict[str, Any], data: Any, budget: Budget, seed: int
+) -> list[dict[str, Any]]:
+    """:func:`sample_negatives` of the trained TAGS-DC model (its run's parsed training
+    scenes as the planner's counts)."""
+    from tags.backends.tags_model import load_tags_model
     from tags.training.recipes.tags_dc import PLANNER_CACHE
 
-    model, tokenizer = load_tags_model(results["tags-dc"]["model_dir"], "cpu")
-    cache = Path(results["tags-dc"]["config"]["output_dir"]) / PLANNER_CACHE
-    samples = sample_negatives(model, tokenizer, data, budget, seed, cache)
-    sample_truth = judge_samples(samples, data.scenes)
-    timings["negatives"] = time.perf_counter() - t
-    stages.update()
+    model, tokenizer = load_tags_model(result["model_dir"], "cpu")
+    cache = Path(result["config"]["output_dir"]) / PLANNER_CACHE
+    return sample_negatives(model, tokenizer, data, budget, seed, cache)
 
-    timings["total"] = time.perf_counter() - started
+
+def _method_results(results: dict[str, Any]) -> dict[str, Any]:
+    """Each run's label and results for the report (its configs left out)."""
     labels = {"pretrained": "Pre-trained (ITM + MLM + ITC), before fine-tuning"}
     labels |= {m: methods.get_method(m).label for m in METHODS}
-    payload = {
-        "budget": budget.to_dict(),
-        "seed": seed,
-        "featurizer": built.featurizer,
-        "benchmark": str(root),
-        "benchmark_version": _version(root),
-        "methods": {
-            m: {
-                "label": labels[m],
-                **{k: v for k, v in results[m].items() if k not in ("config", "resolved_config")},
-            }
-            for m in ("pretrained", *METHODS)
-        },
-        "text_only": text_only,
-        "timings_s": timings,
-        "stage_seconds": {m: stage_seconds(metrics[m]) for m in METHODS},
-        "samples": samples,
-        "samples_truth": sample_truth,
+    return {
+        m: {
+            "label": labels[m],
+            **{k: v for k, v in results[m].items() if k not in ("config", "resolved_config")},
+        }
+        for m in ("pretrained", *METHODS)
     }
-    report = write_report(out, payload, metrics)
-    stages.update()
-    stages.close()
-    log(f"report: {report}")
-    return payload
 
 
 __all__ = [

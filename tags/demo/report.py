@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tags.demo.plots import line_plot
+from tags.evaluation.plots import line_plot
 
 RETRIEVAL_KEYS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10", "rsum")
 PAIR_KEYS = ("overall", "attribute", "object", "relation")
@@ -134,7 +134,7 @@ def _truth_section(payload: dict[str, Any]) -> list[str]:
 
 def truth_table(metrics: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Scene truth of each run's retrieved negatives (percent; empty without audit)."""
-    from tags.training.truth_audit import summarize_truth
+    from tags.benchmark.retrieval_audit import summarize_truth
 
     keys = ("fn_pool_step_mean", "fn_top1_step_mean", "fn_topk_step_mean", "fn_selected")
     keys += ("fne_precision", "fne_recall")

@@ -47,8 +47,8 @@ def _pretrain_task(out: str, budget: Budget, data: Any, seed: int) -> dict[str, 
 
 def _pretrained_dual_task(out: str, budget: Budget, data: Any, seed: int, model_dir: str):
     """The pre-trained model scored as a dual encoder (the dual family's starting point)."""
+    from tags.backends.tags_model import load_tags_model
     from tags.demo.evaluate import evaluate
-    from tags.negatives import load_tags_model
 
     path = Path(out) / f"seed{seed}" / "pretrained-dual.json"
     if path.is_file():
@@ -84,9 +84,9 @@ def _method_task(
 def run_truth(run: Path) -> dict[str, float]:
     """Scene truth of a run's retrieved negatives and its SelHN / FNE branch shares per
     phase, from its ``metrics.jsonl`` (empty for runs without them)."""
+    from tags.benchmark.retrieval_audit import summarize_truth
     from tags.demo.pipeline import read_metrics
     from tags.training.metrics import phase_means
-    from tags.training.truth_audit import summarize_truth
 
     rows = read_metrics(run / "metrics.jsonl")
     return {
@@ -205,7 +205,7 @@ def draw_result_plots(out: Path, seed: int, names: tuple[str, ...]) -> dict[str,
     """The first seed's curves: the hardest retrieved negative's margin (i2t) of every
     method, and SelHN's all-negatives branch share (when ``selhn`` ran)."""
     from tags.demo.pipeline import read_metrics
-    from tags.demo.plots import line_plot
+    from tags.evaluation.plots import line_plot
 
     def series(rows: list[dict[str, Any]], key: str) -> list[tuple[float, float]]:
         return [(r["step"], r[key]) for r in rows if key in r]

@@ -12,11 +12,14 @@ Layout (one job per module):
   score; WoD/WoC accuracy on generated negatives) and its console / HTML renderings.
 
 Attributes are imported lazily, so the metrics work without importing torch.
+
+Layer: beside ``tags.mining``, below training (which validates with it). May import
+``tags.negatives`` and every layer below it.
 """
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS = {
     "METRIC_KEYS": "metrics",

@@ -204,8 +204,8 @@ def label_records(
 ) -> list[tuple[list[int], list[int], list[int], list[bool]]]:
     """``(input_ids, wod_labels, woc_labels, edited)`` of ``tags generate`` records, from
     their texts and edits with ``tokenizer`` (cut to ``max_length``, keeping ``[SEP]``)."""
+    from tags.core.types import Edit
     from tags.negatives import token_labels
-    from tags.negatives.types import Edit
 
     rows = []
     for record in records:

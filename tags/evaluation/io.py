@@ -2,7 +2,7 @@
 
 Reading is delegated, so ids and formats are those of ``tags generate`` / ``tags train``:
 captions via :func:`tags.data.load_image_groups` (Karpathy JSON, SCAN precomp, JSON Lines),
-regions via :func:`tags.negatives.features.open_regions` (a directory of per-image ``.npz``
+regions via :func:`tags.core.regions.open_regions` (a directory of per-image ``.npz``
 with ``features`` ``[R, D]`` + ``boxes`` ``[R, 4]`` (pixels with ``image_w``/``image_h`` or
 ``width``/``height``, or normalised) or ``[R, 7]``; or a precomp ``{split}_ims.npy``).
 
@@ -78,7 +78,7 @@ def images_from_groups(
         complete: ``groups`` is the whole split, so a precomp array must have exactly one
             row per image (catches SCAN files that repeat every image 5 times).
     """
-    from tags.negatives.features import PrecompRegions, open_regions
+    from tags.core.regions import PrecompRegions, open_regions
 
     store = open_regions(resolve_features(features, split))
     if isinstance(store, PrecompRegions):
@@ -103,8 +103,8 @@ def images_from_groups(
 
 def _check_alignment(captions: str | Path, fmt: str | None, features: str | Path, split: str):
     """Precomp captions against a precomp array: 5 lines per row (names both counts)."""
+    from tags.core.regions import open_regions
     from tags.data.captions import check_alignment
-    from tags.negatives.features import open_regions
 
     path = resolve_captions(captions, split)
     if path.is_file():

@@ -59,10 +59,10 @@ def map_rows(
     """``torch.cat([fn(i) for i in index batches])`` in row order, sharded over processes.
 
     ``fn`` takes a CPU ``LongTensor`` of row indices and returns ``[len(index), ...]``.
-    ``desc``: a progress bar of the gathered rows (:func:`tags.progress.stage`: drawn only
-    inside a command's :func:`tags.progress.bars` block).
+    ``desc``: a progress bar of the gathered rows (:func:`tags.core.progress.stage`: drawn only
+    inside a command's :func:`tags.core.progress.bars` block).
     """
-    from tags.progress import progress, stage
+    from tags.core.progress import progress, stage
 
     loader: Any = DataLoader(range(n), batch_size=max(1, rows_per_step))
     if accelerator is not None:

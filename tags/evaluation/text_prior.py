@@ -199,8 +199,8 @@ def training_captions(path: str | Path) -> list[str]:
     """Captions to fit a text-only model on: a Karpathy JSON's ``train`` and ``restval``
     images, a ``tags generate``-style JSONL's captions, or any other file's non-empty lines
     (one caption per line, e.g. SCAN ``train_caps.txt``)."""
+    from tags.core.io import detect_format
     from tags.data.captions import load_image_groups
-    from tags.negatives.io import detect_format
 
     path = Path(path)
     if not path.is_file():

@@ -3,6 +3,8 @@
 ``get_miner(name, **hparams)`` builds a registered miner; ``miner(scores, positive,
 negative_mask, **extra)`` returns a :class:`MinerOutput` whose ``loss`` is per anchor.
 See ``docs/mining.md``. Importing this package registers every built-in miner.
+
+Layer: beside ``tags.evaluation``, below training. May import ``tags.core`` only.
 """
 
 from tags.mining.aoq import AOQMiner, OfflineNegatives, build_offline_negatives

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from tags.distributed import get_rank, get_world_size
+from tags.core.distributed import get_rank, get_world_size
 
 __all__ = ["NEG_INF", "Miner", "MinerOutput", "gather_rows", "hinge", "masked_max", "one_hot_mask"]
 

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from tags.distributed import all_reduce_sum
+from tags.core.distributed import all_reduce_sum
 from tags.mining.base import Miner, MinerOutput, gather_rows, hinge, masked_max, one_hot_mask
 from tags.mining.registry import register_miner
 

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from tags.distributed import (
+from tags.core.distributed import (
     all_gather_no_grad,
     gather_sizes,
     gather_with_grad,

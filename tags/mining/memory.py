@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from tags.distributed import all_gather_no_grad
+from tags.core.distributed import all_gather_no_grad
 
 __all__ = ["FeatureQueue", "MomentumEncoder"]
 

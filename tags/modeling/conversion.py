@@ -12,14 +12,14 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import torch
 
 from tags.modeling.configuration_tags import TagsConfig
 
-if TYPE_CHECKING:
-    from tags.modeling.modeling_tags import TagsModel
+#: the model class a loader builds (:class:`~tags.modeling.TagsModel`, passed by the caller)
+ModelT = TypeVar("ModelT")
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -356,8 +356,8 @@ def find_mask_token_id(path: Path) -> int | None:
 
 
 def load_text_checkpoint(
-    model_class: type[TagsModel], path: str | Path, **config_overrides: Any
-) -> tuple[TagsModel, LoadingReport]:
+    model_class: type[ModelT], path: str | Path, **config_overrides: Any
+) -> tuple[ModelT, LoadingReport]:
     """Build ``model_class`` from a local BERT-family checkpoint directory (text side + MLM head)."""
     from transformers import AutoConfig
 
@@ -390,11 +390,11 @@ def load_text_checkpoint(
 
 
 def load_uniter_checkpoint(
-    model_class: type[TagsModel],
+    model_class: type[ModelT],
     checkpoint: str | Path | dict[str, torch.Tensor],
     config: TagsConfig | None = None,
     **config_overrides: Any,
-) -> tuple[TagsModel, LoadingReport]:
+) -> tuple[ModelT, LoadingReport]:
     """Build ``model_class`` from an original UNITER / TAGS state dict."""
     if isinstance(checkpoint, dict):
         state_dict, source = checkpoint, "<state dict>"

@@ -15,7 +15,9 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from tags.core.errors import BackendError
 from tags.modeling.conversion import find_mask_token_id
+from tags.modeling.loading import head_message, head_problem, load_checked
 from tags.modeling.modeling_tags import TagsModel
 from tags.modeling.outputs import TagsMaskedLMOutput
 
@@ -74,12 +76,12 @@ class StaticMLMGenerator(nn.Module):
             raise FileNotFoundError(f"no config.json in {path}: not a local model directory")
         model_type = json.loads(config_file.read_text()).get("model_type")
         if model_type == "tags":
-            from tags.backends.heads import require_heads
-            from tags.backends.tags_model import TagsBackend, load_checked
-
             model = load_checked(path, **kwargs)
-            # a BackendError (a ValueError) naming the head: not built, not saved or untrained
-            require_heads(TagsBackend(model), ("mlm",), "the static generator", path)
+            problem = head_problem(model, "mlm")
+            if problem is not None:  # not built, not saved or untrained
+                raise BackendError(
+                    head_message("mlm", problem, "the static generator", "tags", path)
+                )
         else:
             model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, **kwargs)
             mask_token_id = find_mask_token_id(path)

@@ -16,6 +16,8 @@ One module per stage:
 - ``selection``: top-m by ITM score (:class:`PairScorer`) or a seeded sample;
 - ``labels``: WoD labels and WoC targets of a negative;
 - ``pipeline``: :class:`NegativeGenerator`, the streaming pipeline;
+- ``config`` / ``factory``: :class:`GenerationConfig` (every setting; the presets are
+  instances) and :func:`create_generator`, the one way to build a generator;
 - ``io`` / ``features``: caption readers, resumable writer, region features;
 - ``exports``: NegCLIP CSV, SugarCrepe JSON, Parquet and ``datasets`` exports (a registry);
 - ``batch`` / ``counts`` / ``columns``: the engine-neutral batch function
@@ -23,18 +25,21 @@ One module per stage:
   :func:`merge_counts`) for Hugging Face ``datasets`` and Ray Data.
 
 Heavy modules (torch, transformers) load on first attribute access.
+
+Layer: above data. May import ``tags.data``, ``tags.backends``, ``tags.modeling``,
+``parsers``, ``heads`` and ``tags.core``; never training, evaluation or anything above.
 """
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "Candidate": "types",
-    "Caption": "types",
-    "Edit": "types",
-    "ImageGroup": "types",
-    "apply_edits": "types",
+    "Candidate": "tags.core.types",
+    "Caption": "tags.core.types",
+    "Edit": "tags.core.types",
+    "ImageGroup": "tags.core.types",
+    "apply_edits": "tags.core.types",
     "MaskedCopy": "masking",
     "TokenView": "masking",
     "UnitMasker": "masking",
@@ -53,10 +58,10 @@ _EXPORTS = {
     "RefillJob": "refill",
     "VocabularyRefiller": "refill",
     "sample_refills": "refill",
-    "HFMaskedLM": "models",
-    "TagsMaskedLM": "models",
-    "TagsPairScorer": "models",
-    "load_tags_model": "models",
+    "HFMaskedLM": "tags.backends.masked_lm",
+    "TagsMaskedLM": "tags.backends.masked_lm",
+    "TagsPairScorer": "tags.backends.masked_lm",
+    "load_tags_model": "tags.backends.tags_model",
     "filter_candidates": "filters",
     "CausalLM": "plausibility",
     "PlausibilityFilter": "plausibility",
@@ -64,16 +69,17 @@ _EXPORTS = {
     "select": "selection",
     "TokenLabels": "labels",
     "token_labels": "labels",
-    "GenerationConfig": "pipeline",
+    "GenerationConfig": "config",
+    "create_generator": "factory",
     "GenerationStats": "pipeline",
     "NegativeGenerator": "pipeline",
     "NegativeRecord": "pipeline",
     "caption_seed": "pipeline",
-    "JsonlWriter": "io",
-    "read_captions": "io",
-    "scan_output": "io",
-    "Regions": "features",
-    "open_regions": "features",
+    "JsonlWriter": "tags.core.io",
+    "read_captions": "tags.core.io",
+    "scan_output": "tags.core.io",
+    "Regions": "tags.core.regions",
+    "open_regions": "tags.core.regions",
     "BatchSettings": "batch",
     "GenerateBatch": "batch",
     "CountBatch": "counts",

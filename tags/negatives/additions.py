@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from parsers import SceneGraph
+from tags.core.types import Candidate
 from tags.negatives.operators.add import (
     ADD_CHOICES,
     ADD_CLASSES,
@@ -17,7 +18,6 @@ from tags.negatives.operators.add import (
     insertion,
 )
 from tags.negatives.operators.context import CaptionContext
-from tags.negatives.types import Candidate
 
 
 class Additions:

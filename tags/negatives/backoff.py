@@ -20,6 +20,10 @@ in), "a man pushing a cart" <- "a wagon".
 
 :class:`RolePools` gives the slots of relations: the nouns that enter ``(X, predicate, O)``
 (or ``(O, predicate, X)``) with ``O`` in a category, with their counts.
+
+Used by the evidence service (:mod:`tags.negatives.operators.evidence`, with
+``sibling_backoff``). May import: the standard library only (WordNet comes in as a
+similarity function).
 """
 
 from __future__ import annotations

@@ -25,11 +25,12 @@ The counts are the vocabulary file of the whole corpus (``tags generate``'s
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tags.core.io import InputError
 from tags.negatives.columns import (
     LABEL_COLUMNS,
     RECORD_COLUMNS,
@@ -38,70 +39,50 @@ from tags.negatives.columns import (
     groups_of,
     to_lists,
 )
-from tags.negatives.io import InputError
+from tags.negatives.config import PRESET_FIELDS, PRESETS, GenerationConfig
 
 #: Captions per pass through the generator inside one call (no effect on the output).
 _CHUNK = 256
 
 
+def _batch_config(preset: str, **options: Any) -> GenerationConfig:
+    """``tags generate``'s config for these options: the preset's instance with the options
+    given over it (:data:`~tags.negatives.config.PRESET_FIELDS` left ``None`` come from the
+    preset: ``max_edits``, ``swaps``, ``adds``, ``unconstrained``);
+    a preset that refills with a masked LM is refused."""
+    if preset not in PRESETS:
+        raise InputError(f"preset {preset!r}: choose from {', '.join(sorted(PRESETS))}")
+    if PRESETS[preset].unconstrained:
+        raise InputError(
+            f"preset {preset!r} refills with a masked LM, which the weight-free batch "
+            "function does not run; use tags generate --model/--mlm"
+        )
+    given = {k: v for k, v in options.items() if not (v is None and k in PRESET_FIELDS)}
+    return GenerationConfig.from_preset(preset, **{"batch_size": _CHUNK, **given})
+
+
 @dataclass(frozen=True)
 class BatchSettings:
-    """The weight-free settings of ``tags generate``; defaults are its defaults.
+    """The weight-free settings of ``tags generate``: its :class:`GenerationConfig` and
+    the label tokenizer.
 
-    Attributes mirror the options: ``preset`` (``minimal`` or ``multi-unit``: the values of
-    ``max_edits``, ``swaps`` and the preset's other switches that are left ``None`` come from
-    ``tags generate``'s own preset table), ``num_copies`` (``--k``), ``num_samples``
-    (``--l``), ``top_m``, ``max_edits``, ``swaps`` (``--no-swaps``: False), ``adds``
-    (``--no-adds``: False), ``role_swaps``,
-    ``unconstrained``, ``masking``, ``mask_ratio``, ``max_tokens``, ``seed``,
-    ``background`` (``"factual"``, a counts file, or ``None`` for none), ``noun_classes``
-    (``{class: [noun, ...]}``, as the ``--noun-classes`` file holds) and ``tokenizer`` (a
-    tokenizer directory: records carry WoD/WoC labels).
+    Build them from the options with :meth:`of` (``GenerateBatch(counts, **options)`` does):
+    ``preset`` (``minimal`` or ``multi-unit``) and any :class:`GenerationConfig` field over
+    it, as ``tags generate``'s options (``num_copies``: ``--k``, ``num_samples``: ``--l``,
+    ``swaps=False``: ``--no-swaps``, ``background``: ``"factual"``, a counts file or
+    ``None``, ``noun_classes``: the mapping the ``--noun-classes`` file holds...), and
+    ``tokenizer`` (a tokenizer directory: records carry WoD/WoC labels).
     """
 
-    preset: str = "minimal"
-    num_copies: int = 20
-    num_samples: int = 20
-    top_m: int = 31
-    max_edits: int | None = None
-    swaps: bool | None = None
-    adds: bool | None = None
-    role_swaps: bool = False
-    unconstrained: bool = False
-    masking: str = "unit"
-    mask_ratio: float = 0.15
-    max_tokens: int = 64
-    seed: int = 0
-    background: str | None = "factual"
-    noun_classes: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    generation: GenerationConfig = field(default_factory=lambda: _batch_config("minimal"))
     tokenizer: str | None = None
 
-    def __post_init__(self) -> None:
-        classes = self.noun_classes
-        if isinstance(classes, Mapping):  # hashable, so settings can key the engine cache
-            classes = tuple((str(k), tuple(v)) for k, v in sorted(classes.items()))
-            object.__setattr__(self, "noun_classes", classes)
-        if self.background is not None and str(self.background).lower() == "none":
-            object.__setattr__(self, "background", None)
-
-    def resolved(self) -> dict[str, Any]:
-        """The preset's values with the settings given here over them, as ``tags generate``
-        fills its options from ``--preset`` (``max_edits``, ``swaps``, ...)."""
-        from tags.negatives.presets import PRESETS
-
-        if self.preset not in PRESETS:
-            raise InputError(f"preset {self.preset!r}: choose from {', '.join(sorted(PRESETS))}")
-        values = dict(PRESETS[self.preset])
-        if values.get("unconstrained"):
-            raise InputError(
-                f"preset {self.preset!r} refills with a masked LM, which the weight-free batch "
-                "function does not run; use tags generate --model/--mlm"
-            )
-        for key in ("max_edits", "swaps", "adds"):
-            if getattr(self, key) is not None:
-                values[key] = getattr(self, key)
-        values["unconstrained"] = self.unconstrained
-        return values
+    @classmethod
+    def of(
+        cls, preset: str = "minimal", tokenizer: str | None = None, **options: Any
+    ) -> BatchSettings:
+        """Settings from ``tags generate``'s options (see the class docstring)."""
+        return cls(_batch_config(preset, **options), tokenizer)
 
 
 #: (counts file, mtime, size, settings) -> (process id, generator): one engine per process.
@@ -119,49 +100,23 @@ def _fresh_in_this_process(entry: list) -> Any:
     return entry[1]
 
 
-def build_generator(vocabulary: Any, settings: BatchSettings) -> Any:
+def _build(vocabulary: Any, settings: BatchSettings) -> Any:
     """The :class:`~tags.negatives.pipeline.NegativeGenerator` ``tags generate`` builds for
     the weight-free refill with these settings, over ``vocabulary``'s counts."""
-    from tags.negatives.background import with_background
-    from tags.negatives.pipeline import GenerationConfig, NegativeGenerator, default_parser
-    from tags.negatives.planner import EditPlanner
-    from tags.negatives.refill import VocabularyRefiller
+    from tags.negatives.factory import create_generator, edit_planner
 
-    values = settings.resolved()
-    switches = {f.name for f in fields(GenerationConfig)} - {"batch_size"}
-    if values.get("adds") and "adds" not in switches:
-        raise InputError("adds: this version of tags has no add edits")
-    config = GenerationConfig(
-        num_copies=settings.num_copies,
-        num_samples=settings.num_samples,
-        top_m=settings.top_m,
-        mask_ratio=settings.mask_ratio,
-        role_swaps=settings.role_swaps,
-        masking=settings.masking,
-        max_tokens=settings.max_tokens,
-        batch_size=_CHUNK,
-        seed=settings.seed,
-        **{k: v for k, v in values.items() if k in switches},  # max_edits, swaps, ...
-    )
-    planner = None
-    if not values["unconstrained"] and settings.masking == "unit":
-        try:
-            scenes = with_background(vocabulary.scenes, settings.background)
-        except ValueError as err:
-            raise InputError(f"background: {err}") from None
-        classes = dict(settings.noun_classes) if settings.noun_classes else None
-        planner = EditPlanner(scenes, noun_classes=classes)
+    config = settings.generation
+    try:
+        planner = edit_planner(config, vocabulary)
+    except ValueError as err:
+        raise InputError(f"background: {err}") from None
     tokenizer = None
     if settings.tokenizer:
-        from tags.negatives.models import load_tokenizer
+        from tags.backends.masked_lm import load_tokenizer
 
         tokenizer = load_tokenizer(settings.tokenizer)
-    return NegativeGenerator(
-        VocabularyRefiller(vocabulary, num_samples=settings.num_samples),
-        config,
-        parser=default_parser(),
-        planner=planner,
-        label_tokenizer=tokenizer,
+    return create_generator(
+        config, vocabulary=vocabulary, planner=planner, label_tokenizer=tokenizer
     )
 
 
@@ -187,7 +142,8 @@ class GenerateBatch:
         counts: the corpus counts: a vocabulary JSON path (loaded once per process), a
             :class:`~tags.negatives.vocabulary.SceneGraphVocabulary`, or a Ray
             ``ObjectRef`` of one (``ray.put``; fetched once per instance).
-        **settings: :class:`BatchSettings` fields (or ``settings=BatchSettings(...)``).
+        **options: ``tags generate``'s settings (:meth:`BatchSettings.of`), or
+            ``settings=BatchSettings(...)``.
 
     Example::
 
@@ -198,7 +154,7 @@ class GenerateBatch:
     def __init__(self, counts: Any, settings: BatchSettings | None = None, **options: Any):
         if settings is not None and options:
             raise TypeError("pass settings= or keyword settings, not both")
-        self.settings = settings or BatchSettings(**options)
+        self.settings = settings or BatchSettings.of(**options)
         if isinstance(counts, (str, os.PathLike)):
             counts = str(Path(counts).resolve())
         self.counts = counts
@@ -218,7 +174,7 @@ class GenerateBatch:
             key = (self.counts, stat and stat.st_mtime_ns, stat and stat.st_size, self.settings)
             entry = _ENGINES.get(key)
             if entry is None:
-                entry = [os.getpid(), build_generator(_load(path), self.settings)]
+                entry = [os.getpid(), _build(_load(path), self.settings)]
                 if len(_ENGINES) >= 2:
                     _ENGINES.clear()
                 _ENGINES[key] = entry
@@ -229,7 +185,7 @@ class GenerateBatch:
                 import ray
 
                 counts = ray.get(counts)
-            self._generator = [os.getpid(), build_generator(counts, self.settings)]
+            self._generator = [os.getpid(), _build(counts, self.settings)]
         return _fresh_in_this_process(self._generator)
 
     def records(self, batch: Any) -> Iterable[dict[str, Any]]:
@@ -265,4 +221,4 @@ class GenerateBatch:
         self._generator = None
 
 
-__all__ = ["BatchSettings", "GenerateBatch", "build_generator"]
+__all__ = ["BatchSettings", "GenerateBatch"]

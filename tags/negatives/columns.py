@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tags.negatives.io import ErrorPolicy, InputError, read_captions
-from tags.negatives.types import Caption, ImageGroup
+from tags.core.io import ErrorPolicy, InputError, read_captions
+from tags.core.types import Caption, ImageGroup
 
 #: Output columns, in the order of a ``tags generate`` record.
 RECORD_COLUMNS = (

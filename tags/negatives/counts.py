@@ -19,13 +19,13 @@ import itertools
 import json
 import os
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from tags.core.io import InputError
+from tags.core.types import ImageGroup
 from tags.negatives.columns import groups_of, to_lists
-from tags.negatives.io import InputError
-from tags.negatives.types import ImageGroup
 from tags.negatives.vocabulary import SceneGraphVocabulary
 
 #: The column :class:`CountBatch` writes.
@@ -33,11 +33,16 @@ COUNTS_COLUMN = "counts"
 
 
 def count_groups(
-    groups: Iterable[ImageGroup], *, parser: Any = None, n_process: int = 1
+    groups: Iterable[ImageGroup],
+    *,
+    parser: Any = None,
+    n_process: int = 1,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
 ) -> SceneGraphVocabulary:
     """The counts of ``groups`` as ``tags generate``'s vocabulary pass makes them: every
     caption parsed (whitespace collapsed), counted, and each image's captions counted
-    together; images without captions count nothing."""
+    together; images without captions count nothing. ``progress`` wraps the stream of
+    parses (e.g. a ``tqdm`` bar)."""
     if parser is None:
         from tags.negatives.pipeline import default_parser
 
@@ -54,8 +59,38 @@ def count_groups(
         for first in graphs:
             yield [first, *itertools.islice(graphs, sizes.popleft() - 1)]
 
-    graphs = iter(parser.pipe(texts(), n_process=n_process))
-    return SceneGraphVocabulary().update_groups(regrouped(graphs))
+    graphs: Iterable[Any] = parser.pipe(texts(), n_process=n_process)
+    if progress is not None:
+        graphs = progress(graphs)
+    return SceneGraphVocabulary().update_groups(regrouped(iter(graphs)))
+
+
+def corpus_vocabulary(
+    path: str | Path,
+    groups: Callable[[], Iterable[ImageGroup]],
+    *,
+    reuse: bool,
+    parser: Any = None,
+    n_process: int = 1,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> SceneGraphVocabulary:
+    """The vocabulary of the whole corpus: read from ``path`` when ``reuse`` and it exists
+    (another schema: :class:`~tags.core.io.InputError` naming the file), else counted over
+    ``groups()`` (:func:`count_groups`) and saved to ``path``; a file cut short is counted
+    again (``warn`` says so)."""
+    from tags.negatives.vocabulary import read_vocabulary
+
+    path = Path(path)
+    if path.exists() and reuse:
+        found = read_vocabulary(path)
+        if found is not None:
+            return found
+        if warn is not None:
+            warn(f"warning: vocabulary {path} is not valid JSON (cut short); rebuilding it")
+    vocab = count_groups(groups(), parser=parser, n_process=n_process, progress=progress)
+    vocab.save(path)
+    return vocab
 
 
 def _as_vocabulary(part: Any, index: int) -> SceneGraphVocabulary:
@@ -117,4 +152,4 @@ class CountBatch:
         return pa.table({COUNTS_COLUMN: pa.array([text], pa.large_string())})
 
 
-__all__ = ["COUNTS_COLUMN", "CountBatch", "count_groups", "merge_counts"]
+__all__ = ["COUNTS_COLUMN", "CountBatch", "corpus_vocabulary", "count_groups", "merge_counts"]

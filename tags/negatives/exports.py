@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tags._paths import leaves_root, outside_root_message
+from tags.core.paths import leaves_root, outside_root_message
 
 #: edit ``(operation, type)`` -> SugarCrepe subset name (flip = an opposite relation,
 #: antonym = an opposite attribute: both are replacements in SugarCrepe's terms)
@@ -137,7 +137,7 @@ def _same(positive: str, caption: str) -> bool:
 
 def caption_index(captions: str | Path, fmt: str | None = None) -> CaptionIndex:
     """Every caption of a caption file (all splits), for :meth:`CaptionIndex.check`."""
-    from tags.negatives.io import ErrorPolicy, read_captions
+    from tags.core.io import ErrorPolicy, read_captions
 
     by_id: dict[str, tuple[str, str]] = {}
     by_image: dict[str, set[str]] = {}
@@ -225,7 +225,7 @@ def image_paths(captions: str | Path, fmt: str | None = None) -> dict[str, str]:
     """``str(image_id) -> relative image path`` from a caption file: Karpathy
     ``filepath/filename`` (COCO's ``val2014/COCO_val2014_...jpg``; Flickr30K has no
     ``filepath``), JSONL ``filename``; precomp captions name no file (empty map)."""
-    from tags.negatives.io import detect_format
+    from tags.core.io import detect_format
 
     fmt = fmt or detect_format(captions)
     paths: dict[str, str] = {}

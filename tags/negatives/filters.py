@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
-from tags.negatives.types import Candidate
+from tags.core.types import Candidate
 from tags.negatives.vocabulary import words
 
 FILTER_NAMES = ("identical", "debris", "duplicate", "false_negative")

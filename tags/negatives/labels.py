@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tags.negatives.types import Edit
+from tags.core.types import Edit
 
 IGNORE_INDEX = -100
 

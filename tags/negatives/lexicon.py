@@ -2,252 +2,109 @@
 
 Small hand lists of words that belong to a closed class (pronouns, numbers, colours and
 their families, gendered and aged person nouns, prepositions and their opposites, words
-never edited) and the few functions that read them. Open-class knowledge comes from the
-corpus (:mod:`tags.negatives.scenes`) and WordNet (:mod:`tags.negatives.wordnet`).
+never edited) and the few functions that read them. Each list is written once: a noun by
+its lemma, its plural derived (:func:`parsers.morphology.with_plurals`); the classes the
+parser shares (cardinals, plural quantifiers, basic colours, materials) come from
+:mod:`parsers.lexicon`. Open-class knowledge comes from the corpus
+(:mod:`tags.negatives.scenes`) and WordNet (:mod:`tags.negatives.wordnet`).
+
+Imports: :mod:`parsers.lexicon` and :mod:`parsers.morphology` only (and the standard library).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from parsers.lexicon import BASIC_COLOURS, CARDINALS, MATERIALS, PLURAL_QUANTIFIERS, SHADES
+from parsers.morphology import plural, with_plurals
+
+# ---------------------------------------------------------------- words never edited
 #: Words that are never edited and never used as substitutes: pronouns, quantifier and
 #: measure nouns, time words, directions and parts of a frame ("the left", "the top").
-NEVER_EDIT = frozenset(
-    [
-        "it",
-        "him",
-        "her",
-        "them",
-        "he",
-        "she",
-        "they",
-        "you",
-        "me",
-        "us",
-        "one",
-        "ones",
-        "something",
-        "someone",
-        "somebody",
-        "anything",
-        "anyone",
-        "everything",
-        "everyone",
-        "nothing",
-        "this",
-        "that",
-        "these",
-        "those",
-        "each",
-        "other",
-        "another",
-        "who",
-        "what",
-        "which",
-        "today",
-        "tonight",
-        "day",
-        "night",
-        "time",
-        "morning",
-        "afternoon",
-        "evening",
-        "weekend",
-        "week",
-        "year",
-        "moment",
-        "noon",
-        "summer",
-        "winter",
-        "spring",
-        "fall",
-        "autumn",
-        "season",
-        "hour",
-        "minute",
-        "sunset",
-        "sunrise",
-        "dusk",
-        "dawn",
-        "daytime",
-        "left",
-        "right",
-        "front",
-        "back",
-        "top",
-        "bottom",
-        "side",
-        "middle",
-        "center",
-        "centre",
-        "edge",
-        "end",
-        "distance",
-        "background",
-        "foreground",
-        "area",
-        "way",
-        "lot",
-        "lots",
-        "group",
-        "couple",
-        "pair",
-        "bunch",
-        "variety",
-        "kind",
-        "type",
-        "sort",
-        "piece",
-        "part",
-        "number",
-        "row",
-        "line",
-        "set",
-        "series",
-        "array",
-        "amount",
-        "half",
-        "rest",
-        "front",
-        "view",
-        "shot",
-        "picture",
-        "photo",
-        "image",
-        "photograph",
-        "camera",
-        "scene",
-        "place",
-        "spot",
-        "thing",
-        "stuff",
-        "object",
-        "item",
-    ]
-)
+NEVER_EDIT = with_plurals(["one", "lot"]) | frozenset(
+    {"it", "him", "her", "them", "he", "she", "they", "you", "me", "us", "something",
+     "someone", "somebody", "anything", "anyone", "everything", "everyone", "nothing", "this",
+     "that", "these", "those", "each", "other", "another", "who", "what", "which",
+     # time
+     "today", "tonight", "day", "night", "time", "morning", "afternoon", "evening", "weekend",
+     "week", "year", "moment", "noon", "summer", "winter", "spring", "fall", "autumn",
+     "season", "hour", "minute", "sunset", "sunrise", "dusk", "dawn", "daytime",
+     # directions and parts of a frame
+     "left", "right", "front", "back", "top", "bottom", "side", "middle", "center", "centre",
+     "edge", "end", "distance", "background", "foreground", "area", "way",
+     # quantity and measure nouns
+     "group", "couple", "pair", "bunch", "variety", "kind", "type", "sort", "piece", "part",
+     "number", "row", "line", "set", "series", "array", "amount", "half", "rest",
+     # the picture itself and placeholders
+     "view", "shot", "picture", "photo", "image", "photograph", "camera", "scene", "place",
+     "spot", "thing", "stuff", "object", "item"}
+)  # fmt: skip
 
 #: Nouns so generic that a more specific substitute may still be true ("people" -> "women").
-GENERIC_NOUNS = frozenset(
-    [
-        "person",
-        "people",
-        "persons",
-        "individual",
-        "individuals",
-        "human",
-        "humans",
-        "adult",
-        "adults",
-        "someone",
-        "somebody",
-        "figure",
-        "figures",
-        "crowd",
-        "child",
-        "children",
-        "kid",
-        "kids",
-        "site",
-        "area",
-        "place",
-        "spot",
-        "location",
-        "scene",
-        "event",
-        "thing",
-        "things",
-        "object",
-        "objects",
-        "stuff",
-        "clothes",
-        "clothing",
-        "outfit",
-        "outfits",
-        "attire",
-        "garb",
-        "apparel",
-        "gear",
-        "equipment",
-    ]
-)
+GENERIC_NOUNS = with_plurals(
+    ["person", "individual", "human", "adult", "figure", "child", "kid", "thing", "object",
+     "outfit"]
+) | frozenset(
+    {"persons", "someone", "somebody", "crowd", "site", "area", "place", "spot", "location",
+     "scene", "event", "stuff", "clothes", "clothing", "attire", "garb", "apparel", "gear",
+     "equipment"}
+)  # fmt: skip
 
+# ---------------------------------------------------------------- people
 #: Nouns that say a group is children: the children it names stay children.
-CHILD_GROUP_NOUNS = frozenset(["children", "kids", "child", "kid", "youngsters"])
+CHILD_GROUP_NOUNS = with_plurals(["child", "kid"]) | {"youngsters"}
 
 #: Attributes that make an age boundary fuzzy: a "young girl" may be a "young lady".
 YOUTH_WORDS = frozenset(["young", "younger", "youngest", "little", "teenage", "teen", "youthful"])
 
 #: Person nouns that say only gender or age: the only person nouns exchanged, and only
 #: among themselves (a "player" may well be a woman; a "man" is not a woman).
-PERSON_NOUNS = frozenset(
-    [
-        "man",
-        "men",
-        "woman",
-        "women",
-        "boy",
-        "boys",
-        "girl",
-        "girls",
-        "lady",
-        "ladies",
-        "gentleman",
-        "gentlemen",
-        "baby",
-        "babies",
-        "toddler",
-        "toddlers",
-        "teenager",
-        "teenagers",
-    ]
+PERSON_NOUNS = with_plurals(
+    ["man", "woman", "boy", "girl", "lady", "gentleman", "baby", "toddler", "teenager"]
 )
 
 #: Person nouns of one gender; a caption that names something only one gender wears or
 #: grows (a bikini, a beard) keeps its person nouns of that gender.
-MALE_NOUNS = frozenset(["man", "men", "boy", "boys", "gentleman", "gentlemen", "guy", "guys"])
-FEMALE_NOUNS = frozenset(["woman", "women", "girl", "girls", "lady", "ladies"])
+MALE_NOUNS = with_plurals(["man", "boy", "gentleman", "guy"])
+FEMALE_NOUNS = with_plurals(["woman", "girl", "lady"])
 
 #: Age classes of :data:`PERSON_NOUNS` (0 infant, 1 child, 2 teen, 3 adult). Neighbouring
 #: classes overlap ("a boy" may be a toddler or a teenager), so a person noun without a
 #: gender changes only to one two classes away ("toddler" -> "man", not -> "girl").
 PERSON_AGES = {
-    **dict.fromkeys(["baby", "babies", "toddler", "toddlers"], 0),
-    **dict.fromkeys(["boy", "boys", "girl", "girls"], 1),
-    **dict.fromkeys(["teenager", "teenagers"], 2),
-    **dict.fromkeys(["man", "men", "woman", "women", "lady", "ladies"], 3),
-    **dict.fromkeys(["gentleman", "gentlemen", "guy", "guys"], 3),
-}
+    word: age
+    for lemma, age in {
+        "baby": 0, "toddler": 0, "boy": 1, "girl": 1, "teenager": 2, "man": 3, "woman": 3,
+        "lady": 3, "gentleman": 3, "guy": 3,
+    }.items()
+    for word in (lemma, plural(lemma))
+}  # fmt: skip
 
 
 _GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
 
 #: The person noun of the other gender and the same age (the written noun, singular or
-#: plural -> the substitute's lemma): what a gender edit writes. Gender is not evidence a corpus must attest for a verb or a scene ("a man
-#: sharpening a knife" -> "a woman": no caption of the corpus need show a woman doing it);
-#: the caption's own gender words (pronouns, beards, bikinis) still decide.
+#: plural -> the substitute's lemma): what a gender edit writes. Gender is not evidence a
+#: corpus must attest for a verb or a scene ("a man sharpening a knife" -> "a woman": no
+#: caption of the corpus need show a woman doing it); the caption's own gender words
+#: (pronouns, beards, bikinis) still decide.
+_LEMMA_COUNTERPARTS = {
+    "man": "woman", "woman": "man", "boy": "girl", "girl": "boy", "lady": "man",
+    "gentleman": "lady", "guy": "woman",
+}  # fmt: skip
 GENDER_COUNTERPARTS = {
-    "man": "woman",
-    "woman": "man",
-    "boy": "girl",
-    "girl": "boy",
-    "lady": "man",
-    "gentleman": "lady",
-    "guy": "woman",
-    "men": "woman",
-    "women": "man",
-    "boys": "girl",
-    "girls": "boy",
-    "ladies": "man",
-    "gentlemen": "lady",
-    "guys": "woman",
+    **_LEMMA_COUNTERPARTS,
+    **{plural(noun): other for noun, other in _LEMMA_COUNTERPARTS.items()},
 }
 #: The adults a child is not (written noun -> substitute lemmas): what an age edit writes
 #: for a noun that names only an age ("a child standing on a post" -> "a man").
-AGE_COUNTERPARTS = {noun: ("man", "woman") for noun in ("child", "children", "kid", "kids")}
+AGE_COUNTERPARTS = {
+    noun: ("man", "woman") for lemma in ("child", "kid") for noun in (lemma, plural(lemma))
+}
 #: ... and of a gender adjective on a person ("a male volleyball player" -> "a female").
 GENDER_ADJECTIVE_COUNTERPARTS = {"male": "female", "female": "male"}
-_GIRLS = frozenset({"girl", "girls"})
-_WOMEN = frozenset({"woman", "women", "lady", "ladies"})
+_GIRLS = with_plurals(["girl"])
+_WOMEN = with_plurals(["woman", "lady"])
 
 
 def persons_exclusive(a: str, b: str) -> bool:
@@ -279,73 +136,22 @@ def ages_overlap(a: str, b: str) -> bool:
     } == {1, 3}
 
 
-FEMALE_MARKERS = frozenset(
-    [
-        "bikini",
-        "bikinis",
-        "dress",
-        "dresses",
-        "skirt",
-        "skirts",
-        "gown",
-        "gowns",
-        "bra",
-        "blouse",
-        "purse",
-        "handbag",
-        "heels",
-        "lipstick",
-        "pregnant",
-        "bride",
-        "tutu",
-        "leotard",
-    ]
-)
-MALE_MARKERS = frozenset(
-    [
-        "beard",
-        "beards",
-        "bearded",
-        "mustache",
-        "mustaches",
-        "moustache",
-        "moustaches",
-        "mustached",
-        "goatee",
-        "goatees",
-        "tuxedo",
-        "tuxedos",
-        "groom",
-        "shirtless",
-    ]
+#: Things only one gender wears or grows: a caption naming one keeps its person nouns.
+FEMALE_MARKERS = with_plurals(["bikini", "dress", "skirt", "gown"]) | frozenset(
+    {"bra", "blouse", "purse", "handbag", "heels", "lipstick", "pregnant", "bride", "tutu",
+     "leotard"}
+)  # fmt: skip
+MALE_MARKERS = with_plurals(["beard", "mustache", "moustache", "goatee", "tuxedo"]) | frozenset(
+    {"bearded", "mustached", "groom", "shirtless"}
 )
 
 #: Nouns that already say a person's age: an age attribute on them is not edited
 #: ("young children" -> "old children").
-AGED_NOUNS = frozenset(
-    [
-        "child",
-        "children",
-        "kid",
-        "kids",
-        "baby",
-        "babies",
-        "toddler",
-        "toddlers",
-        "boy",
-        "boys",
-        "girl",
-        "girls",
-        "teenager",
-        "teenagers",
-        "infant",
-        "infants",
-        "student",
-        "students",
-        "schoolchildren",
-    ]
-)
+AGED_NOUNS = with_plurals(
+    ["child", "kid", "baby", "toddler", "boy", "girl", "teenager", "infant", "student"]
+) | {"schoolchildren"}
 
+# ---------------------------------------------------------------- states and things
 #: Adjectives that say a place or a container holds nothing: such a value is never
 #: written where the caption puts something in, on or at the noun ("a crowd on a busy
 #: street" -> not "on an empty street").
@@ -372,31 +178,10 @@ STATE_OPPOSITES = {
 
 #: Plural-only nouns for one thing (pants, glasses): exchanged only among themselves.
 PLURALIA_TANTUM = frozenset(
-    [
-        "pants",
-        "jeans",
-        "shorts",
-        "trousers",
-        "slacks",
-        "khakis",
-        "overalls",
-        "pajamas",
-        "tights",
-        "leggings",
-        "sweatpants",
-        "glasses",
-        "sunglasses",
-        "goggles",
-        "headphones",
-        "earphones",
-        "scissors",
-        "binoculars",
-        "trunks",
-        "briefs",
-        "boxers",
-        "capris",
-    ]
-)
+    {"pants", "jeans", "shorts", "trousers", "slacks", "khakis", "overalls", "pajamas",
+     "tights", "leggings", "sweatpants", "glasses", "sunglasses", "goggles", "headphones",
+     "earphones", "scissors", "binoculars", "trunks", "briefs", "boxers", "capris"}
+)  # fmt: skip
 
 #: Where a garment is worn. A worn object is replaced only by one worn in the same place
 #: and layer: "a woman in a sweater" -> "in a baseball cap" may still be true (she may wear
@@ -497,31 +282,17 @@ def near_synonyms(a: str, b: str) -> bool:
     return any(fa & group and fb & group for group in NEAR_SYNONYMS)
 
 
+# ---------------------------------------------------------------- verbs and relations
 #: Verbs of posture and locomotion: mutually exclusive at one moment ("sitting" vs
 #: "standing"), so one may replace another on the corpus's pair counts alone ("lay": how
 #: captions often write "lying", "a dog laying on the couch").
 EXCLUSIVE_VERBS = frozenset(
-    [
-        "sit",
-        "stand",
-        "lie",
-        "lay",
-        "walk",
-        "run",
-        "jump",
-        "ride",
-        "swim",
-        "climb",
-        "kneel",
-        "squat",
-        "crawl",
-        "dive",
-        "fly",
-        "skate",
-        "ski",
-        "surf",
-    ]
-)
+    {"sit", "stand", "lie", "lay", "walk", "run", "jump", "ride", "swim", "climb", "kneel",
+     "squat", "crawl", "dive", "fly", "skate", "ski", "surf"}
+)  # fmt: skip
+
+#: Verb lemmas that say nothing about the objects around them (auxiliaries, copulas).
+AUXILIARY_VERBS = frozenset({"be", "have", "do", "'s", "’s"})
 
 #: Spatial and comitative prepositions that may be replaced, with their opposites first.
 #: Words that already negate what follows ("with no shirt": never "without no shirt").
@@ -580,123 +351,36 @@ PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "to right of": ("to left of",),
 }
 
+# ---------------------------------------------------------------- attributes
+#: Hair colours: an added colour of this kind only goes to hair ("a blond dog").
+HAIR_COLOURS = frozenset({"blond", "blonde", "brunette"})
+
 #: Attribute classes: a substitute stays in the class of the original.
 ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
-    "colour": frozenset(
-        [
-            "black",
-            "white",
-            "red",
-            "blue",
-            "green",
-            "yellow",
-            "orange",
-            "purple",
-            "pink",
-            "brown",
-            "gray",
-            "grey",
-            "silver",
-            "gold",
-            "golden",
-            "tan",
-            "beige",
-            "blond",
-            "blonde",
-            "brunette",
-            "maroon",
-            "navy",
-            "teal",
-            "turquoise",
-        ]
-    ),
+    "colour": frozenset(BASIC_COLOURS | SHADES | HAIR_COLOURS | {"turquoise"}),
     "size": frozenset(["big", "small", "large", "little", "tiny", "huge", "giant"]),
     "length": frozenset(["long", "short"]),
     "height": frozenset(["tall"]),
     "age": frozenset(["young", "old", "elderly", "older", "younger"]),
-    "material": frozenset(
-        [
-            "wooden",
-            "wood",
-            "metal",
-            "metallic",
-            "plastic",
-            "glass",
-            "stone",
-            "brick",
-            "leather",
-            "paper",
-            "concrete",
-            "cardboard",
-            "ceramic",
-            "marble",
-            "steel",
-            "iron",
-            "denim",
-            "wool",
-            "cotton",
-        ]
-    ),
+    "material": MATERIALS | {"metallic"},
     "pattern": frozenset(
         ["striped", "plaid", "spotted", "checkered", "floral", "patterned", "polka"]
     ),
-    "state": frozenset(
-        [
-            "empty",
-            "full",
-            "wet",
-            "dry",
-            "open",
-            "closed",
-            "clean",
-            "dirty",
-            "lit",
-            "cloudy",
-            "sunny",
-            "snowy",
-            "rainy",
-            "busy",
-            "crowded",
-            "calm",
-        ]
-    ),
-    "number": frozenset(
-        [
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "several",
-            "many",
-            "few",
-            "multiple",
-            "numerous",
-        ]
-    ),
+    "state": frozenset(STATE_OPPOSITES) | {"lit"},
+    "number": frozenset(w for w, v in CARDINALS.items() if v <= 12) | PLURAL_QUANTIFIERS,
 }
 
 #: Number words by value (for number agreement: only plural quantities are exchanged).
-NUMBER_VALUES = {
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
+NUMBER_VALUES = {w: v for w, v in CARDINALS.items() if 2 <= v <= 12}
+
+#: Words before a zero-plural noun (:data:`parsers.morphology.ZERO_PLURALS`) that make it
+#: plural: quantifiers and collectives before "of" ("several sheep", "a herd of sheep").
+PLURAL_CUES = (
+    PLURAL_QUANTIFIERS
+    | with_plurals(["group", "lot"])
+    | {"these", "those", "both", "herd", "flock", "bunch", "pack", "school", "couple", "pair",
+       "number", "crowd", "family", "line", "row"}
+)  # fmt: skip
 
 
 #: Colours that name a shade of another (a "tan" dog may be called brown): substitutes stay
@@ -727,7 +411,7 @@ COLOUR_FAMILIES = {
 
 #: Objects whose colours name a shade range, not a hue: white hair is grey hair to a caption
 #: writer (one family, "grey").
-HAIR_NOUNS = frozenset({"hair", "beard", "mustache", "moustache", "fur", "eyebrow", "eyebrows"})
+HAIR_NOUNS = with_plurals(["eyebrow"]) | {"hair", "beard", "mustache", "moustache", "fur"}
 _HAIR_GREYS = frozenset({"white", "grey", "gray", "silver"})
 
 
@@ -785,16 +469,13 @@ GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
 GENDER_ADJECTIVES = frozenset({"male", "female", "masculine", "feminine"})
 
 #: Person words WordNet files elsewhere ("person" is a top category, "female" an animal).
-PEOPLE_WORDS = frozenset({"person", "persons", "people", "female", "male", "females", "males"})
+PEOPLE_WORDS = with_plurals(["person", "female", "male"]) | {"persons"}
 
 #: Phrases that pin a count elsewhere in the caption ("one ... the other": two).
 COUNT_ANCHORS = ("the other", "each other", "one another", "both", "head-to-head", "pair")
 
 #: Predicates never edited: copulas, possession and clothing read from "in"/"with".
 FIXED_PREDICATES = frozenset({"be", "have", "wear", "of", "contain", "include", "show"})
-
-#: Hair colours: an added colour of this kind only goes to hair ("a blond dog").
-HAIR_COLOURS = frozenset({"blond", "blonde", "brunette"})
 
 #: Words that already give an object a colour without naming one ("a rainbow colored kite").
 COLOURED_WORDS = frozenset(
@@ -814,6 +495,7 @@ __all__ = [
     "AGED_NOUNS",
     "AGE_COUNTERPARTS",
     "ATTRIBUTE_CLASSES",
+    "AUXILIARY_VERBS",
     "BINDING_WORDS",
     "CHILD_GROUP_NOUNS",
     "COLOURED_WORDS",
@@ -844,6 +526,7 @@ __all__ = [
     "PERSON_AGES",
     "PERSON_NOUNS",
     "PLURALIA_TANTUM",
+    "PLURAL_CUES",
     "PREPOSITION_OPPOSITES",
     "SHE_PRONOUNS",
     "SINGULAR_VERB_WORDS",

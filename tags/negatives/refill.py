@@ -26,11 +26,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-from tags._errors import NonFiniteError
-from tags.negatives.edits import fix_articles, make_edit
-from tags.negatives.features import Regions
+from tags.backends.masked_lm import bucket_length
+from tags.core.edits import fix_articles, make_edit
+from tags.core.errors import NonFiniteError
+from tags.core.regions import Regions
+from tags.core.types import Candidate, Edit, apply_edits
 from tags.negatives.masking import MaskedCopy, TokenView
-from tags.negatives.types import Candidate, Edit, apply_edits
 from tags.negatives.vocabulary import SceneGraphVocabulary, draw
 
 
@@ -172,11 +173,6 @@ def piece_decoder(tokenizer: Any) -> PieceDecoder:
             _DECODERS.popitem(last=False)
     _DECODERS.move_to_end(id(tokenizer))
     return decoder
-
-
-def bucket_length(length: int, multiple: int) -> int:
-    """``length`` rounded up to a multiple of ``multiple`` (rows of one padded length)."""
-    return int(math.ceil(length / multiple) * multiple)
 
 
 class MLMRefiller:

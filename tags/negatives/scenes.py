@@ -8,6 +8,12 @@ grammatical number), the relation surfaces (with their Penn-tag shape, e.g. ``VB
 (see :mod:`tags.negatives.planner`), and the objects a caption names together (whether a
 substitute fits the rest of its scene). Everything is keyed by canonical names (lemmas), so "dogs
 sitting" and "a dog sits" count together.
+
+Word knowledge comes from below: closed classes from :mod:`tags.negatives.lexicon`, verb
+lemmas from :func:`tags.negatives.wordnet.verb_lemma` (re-exported here).
+
+Imports: :mod:`parsers` (the scene graph, :mod:`parsers.morphology`),
+:mod:`tags.negatives.lexicon` and :mod:`tags.negatives.wordnet`; nothing above them.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from parsers import SceneGraph
-from tags.negatives.lexicon import NUMBER_VALUES
+from parsers.morphology import ZERO_PLURALS
+from tags.negatives.lexicon import AUXILIARY_VERBS, NUMBER_VALUES, PLURAL_CUES
+from tags.negatives.wordnet import verb_lemma
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 
@@ -44,26 +51,6 @@ _LIFT = math.log(1.5)
 EXCLUSIVE_LIFT = 0.25
 #: ... and chance expects at least this many such pairs (else too little evidence).
 EXCLUSIVE_EXPECTED = 5.0
-
-#: Verb lemmas that say nothing about the objects around them (auxiliaries, copulas).
-AUXILIARY_VERBS = frozenset({"be", "have", "do", "'s", "’s"})
-
-
-@lru_cache(maxsize=1 << 14)
-def verb_lemma(word: str) -> str:
-    """The base form of a verb ("throwing" -> "throw"; WordNet's morphology when installed,
-    else the lower-cased word)."""
-    from tags.negatives.wordnet import wordnet
-
-    word = word.lower()
-    reader = getattr(wordnet(), "reader", None)
-    if reader is None:
-        return word
-    try:
-        forms = reader._morphy(word, "v")
-    except Exception:
-        return word
-    return min(forms, key=lambda f: (f != word, len(f), f)) if forms else word
 
 
 def verbs_of(graph: SceneGraph) -> tuple[str, ...]:
@@ -94,21 +81,6 @@ def relation_surface(graph: SceneGraph, spans: tuple[tuple[int, int], ...]) -> t
 
 def relation_shape(graph: SceneGraph, spans: tuple[tuple[int, int], ...]) -> str:
     return " | ".join(shape(graph.tags_in(span)) for span in spans)
-
-
-#: Nouns whose plural is the singular ("a herd of sheep"), a closed class: tagged NN, their
-#: number is read from the words before them.
-ZERO_PLURALS = frozenset(
-    {"sheep", "deer", "fish", "moose", "bison", "buffalo", "cattle", "elk", "swine",
-     "aircraft", "offspring", "livestock", "salmon", "trout", "reindeer"}
-)  # fmt: skip
-#: Words before a zero-plural noun that make it plural: quantifiers and collectives before
-#: "of" ("several sheep", "a herd of sheep", "a flock of sheep").
-PLURAL_CUES = frozenset(
-    {"several", "many", "few", "multiple", "numerous", "these", "those", "both", "herd",
-     "flock", "group", "groups", "bunch", "pack", "school", "couple", "pair", "lot", "lots",
-     "number", "crowd", "family", "line", "row"}
-)  # fmt: skip
 
 
 def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
@@ -559,8 +531,10 @@ VERB_GROUP_FIELDS = ("verb_grouped", "verb_sibling", "verb_codescription")
 
 __all__ = [
     "AUXILIARY_VERBS",
+    "PLURAL_CUES",
     "PLURAL_TAGS",
     "VERB_GROUP_FIELDS",
+    "ZERO_PLURALS",
     "SceneCounts",
     "is_bare",
     "is_plural",

@@ -6,8 +6,8 @@ import random
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from tags.negatives.features import Regions
-from tags.negatives.types import Candidate
+from tags.core.regions import Regions
+from tags.core.types import Candidate
 
 
 @runtime_checkable
@@ -21,7 +21,7 @@ def score_groups(
     scorer: PairScorer, groups: Sequence[tuple[Sequence[str], Regions]]
 ) -> list[list[float]]:
     """Scores of several ``(texts, image)`` groups: one batched call when the scorer has
-    ``score_many`` (e.g. :class:`~tags.negatives.models.TagsPairScorer`), else one
+    ``score_many`` (e.g. :class:`~tags.backends.masked_lm.TagsPairScorer`), else one
     :meth:`PairScorer.score` call per group."""
     many = getattr(scorer, "score_many", None)
     if many is not None:

@@ -21,7 +21,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from parsers import SceneGraph
-from tags.negatives.io import InputError
+from tags.core.io import InputError
 from tags.negatives.lexicon import ATTRIBUTE_CLASSES
 from tags.negatives.masking import trim_units
 from tags.negatives.scenes import SceneCounts
@@ -226,7 +226,7 @@ class SceneGraphVocabulary:
     @classmethod
     def load(cls, path: str | Path) -> SceneGraphVocabulary:
         """A vocabulary :meth:`save` wrote; anything else is an
-        :class:`~tags.negatives.io.InputError` naming the file (:func:`read_vocabulary`
+        :class:`~tags.core.io.InputError` naming the file (:func:`read_vocabulary`
         tells a file cut short apart)."""
         found = read_vocabulary(path)
         if found is None:
@@ -255,7 +255,7 @@ def read_vocabulary(path: str | Path) -> SceneGraphVocabulary | None:
     """The vocabulary saved at ``path``; ``None`` when the file is not JSON at all (cut
     short by a kill or a full disk before writes were atomic: rebuild it); a JSON file of
     another schema, or a file that no vocabulary starts like (not a JSON object: binary, some
-    other text), is an :class:`~tags.negatives.io.InputError` naming it (never rebuilt over)."""
+    other text), is an :class:`~tags.core.io.InputError` naming it (never rebuilt over)."""
     raw = Path(path).read_bytes()
     if not raw.lstrip().startswith(b"{"):
         raise InputError(

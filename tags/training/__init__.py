@@ -11,6 +11,10 @@
 - ``loop``: :func:`training_function`.
 
 See ``docs/training.md``.
+
+Layer: above evaluation and mining. May import ``tags.evaluation``, ``tags.mining`` and
+every layer below them; never ``tags.benchmark``, ``tags.demo`` or ``tags.cli`` (the
+benchmark's truth audits come in as plug-ins, see ``audits``).
 """
 
 from tags.training.config import (

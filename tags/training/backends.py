@@ -40,10 +40,9 @@ def uses_backend(config: Any) -> bool:
 
 
 def build_backend_parts(config: Any, log: Any = print) -> BackendParts:
-    from tags._errors import check_config_json, reading
     from tags.backends import load_backend
+    from tags.core.errors import ConfigError, check_config_json, reading
     from tags.data.images import PixelPairCollator, build_pixel_dataset
-    from tags.training.config import ConfigError
     from tags.training.factory import MODEL_HINT
 
     if not config.model.path:

@@ -19,11 +19,7 @@ from typing import Any
 
 import yaml
 
-from tags._errors import UserError
-
-
-class ConfigError(UserError, ValueError):
-    """A config file or override is invalid (unknown key, wrong type, bad value)."""
+from tags.core.errors import ConfigError
 
 
 # --------------------------------------------------------------------------- schema
@@ -195,7 +191,7 @@ class TagsDCConfig:
     # ones (`all`: the mean hinge, TAGS-DC's L_ITM)
     fne_itm_loss: str = "all"
     # a shapes benchmark's scenes.jsonl: log the scene truth of the retrieved negatives
-    # (false-negative rates, FNE posterior precision/recall; tags/training/truth_audit.py)
+    # (false-negative rates, FNE posterior precision/recall; tags/benchmark/retrieval_audit.py)
     truth_scenes: str | None = None
 
 

@@ -26,8 +26,8 @@ def build_eval_sets(
     (``features``), or raw images (``images``) preprocessed by ``backend``'s processor (file
     names outside ``images`` refused unless ``allow_outside_root``)."""
     if config.images:
+        from tags.core.errors import ConfigError
         from tags.evaluation.images import load_image_retrieval_split
-        from tags.training.config import ConfigError
 
         if backend is None or backend.image_kind != "pixels":
             raise ConfigError("eval.images needs a pixel model (model.source: backend)")
@@ -43,9 +43,9 @@ def build_eval_sets(
             allow_outside_root=allow_outside_root,
         )
         return EvalSets(images, texts)
+    from tags.core.regions import open_regions
     from tags.data import load_image_groups
     from tags.evaluation import RetrievalImages, RetrievalTexts
-    from tags.negatives.features import open_regions
 
     fmt = None if config.format == "auto" else config.format
     groups = load_image_groups(config.captions, fmt, config.split, config.limit_images)

@@ -7,7 +7,7 @@ from typing import Any
 
 from torch import nn
 
-from tags._errors import check_config_json, reading
+from tags.core.errors import check_config_json, reading
 
 ALIASES = ("minilm", "tiny-mlm")
 #: The end of every error about a model directory that cannot be loaded.
@@ -27,8 +27,8 @@ def resolve_path(path: str) -> str:
 
 def create_tokenizer(config: Any) -> Any:
     """The fast tokenizer of ``model.tokenizer`` (default: ``model.path``, else tiny-mlm)."""
-    from tags.negatives.models import load_tokenizer
-    from tags.training.config import ConfigError
+    from tags.backends.masked_lm import load_tokenizer
+    from tags.core.errors import ConfigError
 
     path = config.tokenizer or (config.path if config.source in ("text", "tags") else "tiny-mlm")
     key = "model.tokenizer" if config.tokenizer else "model.path"
@@ -41,7 +41,7 @@ def create_model(config: Any, tokenizer: Any, feature_size: int | None = None) -
     attention dropout; ``feature_size`` (from the data) is the default region feature size.
     A directory that cannot be loaded (no or invalid ``config.json``, truncated weights) is a
     ``ConfigError`` naming ``model.path``."""
-    from tags.training.config import ConfigError
+    from tags.core.errors import ConfigError
 
     if config.source == "scratch" or not config.path:
         return _create_model(config, tokenizer, feature_size)
@@ -51,8 +51,8 @@ def create_model(config: Any, tokenizer: Any, feature_size: int | None = None) -
 
 
 def _create_model(config: Any, tokenizer: Any, feature_size: int | None) -> nn.Module:
+    from tags.core.errors import ConfigError
     from tags.modeling import TagsConfig, TagsModel
-    from tags.training.config import ConfigError
 
     overrides = dict(config.overrides)
     if config.dropout is not None:

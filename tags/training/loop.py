@@ -24,15 +24,15 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
-from tags._errors import NonFiniteError, UserError
-from tags._lock import LockError, OutputLock
+from tags.core.errors import ConfigError, NonFiniteError, UserError
+from tags.core.lock import LockError, OutputLock
 from tags.data import EpochSampler, PairCollator, build_dataset
 from tags.training.backends import build_backend_parts, uses_backend
-from tags.training.config import ConfigError, TrainConfig, save_config, to_dict
+from tags.training.config import TrainConfig, save_config, to_dict
 from tags.training.evaluation import build_eval_sets, evaluate
 from tags.training.factory import create_model, create_tokenizer
 from tags.training.optim import create_optimizer, create_scheduler, phase_bounds, phase_of
-from tags.training.recipes import StepContext, get_recipe
+from tags.training.recipes import StepContext, StepOutput, get_recipe
 from tags.training.rundir import (
     LOCK_FILE,
     check_inputs,
@@ -286,161 +286,375 @@ def _accelerator(config: TrainConfig) -> Accelerator:
 
 
 def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) -> TrainResult:
-    output_dir = Path(config.output_dir)
-    use_tb = tensorboard_available() if config.tensorboard is None else config.tensorboard
-    set_seed(config.seed)
-    main = accelerator.is_main_process
+    """The run's stages in order: set-up, resume, start, the step loop, finish."""
+    run = _Run(config, accelerator)
+    run.set_up(recipe_kwargs)
+    run.resume()
+    run.start()
+    run.loop()
+    return run.finish()
 
-    # --- issue 12: HF backends (BLIP / CLIP / SigLIP) on raw images: tags.training.backends
-    parts = build_backend_parts(config, accelerator.print) if uses_backend(config) else None
-    if parts is not None:
-        tokenizer, dataset, model = parts.tokenizer, parts.dataset, parts.model
-    else:  # --- end issue 12
-        tokenizer = create_tokenizer(config.model)
-        with accelerator.main_process_first():
-            try:
-                dataset = build_dataset(_materialize_data(config, main), tokenizer)
-            except (OSError, ValueError) as err:  # unreadable or inconsistent data files
-                raise ConfigError(f"data: {err}") from err
-        model = create_model(config.model, tokenizer, dataset.feature_size)
-        if model.config.region_feature_size != dataset.feature_size:
-            raise ConfigError(
-                f"region features are {dataset.feature_size}-d but the model expects "
-                f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
-            )
-    # a tokenizer that maps every word to one id would train silently on nothing
-    check_tokenizer(tokenizer, caption_sample(dataset), tokenizer_source(config.model))
-    if parts is not None:  # the loaded backend, with the TAGS heads saved beside its model
-        recipe_kwargs.setdefault("backend", parts.backend)
-    recipe = get_recipe(config.recipe)(
-        config, accelerator, model, tokenizer, dataset, **recipe_kwargs
-    )
-    module = recipe.module
-    optimizer = create_optimizer(module, config.optim)
-    scheduler = create_scheduler(optimizer, config.phases, config.optim.warmup_ratio)
-    sampler = EpochSampler(len(dataset), config.seed)
-    loader = DataLoader(
-        dataset,
-        batch_size=config.batch_size,
-        sampler=sampler,
-        drop_last=True,
-        collate_fn=parts.collate if parts else PairCollator(tokenizer.pad_token_id or 0),
-        num_workers=config.data.num_workers,
-    )
-    if len(loader) == 0:
-        raise ConfigError(f"batch_size {config.batch_size} exceeds the {len(dataset)} pairs")
-    checkpoint = resolve_checkpoint(config.resume_from, output_dir)
-    saved_states = load_custom_states(checkpoint) if checkpoint is not None else None
-    eval_sets = None
-    if config.eval.captions:
-        with accelerator.main_process_first():
-            eval_sets = build_eval_sets(
-                config.eval,
-                tokenizer,
-                config.data.max_text_len,
-                parts.backend if parts else None,
-                allow_outside_root=config.data.allow_outside_root,
-            )
-    if main:  # inputs loaded, model, recipe and checkpoint read: this run owns output_dir
-        save_config(config, output_dir / "config.yaml")
-    module, optimizer, loader = accelerator.prepare(module, optimizer, loader)
-    for obj in recipe.stateful():
-        if isinstance(obj, nn.Module):
-            obj.to(accelerator.device)
-    state = TrainState()
-    # saved beside save_state as plain tensors (never register_for_checkpointing: Accelerate
-    # unpickles those with weights_only=False, so a crafted checkpoint could run code)
-    custom = [scheduler, state, *recipe.stateful()]
 
-    window = _MetricWindow()
-    if checkpoint is None and config.resume_from == "latest" and main:
-        # nothing to resume: a fresh start, without the rows of a run that saved no checkpoint
-        dropped = trim_metrics(output_dir / "metrics.jsonl", 0)
-        accelerator.print(
-            f"resume_from=latest: no complete checkpoint in {output_dir / CHECKPOINTS}: "
-            "starting at step 0"
-            + (f" (the {dropped} metric rows of the earlier run dropped)" if dropped else "")
+class _Run:
+    """One training run, as stages that share its objects: :meth:`set_up` (model, recipe,
+    optimizer, data, ``prepare``) -> :meth:`resume` -> :meth:`start` (trackers, bounds) ->
+    :meth:`loop` (micro-batches, optimizer steps, evaluation and checkpoint hooks) ->
+    :meth:`finish` (the final model)."""
+
+    def __init__(self, config: TrainConfig, accelerator: Accelerator) -> None:
+        self.config = config
+        self.accelerator = accelerator
+        self.output_dir = Path(config.output_dir)
+        self.use_tb = tensorboard_available() if config.tensorboard is None else config.tensorboard
+        set_seed(config.seed)
+        self.main = accelerator.is_main_process
+
+    # ------------------------------------------------------------------ set-up
+    def set_up(self, recipe_kwargs: dict[str, Any]) -> None:
+        """Build everything the run needs, save the resolved config, ``accelerator.prepare``."""
+        self._build_model()
+        self._build_training(recipe_kwargs)
+        self._read_inputs()
+        self._prepare()
+
+    def _build_model(self) -> None:
+        """Tokenizer, dataset and model (a HF backend's parts, or a TagsModel), checked."""
+        config, accelerator = self.config, self.accelerator
+        # --- issue 12: HF backends (BLIP / CLIP / SigLIP) on raw images: tags.training.backends
+        parts = build_backend_parts(config, accelerator.print) if uses_backend(config) else None
+        self.parts = parts
+        if parts is not None:
+            tokenizer, dataset, model = parts.tokenizer, parts.dataset, parts.model
+        else:  # --- end issue 12
+            tokenizer = create_tokenizer(config.model)
+            with accelerator.main_process_first():
+                try:
+                    dataset = build_dataset(_materialize_data(config, self.main), tokenizer)
+                except (OSError, ValueError) as err:  # unreadable or inconsistent data files
+                    raise ConfigError(f"data: {err}") from err
+            model = create_model(config.model, tokenizer, dataset.feature_size)
+            if model.config.region_feature_size != dataset.feature_size:
+                raise ConfigError(
+                    f"region features are {dataset.feature_size}-d but the model expects "
+                    f"{model.config.region_feature_size} (model.overrides.region_feature_size)"
+                )
+        # a tokenizer that maps every word to one id would train silently on nothing
+        check_tokenizer(tokenizer, caption_sample(dataset), tokenizer_source(config.model))
+        self.tokenizer, self.dataset, self.model = tokenizer, dataset, model
+
+    def _build_training(self, recipe_kwargs: dict[str, Any]) -> None:
+        """The recipe, optimizer, phase-aware schedule, epoch sampler and data loader."""
+        config, parts = self.config, self.parts
+        if parts is not None:  # the loaded backend, with the TAGS heads saved beside its model
+            recipe_kwargs.setdefault("backend", parts.backend)
+        self.recipe = get_recipe(config.recipe)(
+            config, self.accelerator, self.model, self.tokenizer, self.dataset, **recipe_kwargs
         )
-    if checkpoint is not None:
-        restore_custom_states(custom, checkpoint, saved_states)
-        window.restore(state.log_window)  # a log window the checkpoint cut in two
-        with accelerate_view(checkpoint) as view:
-            accelerator.load_state(str(view))
-        accelerator.step = 0  # checkpoints sit at accumulation boundaries
-        if state.phase >= 0:  # per-phase recipe state (miner override, AOQ offline negatives)
-            recipe.resume_phase(state.phase, config.phases[state.phase], module)
-        if main:
-            trim_metrics(output_dir / "metrics.jsonl", state.step)
-        accelerator.print(f"resumed from {checkpoint} at step {state.step}")
-    elif main and any(p.init == "initial" for p in config.phases[1:]):
-        recipe.tags_model(module).save_pretrained(phase_dir(output_dir, -1, "initial"))
-        recipe.save_extras(phase_dir(output_dir, -1, "initial"))
-    accelerator.wait_for_everyone()
+        self.module = self.recipe.module
+        self.optimizer = create_optimizer(self.module, config.optim)
+        self.scheduler = create_scheduler(self.optimizer, config.phases, config.optim.warmup_ratio)
+        self.sampler = EpochSampler(len(self.dataset), config.seed)
+        self.loader = DataLoader(
+            self.dataset,
+            batch_size=config.batch_size,
+            sampler=self.sampler,
+            drop_last=True,
+            collate_fn=parts.collate if parts else PairCollator(self.tokenizer.pad_token_id or 0),
+            num_workers=config.data.num_workers,
+        )
+        if len(self.loader) == 0:
+            raise ConfigError(
+                f"batch_size {config.batch_size} exceeds the {len(self.dataset)} pairs"
+            )
 
-    if use_tb:
-        accelerator.init_trackers("tags")
-    tracker = JsonlTracker(output_dir / "metrics.jsonl", enabled=main)
-    steps = [p.steps for p in config.phases]
-    bounds = phase_bounds(steps)
-    total = sum(steps)
-    stop = min(total, config.max_steps) if config.max_steps else total
-    keep_best = config.eval.keep_best or bool(config.eval.patience)
-    # a run that stopped early stays stopped when resumed
-    early_stopped = bool(config.eval.patience) and state.stale >= config.eval.patience
-    if early_stopped:
-        stop = state.step
-    progress = tqdm(
-        total=total, initial=state.step, disable=not (main and config.progress_bar), desc="train"
-    )
-    timer = StageTimer()  # time/data, time/step, time/backward (+ the recipe's stages)
-    bad_window = False  # a micro batch of the current accumulation window had a bad loss
-    last: dict[str, float] = {}
-    saved: Path | None = checkpoint
+    def _read_inputs(self) -> None:
+        """The checkpoint's state files and the eval sets; then the config is saved."""
+        config, accelerator = self.config, self.accelerator
+        self.checkpoint = resolve_checkpoint(config.resume_from, self.output_dir)
+        self.saved_states = (
+            load_custom_states(self.checkpoint) if self.checkpoint is not None else None
+        )
+        self.eval_sets = None
+        if config.eval.captions:
+            with accelerator.main_process_first():
+                self.eval_sets = build_eval_sets(
+                    config.eval,
+                    self.tokenizer,
+                    config.data.max_text_len,
+                    self.parts.backend if self.parts else None,
+                    allow_outside_root=config.data.allow_outside_root,
+                )
+        if self.main:  # inputs loaded, model, recipe and checkpoint read: this run owns output_dir
+            save_config(config, self.output_dir / "config.yaml")
 
-    def begin_phase(index: int) -> None:
+    def _prepare(self) -> None:
+        """``accelerator.prepare``; the recipe's stateful modules on the device; fresh state."""
+        accelerator = self.accelerator
+        self.module, self.optimizer, self.loader = accelerator.prepare(
+            self.module, self.optimizer, self.loader
+        )
+        for obj in self.recipe.stateful():
+            if isinstance(obj, nn.Module):
+                obj.to(accelerator.device)
+        self.state = TrainState()
+        # saved beside save_state as plain tensors (never register_for_checkpointing: Accelerate
+        # unpickles those with weights_only=False, so a crafted checkpoint could run code)
+        self.custom = [self.scheduler, self.state, *self.recipe.stateful()]
+        self.window = _MetricWindow()
+
+    # ------------------------------------------------------------------ resume
+    def resume(self) -> None:
+        """Restore the checkpoint (or start fresh, saving the ``initial`` weights if a later
+        phase restarts from them)."""
+        config, accelerator, output_dir = self.config, self.accelerator, self.output_dir
+        checkpoint, state, main = self.checkpoint, self.state, self.main
+        if checkpoint is None and config.resume_from == "latest" and main:
+            # nothing to resume: a fresh start, without the rows of a run that saved no checkpoint
+            dropped = trim_metrics(output_dir / "metrics.jsonl", 0)
+            accelerator.print(
+                f"resume_from=latest: no complete checkpoint in {output_dir / CHECKPOINTS}: "
+                "starting at step 0"
+                + (f" (the {dropped} metric rows of the earlier run dropped)" if dropped else "")
+            )
+        if checkpoint is not None:
+            restore_custom_states(self.custom, checkpoint, self.saved_states)
+            self.window.restore(state.log_window)  # a log window the checkpoint cut in two
+            with accelerate_view(checkpoint) as view:
+                accelerator.load_state(str(view))
+            accelerator.step = 0  # checkpoints sit at accumulation boundaries
+            if state.phase >= 0:  # per-phase recipe state (miner override, AOQ offline negatives)
+                self.recipe.resume_phase(state.phase, config.phases[state.phase], self.module)
+            if main:
+                trim_metrics(output_dir / "metrics.jsonl", state.step)
+            accelerator.print(f"resumed from {checkpoint} at step {state.step}")
+        elif main and any(p.init == "initial" for p in config.phases[1:]):
+            self.recipe.tags_model(self.module).save_pretrained(
+                phase_dir(output_dir, -1, "initial")
+            )
+            self.recipe.save_extras(phase_dir(output_dir, -1, "initial"))
+        accelerator.wait_for_everyone()
+
+    def start(self) -> None:
+        """Trackers, phase bounds, the step to stop at, the progress bar and the timer."""
+        config, state = self.config, self.state
+        if self.use_tb:
+            self.accelerator.init_trackers("tags")
+        self.tracker = JsonlTracker(self.output_dir / "metrics.jsonl", enabled=self.main)
+        self.steps = [p.steps for p in config.phases]
+        self.bounds = phase_bounds(self.steps)
+        self.total = sum(self.steps)
+        self.stop = min(self.total, config.max_steps) if config.max_steps else self.total
+        self.keep_best = config.eval.keep_best or bool(config.eval.patience)
+        # a run that stopped early stays stopped when resumed
+        self.early_stopped = bool(config.eval.patience) and state.stale >= config.eval.patience
+        if self.early_stopped:
+            self.stop = state.step
+        self.progress = tqdm(
+            total=self.total,
+            initial=state.step,
+            disable=not (self.main and config.progress_bar),
+            desc="train",
+        )
+        self.timer = StageTimer()  # time/data, time/step, time/backward (+ the recipe's stages)
+        self.bad_window = False  # a micro batch of the current accumulation window had a bad loss
+        self.last: dict[str, float] = {}
+        self.saved: Path | None = self.checkpoint
+
+    # ------------------------------------------------------------------ step loop
+    def loop(self) -> None:
+        """Epochs of micro-batches until the step to stop at."""
+        state = self.state
+        while state.step < self.stop:
+            if state.batch_in_epoch == 0:
+                self.recipe.start_epoch(state.epoch)
+            if self._run_epoch():
+                state.epoch += 1
+                state.batch_in_epoch = 0
+
+    def _run_epoch(self) -> bool:
+        """The epoch's batches from the saved position; False when it stopped inside."""
+        state, accelerator = self.state, self.accelerator
+        epoch_loader = (
+            accelerator.skip_first_batches(self.loader, state.batch_in_epoch)
+            if state.batch_in_epoch
+            else self.loader
+        )
+        # the prepared loader keeps its own epoch counter (0 in a fresh process) and passes
+        # it to the sampler when iterated: set it from the checkpointed position
+        epoch_loader.set_epoch(state.epoch)
+        self.sampler.set_epoch(state.epoch)
+        for batch in timed_iter(epoch_loader, self.timer, "data"):
+            if state.phase != phase_of(state.step, self.steps):
+                self.begin_phase(phase_of(state.step, self.steps))
+            phase = self.config.phases[state.phase]
+            out = self._micro_step(batch, phase)
+            state.batch_in_epoch += 1
+            if not self.bad_window:
+                self.window.add({"loss/total": out.loss, **out.metrics, **self.timer.metrics()})
+            if not accelerator.sync_gradients:
+                continue
+            if self.bad_window:
+                self._skip_window(phase)
+            self._after_optimizer_step()
+            self._step_hooks(phase)
+            if state.step >= self.stop:
+                return False
+        return True
+
+    def _micro_step(self, batch: Any, phase: Any) -> StepOutput:
+        """The recipe's step under a position-keyed seed, then backward (the optimizer steps
+        at the accumulation window's sync)."""
+        config, state, accelerator = self.config, self.state, self.accelerator
+        ctx = StepContext(state.step, state.phase, phase, self.recipe.weights(phase), config.seed)
+        # dropout & co.: the global RNG is a pure function of the data position, so a
+        # resumed run replays it exactly (creating a data iterator draws from it too)
+        key = ctx.generator(state.epoch, state.batch_in_epoch, accelerator.process_index)
+        torch.manual_seed(key.initial_seed())
+        with accelerator.accumulate(self.module):
+            with self.timer("step"):
+                try:
+                    out = self.recipe.training_step(self.module, batch, ctx)
+                except NonFiniteError as err:  # e.g. the synthetic sampler's MLM logits
+                    self.progress.close()
+                    raise NonFiniteLossError(
+                        f"{err} at step {state.step + 1} (phase {state.phase} "
+                        f"{phase.name!r}): training stopped; last good checkpoint: "
+                        f"{self.saved or 'none'}. Lower the lr or check the inputs"
+                    ) from err
+            with self.timer("backward"):  # with clipping and the optimizer step
+                self._backward(out.loss)
+        return out
+
+    def _backward(self, loss: torch.Tensor) -> None:
+        """Backward and clipping of a finite loss, the optimizer step unless the window had a
+        non-finite loss, ``zero_grad``."""
+        accelerator, max_norm = self.accelerator, self.config.optim.max_grad_norm
+        if _all_finite(loss, accelerator):
+            accelerator.backward(loss)
+            if accelerator.sync_gradients and max_norm:
+                accelerator.clip_grad_norm_(self.module.parameters(), max_norm)
+        else:
+            self.bad_window = True
+        if not self.bad_window:
+            self.optimizer.step()
+        self.optimizer.zero_grad()  # at the sync step: drops a bad window's gradients
+
+    def _skip_window(self, phase: Any) -> None:
+        """Count a window with a non-finite loss as skipped; stop past ``max_nonfinite_steps``."""
+        config, state = self.config, self.state
+        self.bad_window = False
+        state.skipped += 1
+        where = (
+            f"step {state.step + 1} (phase {state.phase} {phase.name!r}, epoch "
+            f"{state.epoch}, batch {state.batch_in_epoch - 1})"
+        )
+        if state.skipped > config.max_nonfinite_steps:
+            self.progress.close()
+            raise NonFiniteLossError(
+                f"non-finite loss at {where}: training stopped, the weights were not "
+                f"updated with it; last good checkpoint: {self.saved or 'none'}. Lower the "
+                "lr, check the inputs, or allow skipping with max_nonfinite_steps=N"
+            )
+        self.accelerator.print(
+            f"warning: non-finite loss at {where}: step skipped "
+            f"({state.skipped} of max_nonfinite_steps={config.max_nonfinite_steps})"
+        )
+
+    def _after_optimizer_step(self) -> None:
+        """Advance the schedule and the step count; log the metric window when due."""
+        state = self.state
+        lr = self.scheduler.get_last_lr()[0]
+        self.scheduler.step()
+        state.step += 1
+        self.recipe.after_optimizer_step(self.module)
+        self.progress.update(1)
+        if state.step % self.config.log_every == 0 or state.step == self.stop:
+            self.last = self.window.reduce(self.accelerator)
+            row = {"lr": lr, "phase": state.phase, "epoch": state.epoch, **self.last}
+            self.tracker.log(row, state.step)
+            if self.use_tb:
+                self.accelerator.log(row, step=state.step)
+            self.progress.set_postfix(loss=f"{self.last.get('loss/total', float('nan')):.4f}")
+
+    # ------------------------------------------------------------------ hooks
+    def _step_hooks(self, phase: Any) -> None:
+        """After an optimizer step: evaluation, the phase's model, checkpoints, when due."""
+        config, state = self.config, self.state
+        phase_end = state.step == self.bounds[state.phase][1]
+        every = config.eval.every and state.step % config.eval.every == 0
+        if self.eval_sets is not None and (phase_end or every):
+            self._evaluate()
+        if phase_end:
+            self.save_model(phase_dir(self.output_dir, state.phase, phase.name))
+        if (
+            (config.save_every and state.step % config.save_every == 0)
+            or phase_end
+            or (state.step == self.stop)
+        ):
+            self.saved = self.save_checkpoint()
+
+    def _evaluate(self) -> None:
+        """Score the eval sets, log them, track the best (early stopping sets the stop)."""
+        state, accelerator = self.state, self.accelerator
+        scores = evaluate(
+            self.recipe.tags_model(self.module), self.eval_sets, self.config.eval, accelerator
+        )
+        self.last = {**self.last, **scores}
+        self.tracker.log({"phase": state.phase, **scores}, state.step)
+        if self.use_tb:
+            accelerator.log(scores, step=state.step)
+        if self.track_best(scores):
+            self.stop = state.step  # early stopping: checkpoint and leave below
+            self.early_stopped = True
+
+    def begin_phase(self, index: int) -> None:
+        """Start phase ``index``: the recipe's hook, its ``init`` weights, a cleared optimizer."""
+        config, recipe, module = self.config, self.recipe, self.module
         phase = config.phases[index]
         # before the weights reset: the module still holds the previous phase's model (AOQ
         # ranks the training set with round 1's model, then round 2 restarts from `initial`)
         recipe.start_phase(index, phase, module)
         if index > 0 and phase.init != "continue":
             source = (
-                phase_dir(output_dir, index - 1, config.phases[index - 1].name)
+                phase_dir(self.output_dir, index - 1, config.phases[index - 1].name)
                 if phase.init == "previous"
-                else phase_dir(output_dir, -1, "initial")
+                else phase_dir(self.output_dir, -1, "initial")
             )
             _load_weights(recipe.tags_model(module), source)
             recipe.load_extras(source)  # a BLIP's TAGS heads, saved beside it
-            optimizer.optimizer.state.clear()
+            self.optimizer.optimizer.state.clear()
         recipe.phase_weights_ready(index, phase, module)
-        state.phase = index
+        self.state.phase = index
 
-    def check_weights() -> None:
+    def check_weights(self) -> None:
         """Stop (:class:`NonFiniteWeightsError`, exit 3) before saving unusable weights: the
         loss guard only sees a step's loss, computed before its update."""
-        if _weights_usable(module, accelerator):
+        if _weights_usable(self.module, self.accelerator):
             return
-        progress.close()
-        phase = config.phases[max(state.phase, 0)]
+        self.progress.close()
+        state = self.state
+        phase = self.config.phases[max(state.phase, 0)]
         raise NonFiniteWeightsError(
             f"non-finite weights after step {state.step} (phase {max(state.phase, 0)} "
             f"{phase.name!r}): NaN, infinite or overflowing float32; training stopped and "
-            f"they were not saved; last good checkpoint: {saved or 'none'}. Lower the lr "
+            f"they were not saved; last good checkpoint: {self.saved or 'none'}. Lower the lr "
             "(or clip gradients: optim.max_grad_norm)"
         )
 
-    def save_model(target: Path) -> None:
+    def save_model(self, target: Path) -> None:
         """The model (with its tokenizer, and a backend's processor) as a usable folder."""
-        check_weights()
-        if main:
-            recipe.tags_model(module).save_pretrained(target)
-            tokenizer.save_pretrained(target)
-            if parts is not None:  # issue 12: the processor beside it
-                parts.save_processor(target, recipe)
-        accelerator.wait_for_everyone()
+        self.check_weights()
+        if self.main:
+            self.recipe.tags_model(self.module).save_pretrained(target)
+            self.tokenizer.save_pretrained(target)
+            if self.parts is not None:  # issue 12: the processor beside it
+                self.parts.save_processor(target, self.recipe)
+        self.accelerator.wait_for_everyone()
 
-    def track_best(scores: dict[str, float]) -> bool:
+    def track_best(self, scores: dict[str, float]) -> bool:
         """Update the best ``eval.metric`` (saving ``best/`` when asked); True when early
         stopping says stop."""
+        config, state = self.config, self.state
         key = f"eval/{config.eval.metric}"
         if key not in scores:
             raise ConfigError(
@@ -449,20 +663,23 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
             )
         if scores[key] > state.best:
             state.best, state.best_step, state.stale = scores[key], state.step, 0
-            if keep_best:
-                save_model(output_dir / BEST)
+            if self.keep_best:
+                self.save_model(self.output_dir / BEST)
         else:
             state.stale += 1
         return bool(config.eval.patience) and state.stale >= config.eval.patience
 
-    def save_checkpoint() -> Path:
-        check_weights()
-        path = output_dir / CHECKPOINTS / f"step_{state.step:08d}"
+    def save_checkpoint(self) -> Path:
+        """A complete checkpoint of this step (accelerate's files, the custom states, the
+        ``COMPLETE`` marker); the oldest beyond ``keep_checkpoints`` removed."""
+        self.check_weights()
+        accelerator, main, state = self.accelerator, self.main, self.state
+        path = self.output_dir / CHECKPOINTS / f"step_{state.step:08d}"
         try:
             accelerator.save_state(str(path))
-            state.log_window = window.snapshot(accelerator)
+            state.log_window = self.window.snapshot(accelerator)
             if main:
-                save_custom_states(custom, path)
+                save_custom_states(self.custom, path)
         except Exception:  # e.g. a full disk: no half-written checkpoint left behind
             if main:
                 shutil.rmtree(path, ignore_errors=True)
@@ -470,137 +687,39 @@ def _train(config: TrainConfig, accelerator: Accelerator, **recipe_kwargs: Any) 
         accelerator.wait_for_everyone()
         if main:
             (path / COMPLETE).write_text(f"{state.step}\n")
-            for old in checkpoint_dirs(output_dir)[: -config.keep_checkpoints]:
+            for old in checkpoint_dirs(self.output_dir)[: -self.config.keep_checkpoints]:
                 shutil.rmtree(old, ignore_errors=True)
         accelerator.wait_for_everyone()
         return path
 
-    while state.step < stop:
-        if state.batch_in_epoch == 0:
-            recipe.start_epoch(state.epoch)
-        epoch_loader = (
-            accelerator.skip_first_batches(loader, state.batch_in_epoch)
-            if state.batch_in_epoch
-            else loader
-        )
-        # the prepared loader keeps its own epoch counter (0 in a fresh process) and passes
-        # it to the sampler when iterated: set it from the checkpointed position
-        epoch_loader.set_epoch(state.epoch)
-        sampler.set_epoch(state.epoch)
-        finished_epoch = True
-        for batch in timed_iter(epoch_loader, timer, "data"):
-            if state.phase != phase_of(state.step, steps):
-                begin_phase(phase_of(state.step, steps))
-            phase = config.phases[state.phase]
-            ctx = StepContext(state.step, state.phase, phase, recipe.weights(phase), config.seed)
-            # dropout & co.: the global RNG is a pure function of the data position, so a
-            # resumed run replays it exactly (creating a data iterator draws from it too)
-            key = ctx.generator(state.epoch, state.batch_in_epoch, accelerator.process_index)
-            torch.manual_seed(key.initial_seed())
-            with accelerator.accumulate(module):
-                with timer("step"):
-                    try:
-                        out = recipe.training_step(module, batch, ctx)
-                    except NonFiniteError as err:  # e.g. the synthetic sampler's MLM logits
-                        progress.close()
-                        raise NonFiniteLossError(
-                            f"{err} at step {state.step + 1} (phase {state.phase} "
-                            f"{phase.name!r}): training stopped; last good checkpoint: "
-                            f"{saved or 'none'}. Lower the lr or check the inputs"
-                        ) from err
-                with timer("backward"):  # with clipping and the optimizer step
-                    if _all_finite(out.loss, accelerator):
-                        accelerator.backward(out.loss)
-                        if accelerator.sync_gradients and config.optim.max_grad_norm:
-                            accelerator.clip_grad_norm_(
-                                module.parameters(), config.optim.max_grad_norm
-                            )
-                    else:
-                        bad_window = True
-                    if not bad_window:
-                        optimizer.step()
-                    optimizer.zero_grad()  # at the sync step: drops a bad window's gradients
-            state.batch_in_epoch += 1
-            if not bad_window:
-                window.add({"loss/total": out.loss, **out.metrics, **timer.metrics()})
-            if not accelerator.sync_gradients:
-                continue
-            if bad_window:
-                bad_window = False
-                state.skipped += 1
-                where = (
-                    f"step {state.step + 1} (phase {state.phase} {phase.name!r}, epoch "
-                    f"{state.epoch}, batch {state.batch_in_epoch - 1})"
-                )
-                if state.skipped > config.max_nonfinite_steps:
-                    progress.close()
-                    raise NonFiniteLossError(
-                        f"non-finite loss at {where}: training stopped, the weights were not "
-                        f"updated with it; last good checkpoint: {saved or 'none'}. Lower the "
-                        "lr, check the inputs, or allow skipping with max_nonfinite_steps=N"
-                    )
-                accelerator.print(
-                    f"warning: non-finite loss at {where}: step skipped "
-                    f"({state.skipped} of max_nonfinite_steps={config.max_nonfinite_steps})"
-                )
-            lr = scheduler.get_last_lr()[0]
-            scheduler.step()
-            state.step += 1
-            recipe.after_optimizer_step(module)
-            progress.update(1)
-            if state.step % config.log_every == 0 or state.step == stop:
-                last = window.reduce(accelerator)
-                row = {"lr": lr, "phase": state.phase, "epoch": state.epoch, **last}
-                tracker.log(row, state.step)
-                if use_tb:
-                    accelerator.log(row, step=state.step)
-                progress.set_postfix(loss=f"{last.get('loss/total', float('nan')):.4f}")
-            phase_end = state.step == bounds[state.phase][1]
-            every = config.eval.every and state.step % config.eval.every == 0
-            if eval_sets is not None and (phase_end or every):
-                scores = evaluate(recipe.tags_model(module), eval_sets, config.eval, accelerator)
-                last = {**last, **scores}
-                tracker.log({"phase": state.phase, **scores}, state.step)
-                if use_tb:
-                    accelerator.log(scores, step=state.step)
-                if track_best(scores):
-                    stop = state.step  # early stopping: checkpoint and leave below
-                    early_stopped = True
-            if phase_end:
-                save_model(phase_dir(output_dir, state.phase, phase.name))
-            if (
-                (config.save_every and state.step % config.save_every == 0)
-                or phase_end
-                or (state.step == stop)
-            ):
-                saved = save_checkpoint()
-            if state.step >= stop:
-                finished_epoch = False
-                break
-        if finished_epoch:
-            state.epoch += 1
-            state.batch_in_epoch = 0
-
-    progress.close()
-    tags_model = recipe.tags_model(module)
-    if early_stopped:  # the best evaluated weights are the run's model
-        accelerator.print(
-            f"early stopping at step {state.step} of {total}: eval/{config.eval.metric} has not "
-            f"improved in {state.stale} evaluations (eval.patience={config.eval.patience}); "
-            f"best {state.best:.2f} at step {state.best_step}, kept in {output_dir / BEST}"
-        )
-        _load_weights(tags_model, output_dir / BEST)
-        recipe.load_extras(output_dir / BEST)
-    elif state.step < total:  # max_steps: the weights so far, as a usable model
-        accelerator.print(
-            f"stopped at step {state.step} of {total} (max_steps): {output_dir / 'model'} holds "
-            "the weights so far; resume_from=latest continues the run"
-        )
-    if state.step >= stop:
-        save_model(output_dir / "model")
-    if use_tb:
-        accelerator.end_training()
-    return TrainResult(output_dir, state, tags_model, last, saved)
+    # ------------------------------------------------------------------ finish
+    def finish(self) -> TrainResult:
+        """The run's model: the best weights after early stopping, else the last, saved in
+        ``output_dir/model`` when the run reached its stop."""
+        config, accelerator, state = self.config, self.accelerator, self.state
+        output_dir = self.output_dir
+        self.progress.close()
+        tags_model = self.recipe.tags_model(self.module)
+        if self.early_stopped:  # the best evaluated weights are the run's model
+            accelerator.print(
+                f"early stopping at step {state.step} of {self.total}: eval/{config.eval.metric} "
+                f"has not improved in {state.stale} evaluations (eval.patience="
+                f"{config.eval.patience}); best {state.best:.2f} at step {state.best_step}, "
+                f"kept in {output_dir / BEST}"
+            )
+            _load_weights(tags_model, output_dir / BEST)
+            self.recipe.load_extras(output_dir / BEST)
+        elif state.step < self.total:  # max_steps: the weights so far, as a usable model
+            accelerator.print(
+                f"stopped at step {state.step} of {self.total} (max_steps): "
+                f"{output_dir / 'model'} holds the weights so far; resume_from=latest continues "
+                "the run"
+            )
+        if state.step >= self.stop:
+            self.save_model(output_dir / "model")
+        if self.use_tb:
+            accelerator.end_training()
+        return TrainResult(output_dir, state, tags_model, self.last, self.saved)
 
 
 def train(config: TrainConfig, **recipe_kwargs: Any) -> TrainResult:

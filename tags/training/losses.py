@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tags.distributed import all_reduce_sum, get_world_size
+from tags.core.distributed import all_reduce_sum, get_world_size
 from tags.mining import MinerOutput, get_miner
 
 IGNORE_INDEX = -100

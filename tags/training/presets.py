@@ -60,7 +60,7 @@ def merge(base: Any, top: Any) -> Any:
 def get_preset(name: str) -> dict[str, Any]:
     """The raw fragment of preset ``name`` with the presets it starts from merged in."""
     if name not in PRESETS:
-        from tags.training.config import ConfigError
+        from tags.core.errors import ConfigError
 
         raise ConfigError(f"unknown preset {name!r}; registered: {', '.join(list_presets())}")
     return apply_presets(copy.deepcopy(PRESETS[name]))
@@ -73,7 +73,7 @@ def apply_presets(data: dict[str, Any], extra: list[str] | tuple[str, ...] = ())
     names = [names] if isinstance(names, str) else list(names)
     names += list(extra)
     if not all(isinstance(n, str) for n in names):
-        from tags.training.config import ConfigError
+        from tags.core.errors import ConfigError
 
         raise ConfigError(f"preset: a name or a list of names, got {names!r}")
     base: dict[str, Any] = {}

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tags.training.config import ConfigError
+from tags.core.errors import ConfigError
 
 #: What a run writes into ``output_dir`` (a lock file aside).
 RUN_MARKERS = ("config.yaml", "metrics.jsonl", "checkpoints", "phases", "model")

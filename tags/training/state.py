@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from tags.training.config import ConfigError
+from tags.core.errors import ConfigError
 
 #: The custom objects' states, in registration order, in one file per checkpoint.
 CUSTOM_STATE_FILE = "tags_state.pt"

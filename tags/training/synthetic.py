@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from tags.core.types import Edit
 from tags.data import NegativePools
-from tags.negatives.types import Edit
 
 Negatives = list[list[tuple[str, tuple[Edit, ...]]]]
 
@@ -102,7 +102,7 @@ class _BatchRegions:
     """A region store over the request's tensors; image id = batch row."""
 
     def __init__(self, request: SyntheticRequest) -> None:
-        from tags.negatives.features import Regions
+        from tags.core.regions import Regions
 
         self.items = []
         for f, b, m in zip(request.region_features, request.region_boxes, request.region_mask):
@@ -116,6 +116,15 @@ class _BatchRegions:
 
     def get(self, image_id: Any, filename: str | None = None, position: int | None = None) -> Any:
         return self.items[int(image_id)]
+
+
+def generation_config(config: Any, max_tokens: int, seed: int) -> Any:
+    """The :class:`~tags.negatives.config.GenerationConfig` of a ``tags_dc.synthetic``
+    section (its keys named as the config's fields; the recipe builds its own planner over
+    the training captions, so no background): captions cut at ``max_tokens``, run ``seed``."""
+    from tags.negatives.config import GenerationConfig
+
+    return GenerationConfig.from_settings(config, max_tokens=max_tokens, seed=seed, background=None)
 
 
 class EngineSource:
@@ -137,8 +146,8 @@ class EngineSource:
         corpus: Sequence[str] | None = None,
         planner_cache: str | Path | None = None,
     ) -> None:
+        from tags.core.errors import ConfigError
         from tags.negatives.refill import piece_decoder
-        from tags.training.config import ConfigError
 
         try:  # up front: a tokenizer without a drawable token fails every refill
             piece_decoder(tokenizer)
@@ -163,14 +172,9 @@ class EngineSource:
     def __call__(self, model: nn.Module, request: SyntheticRequest) -> Negatives:
         from tags.backends import as_backend
         from tags.backends.adapters import PixelImageStore
-        from tags.negatives import (
-            Caption,
-            GenerationConfig,
-            ImageGroup,
-            MLMRefiller,
-            NegativeGenerator,
-            TagsMaskedLM,
-        )
+        from tags.core.types import Caption, ImageGroup
+        from tags.negatives.factory import create_generator
+        from tags.negatives.refill import MLMRefiller
 
         cfg = self.config
         device = request.device
@@ -179,6 +183,8 @@ class EngineSource:
         was_training = model.training
         try:
             if self.static_generator is not None:
+                from tags.backends.masked_lm import TagsMaskedLM
+
                 conditions = bool(getattr(self.static_generator, "conditions_on_image", True))
                 mlm = TagsMaskedLM(
                     self.static_generator, self.tokenizer, device, use_image=conditions
@@ -193,30 +199,15 @@ class EngineSource:
                 temperature=cfg.temperature,
                 max_length=self.max_length,
             )
-            generation = GenerationConfig(
-                num_copies=cfg.num_copies,
-                num_samples=cfg.num_samples,
-                temperature=cfg.temperature,
-                top_m=cfg.top_m,
-                mask_ratio=cfg.mask_ratio,
-                masking=cfg.masking,
-                max_edits=getattr(cfg, "max_edits", None),
-                balance_types=getattr(cfg, "balance_types", False),
-                stratify_types=getattr(cfg, "stratify_types", False),
-                swaps=getattr(cfg, "swaps", False),
-                role_swaps=getattr(cfg, "role_swaps", False),
-                max_tokens=max(self.max_length - 2, 1),
-                seed=request.seed,
-            )
-            engine = NegativeGenerator(
-                refiller,
-                generation,
+            engine = create_generator(
+                generation_config(cfg, max(self.max_length - 2, 1), request.seed),
+                refiller=refiller,
                 parser=self.parser,
+                planner=self.planner,
                 scorer=scorer,
                 regions=_BatchRegions(request)
                 if request.pixel_values is None
                 else PixelImageStore(request.pixel_values),
-                planner=self.planner,
             )
             # fn_filter "official": no check against the image's other captions
             checks_siblings = getattr(cfg, "fn_filter", "paper") == "paper"
@@ -311,5 +302,6 @@ __all__ = [
     "Negatives",
     "SyntheticRequest",
     "SyntheticSource",
+    "generation_config",
     "label_negatives",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tags.training.config import ConfigError
+from tags.core.errors import ConfigError
 
 #: Captions tokenized for the check.
 SAMPLE = 256

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tags._errors import UserError
+from tags.core.errors import UserError
 
 
 class OutputWriteError(UserError, OSError):

@@ -17,7 +17,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tags.distributed import get_world_size  # noqa: E402
+from tags.core.distributed import get_world_size  # noqa: E402
 from tags.training import load_config, training_function  # noqa: E402
 
 CONFIG = ROOT / "scripts" / "configs" / "tiny_clip_vse_cpu.yaml"

@@ -14,7 +14,7 @@ import torch
 from accelerate import Accelerator
 from torch.testing import assert_close
 
-from tags.distributed import all_gather_no_grad, gather_with_grad, get_rank, get_world_size
+from tags.core.distributed import all_gather_no_grad, gather_with_grad, get_rank, get_world_size
 from tags.mining import (
     FeatureQueue,
     MiningLoss,

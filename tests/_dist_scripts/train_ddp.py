@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _training_utils import tiny_config
 
-from tags.distributed import get_world_size
+from tags.core.distributed import get_world_size
 from tags.training import training_function
 
 # Plain SGD: Adam's per-parameter normalisation would hide a wrongly scaled gradient and

@@ -15,7 +15,7 @@ Layout (one job per module):
 
 from __future__ import annotations
 
-from tags._lazy import lazy_exports
+from tags.core.lazy import lazy_exports
 
 _EXPORTS = {
     "ImageRef": "base",
@@ -23,8 +23,8 @@ _EXPORTS = {
     "SuiteError": "base",
     "SuiteItem": "base",
     "SuiteSpec": "base",
-    "list_suites": "base",
-    "read_suite": "base",
+    "list_suites": "readers",
+    "read_suite": "readers",
     "register_suite": "base",
     "BackendScorer": "scoring",
     "PairScorer": "scoring",

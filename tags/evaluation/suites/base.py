@@ -107,28 +107,6 @@ def register_suite(name: str, description: str) -> Callable[[Reader], Reader]:
     return wrap
 
 
-def _builtins() -> dict[str, tuple[Reader, str]]:
-    from tags.evaluation.suites import readers  # noqa: F401  (registers the built-ins)
-
-    return _SUITES
-
-
-def list_suites() -> dict[str, str]:
-    """``{name: description}`` of every registered suite reader."""
-    return {k: v[1] for k, v in sorted(_builtins().items())}
-
-
-def read_suite(name: str, path: str | Path) -> Suite:
-    """Read ``path`` with the reader registered as ``name``."""
-    suites = _builtins()
-    if name not in suites:
-        raise SuiteError(f"unknown suite {name!r}; known: {', '.join(sorted(suites))}")
-    path = Path(path)
-    if not path.exists():
-        raise SuiteError(f"suite {name}: {path} not found")
-    return suites[name][0](path)
-
-
 @dataclass(frozen=True)
 class SuiteSpec:
     """``NAME=PATH`` from the command line (``PATH`` defaults per suite where one exists)."""
@@ -157,7 +135,5 @@ __all__ = [
     "SuiteError",
     "SuiteItem",
     "SuiteSpec",
-    "list_suites",
-    "read_suite",
     "register_suite",
 ]

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tags.evaluation.suites._files import first_of, folder_of, iter_records, text
 from tags.evaluation.suites.base import ImageRef, Suite, SuiteError, SuiteItem, register_suite
@@ -14,10 +18,36 @@ NEGATIVE_KEYS = ("negative", "negative_caption", "false_caption")
 PAIRS_FILE = "test_minimal_pairs.jsonl"
 
 
+@dataclass(frozen=True)
+class MinimalPair:
+    """A true caption of ``image_id`` and a false caption one unit away from it."""
+
+    image_id: int
+    caption: str
+    negative: str
+    type: str
+    original: str
+    replacement: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def write_pairs(pairs: Iterable[MinimalPair], path: str | Path) -> None:
+    """Write ``pairs`` as JSON Lines (one :class:`MinimalPair` a line)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for pair in pairs:
+            f.write(json.dumps(pair.to_dict()) + "\n")
+
+
+def read_pairs(path: str | Path) -> list[MinimalPair]:
+    """The :class:`MinimalPair` records of a file :func:`write_pairs` wrote."""
+    with open(path, encoding="utf-8") as f:
+        return [MinimalPair(**json.loads(line)) for line in f if line.strip()]
+
+
 @register_suite("shapes", "shapes benchmark minimal pairs: a make-benchmark DIR (or its pairs)")
 def read_shapes(path: Path) -> Suite:
-    from tags.benchmark.minimal_pairs import read_pairs
-
     file = path if path.is_file() else path / PAIRS_FILE
     if not file.is_file():
         raise SuiteError(f"suite shapes: {file} not found (build it with tags make-benchmark)")

@@ -220,7 +220,7 @@ def bar_plot(
     (RSum, out of 600, is left out); saved as a PNG with Pillow."""
     from PIL import Image, ImageDraw
 
-    from tags.demo.plots import BACKGROUND, COLORS
+    from tags.evaluation.plots import BACKGROUND, COLORS
 
     rows = [r for r in rows if r["metric"] != "rsum"]
     bar, gap, left, right, top = 7, 6, 230, 60, 34

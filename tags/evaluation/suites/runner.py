@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tags.evaluation.suites.base import Suite, SuiteError, SuiteSpec, read_suite
+from tags.evaluation.suites.base import Suite, SuiteError, SuiteSpec
 from tags.evaluation.suites.evaluate import SuiteResult, evaluate_suite, text_only_result
+from tags.evaluation.suites.readers import read_suite
 from tags.evaluation.suites.report import format_suite
 from tags.evaluation.suites.scoring import BackendScorer, ImageSource, PixelSource, RegionSource
 
@@ -74,7 +75,7 @@ def make_source(backend: Any, suite: Suite, label: str, options: SuiteOptions) -
 
 
 def _progress_fn(label: str, enabled: bool | None) -> tuple[Callable[[int, int], None], Callable]:
-    from tags.progress import progress
+    from tags.core.progress import progress
 
     bar: Any = None
 

@@ -100,7 +100,7 @@ class RegionSource:
     by key) as ``(features, boxes)`` tensors."""
 
     def __init__(self, features: str | Path):
-        from tags.negatives.features import open_regions
+        from tags.core.regions import open_regions
 
         self.store = open_regions(features)
         self.notes: list[str] = []

@@ -1,8 +1,8 @@
 """Add edits: an attribute or an object the scene does not contain, inserted.
 
 SugarCrepe's ``add_att`` / ``add_obj`` kinds. Each negative is the positive with one
-insertion, an :class:`~tags.negatives.types.Edit` with an empty ``original`` (``start ==
-end``) and ``operation="add"``, so :func:`~tags.negatives.types.apply_edits` still rebuilds
+insertion, an :class:`~tags.core.types.Edit` with an empty ``original`` (``start ==
+end``) and ``operation="add"``, so :func:`~tags.core.types.apply_edits` still rebuilds
 the negative (an article before an added attribute may be widened into the edit to agree:
 "an apple" -> "a red apple").
 
@@ -10,7 +10,7 @@ the negative (an article before an added attribute may be widened into the edit 
   object's noun ("a dog" -> "a black dog") when the object has no value of that class yet.
   The value must be plausible for the noun by graded evidence: its share among the noun's
   attested values of the class, smoothed toward its share in the noun's category
-  (:meth:`SceneEvidence.category`), at least :data:`MIN_ADD_SHARE`; and not the noun's usual
+  (:class:`~.values.ValueShares`), at least :data:`MIN_ADD_SHARE`; and not the noun's usual
   value (share at most :data:`MAX_ADD_SHARE`: "green grass" is likely true).
 - **object** (:class:`AddObject`): "and a Y" coordinated after an object's noun phrase ("a
   dog on a couch" -> "a dog and a cat on a couch"). Y is one of the object replacement's
@@ -21,15 +21,18 @@ the negative (an article before an added attribute may be widened into the edit 
 
 Neither is ever true by construction the way a swap is false; the false-negative filter
 (the image's other captions) and these evidence thresholds keep the chance low.
+
+May import: ``proposals``, ``evidence``, ``context``, ``base``, ``registry`` and the evidence
+service's helpers (``objects``, ``values``, ``syntax``); never another operator module.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 from parsers import SceneGraph
-from tags.negatives.edits import fix_articles, wants_an
+from tags.core.edits import fix_articles, wants_an
+from tags.core.types import Candidate, Edit, apply_edits
 from tags.negatives.lexicon import (
     BINDING_WORDS,
     COLOURED_WORDS,
@@ -43,24 +46,19 @@ from tags.negatives.lexicon import (
     editable_words,
     garment_slot,
 )
-from tags.negatives.operators.base import EditOperator, Proposal
+from tags.negatives.operators.base import EditOperator
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.objects import object_substitutes
+from tags.negatives.operators.proposals import Proposal
 from tags.negatives.operators.registry import register_operator
-from tags.negatives.operators.replace_object import object_substitutes
 from tags.negatives.operators.syntax import modifies_noun, noun_start
+from tags.negatives.operators.values import VALUE_CLASSES, ValueShares
 from tags.negatives.scenes import words_of
-from tags.negatives.types import Candidate, Edit, apply_edits
 
 #: Attribute classes an addition may use: visible properties where one value excludes the
 #: others (sizes, ages and states are relative or may hold unsaid).
-ADD_CLASSES = ("colour", "material", "pattern")
-#: Pseudo-counts of the category's distribution in a noun's smoothed value shares.
-CATEGORY_PRIOR = 5.0
-#: A noun takes a class only when at least this smoothed share of its mentions give it a
-#: value of the class ("a wooden table": often; "a glass kitchen": a kitchen is not described
-#: by its material).
-MIN_CLASS_RATE = 0.05
+ADD_CLASSES = VALUE_CLASSES
 #: A value below this smoothed share of its class for the noun is implausible ("a green dog").
 MIN_ADD_SHARE = 0.03
 #: ... above it, the noun's usual value, which a writer may leave unsaid ("green grass").
@@ -179,67 +177,16 @@ class AddAttribute(_AddOperator):
 
     def __init__(self, evidence: SceneEvidence):
         super().__init__(evidence)
-        self._by_category: dict[tuple[str | None, str], Counter] | None = None
-        self._mentions: Counter = Counter()
-        self._shares: dict[tuple[str, str], dict[str, float]] = {}
+        self._values = ValueShares(evidence)
         self._describable_cache: dict[str, bool] = {}
 
     def prepare(self) -> None:
-        self._category_values()
-
-    def _category_values(self) -> dict[tuple[str | None, str], Counter]:
-        """``(category, class) -> Counter(value)``: attribute values attested for any noun
-        of a category (computed once)."""
-        if self._by_category is None:
-            found: dict[tuple[str | None, str], Counter] = {}
-            scenes, category = self.evidence.scenes, self.evidence.category
-            for number in (False, True):
-                for name, count in scenes.index["objects_by_number"][number].items():
-                    self._mentions[category(name)] += count
-            for (value, name), count in scenes.attribute_object.items():
-                kind = attribute_class(value)
-                if kind in ADD_CLASSES and " " not in value:
-                    found.setdefault((category(name), kind), Counter())[value] += count
-            self._by_category = found
-        return self._by_category
+        self._values.prepare()
 
     def value_shares(self, name: str, kind: str) -> dict[str, float]:
-        """Smoothed share of each value of class ``kind`` for noun ``name``: ``(count(value,
-        name) + CATEGORY_PRIOR * share in the category) / (count(name) + CATEGORY_PRIOR)``.
-        A noun the corpus never describes falls back on its category alone (graded evidence
-        through categories: a sibling's values count for it). Cached per noun."""
-        found = self._shares.get((name, kind))
-        if found is None:
-            found = self._shares[(name, kind)] = self._value_shares(name, kind)
-        return found
-
-    def _value_shares(self, name: str, kind: str) -> dict[str, float]:
-        scenes = self.evidence.scenes
-        own = Counter(
-            {
-                v: c
-                for v, c in scenes.index["attributes_of_object"].get(name, {}).items()
-                if " " not in v and attribute_class(v) == kind
-            }
-        )
-        group = self.evidence.category(name)
-        category = self._category_values().get((group, kind), Counter())
-        total_category = sum(category.values())
-        total_own = sum(own.values())
-        if not total_category and not total_own:
-            return {}
-        # does the noun take the class at all? its own rate, smoothed toward its category's
-        rate = (total_own + CATEGORY_PRIOR * total_category / max(self._mentions[group], 1)) / (
-            scenes.object_count(name) + CATEGORY_PRIOR
-        )
-        if rate < MIN_CLASS_RATE:
-            return {}
-        prior = CATEGORY_PRIOR if total_category else 0.0
-        out = {}
-        for value in set(own) | set(category):
-            share = category[value] / total_category if total_category else 0.0
-            out[value] = (own[value] + prior * share) / (total_own + prior)
-        return out
+        """Smoothed share of each value of class ``kind`` for noun ``name``
+        (:meth:`ValueShares.shares <tags.negatives.operators.values.ValueShares.shares>`)."""
+        return self._values.shares(name, kind)
 
     def _describable(self, name: str) -> bool:
         """Whether a noun may take an added colour, material or pattern: not a person (it

@@ -1,61 +1,22 @@
-"""The edit operator interface and what operators propose.
+"""The edit operator interface: one kind of edit proposed from a caption's shared analysis.
 
 An :class:`EditOperator` looks at one caption's :class:`~.context.CaptionContext` and
-proposes edits of one kind: ``"unit"`` operators propose :class:`PlannedUnit` s (spans with
-substitutes, refilled by the weight-free refiller or an MLM), ``"candidate"`` operators
-finished negatives (:class:`~tags.negatives.types.Candidate`: swaps, additions). Every
-proposal carries a ``key``: the planner merges all operators' proposals by it (a stable
-sort), so the order of a caption's units and candidates follows the caption's graph, not the
-order the operators ran in.
+proposes edits of one kind (:class:`~.proposals.Proposal` s: ``"unit"`` operators
+:class:`~.proposals.PlannedUnit` s with substitutes, refilled by the weight-free refiller or
+an MLM; ``"candidate"`` operators finished negatives, :class:`~tags.core.types.Candidate`:
+swaps, additions), asking the shared evidence service (:class:`~.evidence.SceneEvidence`)
+what the corpus and WordNet attest.
+
+May import: ``proposals``, ``evidence``, ``context`` (never an operator module).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from tags.negatives.types import Candidate
-
-if TYPE_CHECKING:
-    from tags.negatives.operators.context import CaptionContext
-    from tags.negatives.operators.evidence import SceneEvidence
-
-CharSpan = tuple[int, int]
-
-#: The key of a proposal that gives none: after every built-in proposal.
-LAST: tuple[int, ...] = (1 << 30,)
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One substitute of a unit: a surface per span, its weight, and the operation."""
-
-    surface: tuple[str, ...]
-    weight: float
-    operation: str = "replace"
-
-
-@dataclass(frozen=True)
-class PlannedUnit:
-    """An editable unit: ``(type, spans, choices)`` (unpacks like ``SceneGraph.units()``)."""
-
-    type: str
-    spans: tuple[CharSpan, ...]
-    choices: tuple[Choice, ...]
-    #: The unit's share of a caption's negatives next to other units (1: an equal share).
-    prior: float = 1.0
-
-    def __iter__(self):  # (type, spans) as the maskers read units
-        return iter((self.type, self.spans))
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """What an operator proposes for a caption: a unit to refill or a finished candidate,
-    with the key it is merged by (built-ins: ``(part, index, ...)`` in the caption's graph)."""
-
-    item: PlannedUnit | Candidate
-    key: tuple[int, ...] = LAST
+from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.proposals import Proposal
 
 
 class EditOperator:
@@ -66,7 +27,7 @@ class EditOperator:
     One instance serves a whole corpus: it may cache what depends on the corpus only.
 
     Args:
-        evidence: the shared plausibility service (corpus counts, WordNet, categories).
+        evidence: the shared evidence service (corpus counts, WordNet, categories).
     """
 
     #: The registry name (set by :func:`~.registry.register_operator`).
@@ -96,4 +57,4 @@ class EditOperator:
         return []
 
 
-__all__ = ["LAST", "CharSpan", "Choice", "EditOperator", "PlannedUnit", "Proposal"]
+__all__ = ["EditOperator"]

@@ -2,9 +2,11 @@
 
 :class:`CaptionContext` holds a parsed caption with the facts several operators ask about
 (its words, verbs, gendered pronouns, the objects it names, whether a count is pinned) and a
-memo for what one operator computes and another reuses (an object's substitutes: the
-replacement operator's, which the add operator coordinates). Each fact is computed on first
-use, once per caption.
+memo for what one operator computes and another reuses (an object's substitutes:
+:func:`~.objects.object_substitutes`, which the replace and add operators share). Each fact
+is computed on first use, once per caption.
+
+May import: ``evidence``, ``syntax``, ``lexicon``, ``scenes`` (never an operator module).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from tags.negatives.lexicon import (
     SHE_PRONOUNS,
 )
 from tags.negatives.operators.evidence import SceneEvidence
-from tags.negatives.operators.syntax import counted
+from tags.negatives.operators.syntax import counted, joined
 from tags.negatives.scenes import is_plural, verbs_of, words_of
 
 #: Phrases that say a person is shirtless (a male marker, as "shirtless").
@@ -35,7 +37,7 @@ class CaptionContext:
 
     Args:
         graph: the caption's scene graph.
-        evidence: the shared plausibility service the operators ask.
+        evidence: the shared evidence service the operators ask.
     """
 
     def __init__(self, graph: SceneGraph, evidence: SceneEvidence):
@@ -126,6 +128,18 @@ class CaptionContext:
     def count_pinned(self) -> bool:
         """Whether a count is pinned elsewhere in the caption (:func:`~.syntax.counted`)."""
         return counted(self.caption)
+
+    def shared_by_several(self, index: int) -> bool:
+        """Whether several things are in one relation with entity ``index``: two subjects or
+        more, or one joined to another by "and", "or" or a comma ("a man and a dog sitting
+        on a bench"), or a plural or group subject ("three people are sitting on a bench",
+        "a family on a couch")."""
+        graph, wordnet = self.graph, self.evidence.wordnet
+        subjects = {r.subject for r in graph.relations if r.object == index != r.subject}
+        subjects |= {j for s in subjects for j in joined(graph, s) if j != index}  # "a man and"
+        return len(subjects) > 1 or any(
+            self.is_plural(s) or wordnet.lexname(self.names[s]) == "noun.group" for s in subjects
+        )
 
     def is_plural(self, index: int) -> bool:
         """Whether entity ``index``'s head is plural (cached)."""

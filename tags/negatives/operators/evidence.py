@@ -1,11 +1,22 @@
-"""The one plausibility service every edit operator asks: what the corpus and WordNet attest.
+"""The evidence service of the edit operators: what the corpus's counts and WordNet attest.
 
-:class:`SceneEvidence` wraps a corpus's :class:`~tags.negatives.scenes.SceneCounts` and
-WordNet, and answers the questions operators share: a noun's substitution category, which
-objects may be substitutes at all, whether a substitute enters the original's frames and
-relations, which predicates people take, how naturally a substitute reads (the corpus
-bigram model). Corpus-wide tables are built once (:meth:`SceneEvidence.prepare`) and cached;
-refusals are counted in :attr:`SceneEvidence.trace` when one is set.
+:class:`SceneEvidence` wraps a corpus's :class:`~tags.negatives.scenes.SceneCounts` (the raw
+counts) and WordNet, and answers the questions operators share: a noun's substitution
+category, which objects may be substitutes at all, whether a substitute enters the
+original's frames and relations, which predicates people take, how naturally a substitute
+reads (the corpus bigram model). Corpus-wide tables are built once
+(:meth:`SceneEvidence.prepare`) and cached; refusals are counted in
+:attr:`SceneEvidence.trace` when one is set. This is the count-based plausibility every
+operator asks; the optional causal-LM filter of finished negatives is
+:mod:`tags.negatives.plausibility`.
+
+The service's shared helpers live beside it, never in an operator module: ``choices``
+(ranking substitutes, count substitutes), ``values`` (category-smoothed attribute value
+shares), ``verbs`` (verb classes of relations and acts) and ``objects`` (an entity's object
+substitutes, which the replace and add operators share).
+
+May import: ``proposals``, :mod:`tags.negatives.backoff`, ``edits``, ``lexicon``, ``scenes``,
+``wordnet`` (nothing above it in ``operators``).
 """
 
 from __future__ import annotations
@@ -15,8 +26,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from tags.core.edits import fix_articles, make_edit
 from tags.negatives.backoff import RolePools, SiblingBackoff, wordnet_similarity
-from tags.negatives.edits import fix_articles, make_edit
 from tags.negatives.lexicon import (
     EXCLUSIVE_VERBS,
     GENERIC_NOUNS,
@@ -25,7 +36,7 @@ from tags.negatives.lexicon import (
     attribute_class,
     editable_words,
 )
-from tags.negatives.operators.base import Choice
+from tags.negatives.operators.proposals import Choice
 from tags.negatives.scenes import SceneCounts
 from tags.negatives.wordnet import wordnet
 
@@ -56,6 +67,11 @@ COLOUR_CATEGORY = "<colour>"
 FRAME_MIN_RATIO = 0.2
 #: ... when it was seen as an object at least this often (else too little evidence).
 FRAME_MIN_USES = 5
+#: A substitute (an object, an act) that goes with one of the caption's verbs this much worse
+#: than the original (log lift, see :meth:`SceneCounts.verb_delta`) is dropped: the
+#: original is attested with the verb far above chance, the substitute is not ("throwing the
+#: ball" -> not "the computer keyboard").
+MIN_VERB_FIT = -1.5
 
 
 @dataclass
@@ -596,6 +612,7 @@ __all__ = [
     "COLOUR_CATEGORY",
     "COLOUR_MIN_SHARE",
     "COLOUR_PRIOR",
+    "MIN_VERB_FIT",
     "SceneEvidence",
     "Trace",
     "frame_of",

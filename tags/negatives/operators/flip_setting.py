@@ -8,13 +8,16 @@ the snow"; read from the words, since the setting word often breaks the parse). 
 adverb, never a preposition ("outside a home": the relation operator flips those) nor the
 adjective ("an outdoor scene of a man flying a kite": the scene's acts place it, which the
 words need not say). Typed ``relation`` (where).
+
+May import: ``proposals``, ``context``, ``base``, ``registry``; never another operator module.
 """
 
 from __future__ import annotations
 
 from tags.negatives.lexicon import garment_slot
-from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.base import EditOperator
 from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.proposals import Choice, PlannedUnit, Proposal
 from tags.negatives.operators.registry import register_operator
 
 #: Setting adverbs and their opposites (a closed class).

@@ -21,17 +21,21 @@ at least ``min_count`` times. The grammar keeps the rest of the caption true to 
   "another dog"), its head not followed by "of" nor a collective ("a group of", "a
   crowd"); no noun the caption names again ("a cat ... the cat") and no count pinned
   elsewhere (:func:`~.syntax.counted`).
+
+May import: ``proposals``, ``context``, ``base``, ``registry``, ``syntax``; never another
+operator module.
 """
 
 from __future__ import annotations
 
-from tags.negatives.edits import make_edit
+from tags.core.edits import make_edit
+from tags.core.types import Candidate
 from tags.negatives.lexicon import EXCLUSIVE_VERBS, GENERIC_NOUNS, editable_words
-from tags.negatives.operators.base import EditOperator, Proposal
+from tags.negatives.operators.base import EditOperator
 from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.proposals import Proposal
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.syntax import mentioned_again, tokens_before
-from tags.negatives.types import Candidate
 
 #: A noun is made two only when at least this share of its mentions in the corpus are plural.
 PLURAL_MIN_SHARE = 0.05

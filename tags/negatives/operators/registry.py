@@ -1,16 +1,17 @@
 """Name -> edit operator class registry (timm style: ``register_operator``, ``get_operator``,
-``list_operators``), as :mod:`tags.mining.registry` for miners."""
+``list_operators``), as :mod:`tags.mining.registry` for miners.
+
+May import: ``base``, ``evidence`` (operator modules import it to register themselves).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
-from tags._errors import UserError
+from tags.core.errors import UserError
 from tags.negatives.operators.base import EditOperator
-
-if TYPE_CHECKING:
-    from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.evidence import SceneEvidence
 
 __all__ = [
     "UnknownOperatorError",

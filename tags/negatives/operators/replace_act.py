@@ -6,7 +6,7 @@ Only postures and plain locomotion are replaced and written (:data:`BODY_ACTS`: 
 lie, kneel, squat, walk, run, climb, jog, jump, dance): they need no place or gear and
 exclude each other at one moment, while "surfing" is done standing and "playing" goes with
 anything. Two acts exclude each other by the evidence verb relations use
-(:mod:`~tags.negatives.operators.replace_relation`): both posture or locomotion verbs that
+(:mod:`~tags.negatives.operators.verbs`, as ``replace_relation``): both posture or locomotion verbs that
 the writers of one image do not say of one act, or two acts they never say together
 (``SceneCounts.verbs_exclusive``). The substitute is an act the corpus gives the subject (a
 person: any person), not in the caption, and it fits every thing the caption names about as
@@ -18,6 +18,9 @@ not "running"), when it describes its noun ("a smiling woman"), when something h
 ("walking uphill", "jumping to make a shot"); the planner drops any unit in an alternative
 ("standing or lying").
 The edit is typed ``relation``, as SugarCrepe's ``replace_rel`` counts actions.
+
+May import: ``proposals``, ``evidence``, ``context``, ``base``, ``registry`` and the evidence
+service's helpers (``choices``, ``verbs``); never another operator module.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from __future__ import annotations
 from collections import Counter
 
 from tags.negatives.lexicon import EXCLUSIVE_VERBS
-from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.base import EditOperator
+from tags.negatives.operators.choices import top_choices
 from tags.negatives.operators.context import CaptionContext
-from tags.negatives.operators.evidence import is_act
+from tags.negatives.operators.evidence import MIN_VERB_FIT, is_act
+from tags.negatives.operators.proposals import Choice, PlannedUnit, Proposal
 from tags.negatives.operators.registry import register_operator
-from tags.negatives.operators.replace_object import MIN_VERB_FIT, top_choices
-from tags.negatives.operators.replace_relation import (
+from tags.negatives.operators.verbs import (
     CODESCRIBED_LIFT,
     COLLOQUIAL_VERBS,
     MOVING_VERBS,

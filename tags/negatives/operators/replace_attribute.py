@@ -6,12 +6,17 @@ one the object's category attests, counts smoothed toward the category's colours
 :meth:`SceneEvidence.colour_fits`); WordNet antonyms
 are preferred and are the only substitutes of other adjectives (an antonym the object is never
 given, when other nouns of its category take it: :meth:`SceneEvidence.antonym_fits`); plural quantities (two, 3)
-change to another plural quantity written the same way, near and small ones first.
+change to another plural quantity written the same way, near and small ones first
+(:func:`~.choices.number_choices`).
+
+May import: ``proposals``, ``context``, ``base``, ``registry`` and the evidence service's
+helpers (``choices``, ``syntax``); never another operator module.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from tags.negatives.lexicon import (
     AGED_NOUNS,
@@ -19,30 +24,19 @@ from tags.negatives.lexicon import (
     GENDER_ADJECTIVE_COUNTERPARTS,
     GENDER_ADJECTIVES,
     GENDERED_PRONOUNS,
-    NUMBER_VALUES,
     STATE_OPPOSITES,
     attribute_class,
     editable_words,
     same_colour,
 )
-from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.base import EditOperator
+from tags.negatives.operators.choices import COUNT_PRIOR, number_choices, top_choices
 from tags.negatives.operators.context import CaptionContext
-from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.proposals import Choice, PlannedUnit, Proposal
 from tags.negatives.operators.registry import register_operator
-from tags.negatives.operators.replace_object import (
-    LISTING_PREDICATES,
-    shared_by_several,
-    top_choices,
-)
-from tags.negatives.operators.syntax import age_stated
+from tags.negatives.operators.syntax import LISTING_PREDICATES, age_stated
 from tags.negatives.scenes import normal, words_of
 
-#: The prior of a count unit ("two" -> "three") next to other units: count edits are
-#: exact but few captions of a benchmark differ only by a number, so they stay a minority.
-COUNT_PRIOR = 0.15
-#: Substitutes of a count (the nearest): two teach the count; six ("six" -> three, four,
-#: five, seven, eight, nine) made count edits the bulk of a number caption's negatives.
-COUNT_CHOICES = 2
 #: Tags an attribute's words may have.
 _ATTRIBUTE_TAGS = frozenset({"JJ", "JJR", "NN", "NNP", "VBN", "CD"})
 
@@ -51,59 +45,61 @@ _ATTRIBUTE_TAGS = frozenset({"JJ", "JJR", "NN", "NNP", "VBN", "CD"})
 HEDGES = frozenset({"partly", "partially", "half", "semi", "somewhat", "slightly", "mostly"})
 
 
-def number_choices(evidence: SceneEvidence, text: str) -> tuple[Choice, ...]:
-    """Other plural counts written like ``text`` (a digit or a word), the nearest and
-    smallest first; none for a count below two."""
-    word = text.lower()
-    value = int(word) if word.isdigit() else NUMBER_VALUES.get(word)
-    if value is None or value < 2:
-        evidence.refuse("attribute:not_a_plural_count", unit=True)
-        return ()
-    others = [v for v in range(2, 13) if v != value and abs(v - value) <= 3]
-    names = {v: k for k, v in NUMBER_VALUES.items()}
-    # near numbers first, small (common) numbers before large ones
-    weights = Counter(
-        {((str(v) if word.isdigit() else names[v]),): 1.0 / (abs(v - value) * v) for v in others}
-    )
-    return top_choices(weights)[:COUNT_CHOICES]
-
-
-def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, ...]:
-    """The substitutes of one attribute of the caption (see the module docstring)."""
+def _unit_refusal(
+    context: CaptionContext, attribute, written: str, tags: list[str], kind: str | None
+) -> str | None:
+    """Why an attribute is not editable at all, or ``None`` (a count: see
+    :func:`~.choices.number_choices`)."""
     graph, evidence = context.graph, context.evidence
-    value = attribute.value
-    written = normal(graph.caption[slice(*attribute.span)])
-    tags = graph.tags_in(attribute.span)
-    why = None
-    kind = attribute_class(value)
-    name = context.names[attribute.entity]
+    value, name = attribute.value, context.names[attribute.entity]
     if not tags or not all(t in _ATTRIBUTE_TAGS for t in tags):
-        why = "not_an_adjective"
-    elif not editable_words(written):
-        why = "never_edited_word"
-    elif kind == "number" and (len(written.split()) != 1 or evidence.wordnet.is_body_part(name)):
-        why = "body_part_count"  # "jogging with his two thumbs up" -> not "four thumbs"
-    elif kind == "number":
-        return number_choices(evidence, written)
-    elif kind == "age" and name in AGED_NOUNS:
-        why = "aged_noun"  # "young children" -> "old children"
-    elif kind == "age" and age_stated(graph.caption):
-        why = "age_stated"  # "an older man ... in his sixty 's" -> not "a young man"
-    elif value in GENDER_ADJECTIVES and GENDERED_PRONOUNS.intersection(context.words):
-        why = "gendered_pronoun"  # "a male player holding his racket"
-    elif kind == "colour" and evidence.is_person(name):
-        why = "person_colour"  # "a white female" reads as skin colour
-    elif HEDGES & set(words_of(graph.caption[: attribute.span[0]])[-1:]):
-        why = "hedged"  # "a partly cloudy sky" is partly sunny too
-    elif kind == "colour" and any(
+        return "not_an_adjective"
+    if not editable_words(written):
+        return "never_edited_word"
+    if kind == "number":
+        if len(written.split()) != 1 or evidence.wordnet.is_body_part(name):
+            return "body_part_count"  # "jogging with his two thumbs up" -> not "four thumbs"
+        return None
+    if kind == "age" and name in AGED_NOUNS:
+        return "aged_noun"  # "young children" -> "old children"
+    if kind == "age" and age_stated(graph.caption):
+        return "age_stated"  # "an older man ... in his sixty 's" -> not "a young man"
+    if value in GENDER_ADJECTIVES and GENDERED_PRONOUNS.intersection(context.words):
+        return "gendered_pronoun"  # "a male player holding his racket"
+    if kind == "colour" and evidence.is_person(name):
+        return "person_colour"  # "a white female" reads as skin colour
+    if HEDGES & set(words_of(graph.caption[: attribute.span[0]])[-1:]):
+        return "hedged"  # "a partly cloudy sky" is partly sunny too
+    if kind == "colour" and any(
         attribute_class(a.value) == "pattern" for a in graph.attributes_of(attribute.entity)
     ):
-        why = "patterned"  # "a striped blue shirt": its stripes may be white too
-    if why is not None:
-        evidence.refuse(f"attribute:{why}", unit=True)
-        return ()
-    scenes = evidence.scenes
-    attested = scenes.index["attributes_of_object"].get(name, Counter())
+        return "patterned"  # "a striped blue shirt": its stripes may be white too
+    return None
+
+
+@dataclass
+class _Target:
+    """An attribute being replaced, as the substitute rules read it."""
+
+    value: str
+    kind: str | None
+    name: str  # the noun it describes
+    #: Values the caption already gives the noun or another mention of it ("sunny, dry
+    #: day"; "a white coat, red coat" -> not "a red coat, red coat").
+    others: set[str]
+    #: Values of the thing's own parts or of the whole it is part of ("a black cat with
+    #: white patches" -> not "a white cat with white patches").
+    part_colours: set[str]
+    #: The colour words of the noun phrase, whatever the parse made of them ("a blue
+    #: yellow and white train": "white" is the train's even where the parse gave it
+    #: elsewhere).
+    phrase_colours: set[str]
+
+
+def _caption_values(context: CaptionContext, attribute) -> tuple[set, set, set]:
+    """``(others, part_colours, phrase_colours)`` of :class:`_Target`."""
+    graph, value = context.graph, attribute.value
+    name = context.names[attribute.entity]
     others = {a.value for a in graph.attributes_of(attribute.entity)}  # "sunny, dry day"
     # ... nor a value another mention of the same noun has ("a white coat, red coat, ..."
     # -> "a red coat, red coat": the list reads as a slip)
@@ -125,12 +121,22 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
     phrase_colours = {
         w for w in words_of(phrase) if attribute_class(w) == "colour" and w not in value.split()
     }
+    return others, part_colours, phrase_colours
+
+
+def _attested(
+    context: CaptionContext, attribute, kind: str | None, tags: list[str]
+) -> tuple[dict, set[str], str | None, dict[str, int]]:
+    """``(attested, antonyms, counterpart, backed)``: the values the corpus gives the noun
+    (with counts), grown by a person's other gender, antonyms backed off to the noun's kind
+    and (a colour) its category's colours; the WordNet antonyms of the value."""
+    evidence, value = context.evidence, attribute.value
+    name = context.names[attribute.entity]
+    refuse = evidence.refuse
+    attested = evidence.scenes.index["attributes_of_object"].get(name, Counter())
     antonyms = (
         set(evidence.wordnet.antonyms(value)) if " " not in value and tags == ["JJ"] else set()
     )
-    weights: Counter = Counter()
-    operations: dict[tuple[str, ...], str] = {}
-    refuse = evidence.refuse
     counterpart = GENDER_ADJECTIVE_COUNTERPARTS.get(value)
     if counterpart is not None and evidence.is_person(name):
         # a person's other gender needs no corpus evidence for the noun ("a male volleyball
@@ -162,6 +168,68 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         refuse("attribute:no_class_no_antonym")  # only antonyms replace other adjectives
     elif not attested:
         refuse("attribute:no_attested_value")
+    return attested, antonyms, counterpart, backed
+
+
+def _value_misfit(
+    context: CaptionContext, attribute, target: _Target, other: str, is_antonym: bool
+) -> str | None:
+    """The first rule a value of the right class and count breaks, or ``None``."""
+    evidence, value, kind = context.evidence, target.value, target.kind
+    if (
+        other in target.others
+        or not editable_words(other)
+        or set(other.split()) & set(value.split())
+        # the colour of the thing's own part, or of the whole it is part of ("a black
+        # cat with white patches" -> not "a white cat with white patches")
+        or (kind == "colour" and other in target.part_colours)
+    ):
+        return "value_in_caption"  # "red" -> "bright red" may still be true
+    if other in EMPTY_WORDS and holds_something(context, attribute.entity):
+        return "holds_something"  # "a crowd on a busy street" -> not "on an empty street"
+    if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
+        return "state_not_opposite"  # "a wet street" may well be busy
+    if not is_antonym and evidence.wordnet.related(value, other, "a"):
+        return "synonym"
+    if kind == "material" and evidence.wordnet.related(value, other, "n"):
+        return "material_kind"  # "marble" -> "stone", "steel" -> "metal": one is a kind
+    if kind == "colour" and same_colour(other, value, target.name):
+        return "same_colour"  # "brown" -> "tan" may still be true
+    if kind == "colour" and any(same_colour(other, w, target.name) for w in target.phrase_colours):
+        return "value_in_caption"  # "gray and white rocks" -> not "gray and grey rocks"
+    return None
+
+
+def _one_per_colour(weights: Counter, name: str) -> None:
+    """Keep the heaviest of each colour family ("grey" and "gray", "blue" and "navy")."""
+    kept: list[tuple[str, ...]] = []
+    for surface, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
+        if any(same_colour(surface[0], k[0], name) for k in kept):
+            del weights[surface]
+        else:
+            kept.append(surface)
+
+
+def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, ...]:
+    """The substitutes of one attribute of the caption (see the module docstring)."""
+    graph, evidence = context.graph, context.evidence
+    value = attribute.value
+    written = normal(graph.caption[slice(*attribute.span)])
+    tags = graph.tags_in(attribute.span)
+    kind = attribute_class(value)
+    name = context.names[attribute.entity]
+    why = _unit_refusal(context, attribute, written, tags, kind)
+    if why is None and kind == "number":
+        return number_choices(evidence, written)
+    if why is not None:
+        evidence.refuse(f"attribute:{why}", unit=True)
+        return ()
+    others, part_colours, phrase_colours = _caption_values(context, attribute)
+    attested, antonyms, counterpart, backed = _attested(context, attribute, kind, tags)
+    target = _Target(value, kind, name, others, part_colours, phrase_colours)
+    weights: Counter = Counter()
+    operations: dict[tuple[str, ...], str] = {}
+    refuse = evidence.refuse
     for other, count in attested.items():
         is_antonym = other in antonyms
         if other == value or (not is_antonym and (kind is None or attribute_class(other) != kind)):
@@ -175,35 +243,11 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         elif count < evidence.min_count and other != counterpart and other not in backed:
             refuse("attribute:rare_value")
             continue  # "a green dog": one odd parse is no evidence
-        if (
-            other in others
-            or not editable_words(other)
-            or set(other.split()) & set(value.split())
-            # the colour of the thing's own part, or of the whole it is part of ("a black
-            # cat with white patches" -> not "a white cat with white patches")
-            or (kind == "colour" and other in part_colours)
-        ):
-            refuse("attribute:value_in_caption")
-            continue  # "red" -> "bright red" may still be true
-        if other in EMPTY_WORDS and holds_something(context, attribute.entity):
-            refuse("attribute:holds_something")
-            continue  # "a crowd on a busy street" -> not "on an empty street"
-        if kind == "state" and not is_antonym and other not in STATE_OPPOSITES.get(value, ()):
-            refuse("attribute:state_not_opposite")
-            continue  # "a wet street" may well be busy
-        if not is_antonym and evidence.wordnet.related(value, other, "a"):
-            refuse("attribute:synonym")
+        why = _value_misfit(context, attribute, target, other, is_antonym)
+        if why is not None:
+            refuse(f"attribute:{why}")
             continue
-        if kind == "material" and evidence.wordnet.related(value, other, "n"):
-            refuse("attribute:material_kind")
-            continue  # "marble" -> "stone", "steel" -> "metal": one is a kind of the other
-        if kind == "colour" and same_colour(other, value, name):
-            refuse("attribute:same_colour")
-            continue  # "brown" -> "tan" may still be true
-        if kind == "colour" and any(same_colour(other, w, name) for w in phrase_colours):
-            refuse("attribute:value_in_caption")
-            continue  # "gray and white rocks" -> not "gray and grey rocks"
-        surface = (scenes.attribute_surface(other),)
+        surface = (evidence.scenes.attribute_surface(other),)
         if surface[0] == written:
             continue
         weight = count**evidence.frequency_power * (4.0 if is_antonym else 1.0)
@@ -211,12 +255,7 @@ def attribute_substitutes(context: CaptionContext, attribute) -> tuple[Choice, .
         if is_antonym:
             operations[surface] = "antonym"
     if kind == "colour":  # one negative per colour: "grey" and "gray", "blue" and "navy"
-        kept: list[tuple[str, ...]] = []
-        for surface, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
-            if any(same_colour(surface[0], k[0], name) for k in kept):
-                del weights[surface]
-            else:
-                kept.append(surface)
+        _one_per_colour(weights, name)
     return top_choices(weights, operations)
 
 
@@ -226,10 +265,10 @@ HOLDING_PREDICATES = LISTING_PREDICATES | {"hold", "fill", "fill with"}
 
 def holds_something(context: CaptionContext, index: int) -> bool:
     """Whether the caption fills entity ``index``: several things or a group are in, on or
-    at it (:func:`~.replace_object.shared_by_several`: "a crowd on a street", "people
+    at it (:meth:`CaptionContext.shared_by_several`: "a crowd on a street", "people
     walking down a street"; one man on an empty street is no contradiction), or it holds
     something ("a street with cars", "filled with people")."""
-    return shared_by_several(context, index) or any(
+    return context.shared_by_several(index) or any(
         r.subject == index != r.object and r.predicate in HOLDING_PREDICATES
         for r in context.graph.relations
     )
@@ -267,4 +306,4 @@ class ReplaceAttribute(EditOperator):
         return out
 
 
-__all__ = ["COUNT_PRIOR", "ReplaceAttribute", "attribute_substitutes", "number_choices"]
+__all__ = ["HEDGES", "HOLDING_PREDICATES", "ReplaceAttribute", "attribute_substitutes"]

@@ -7,12 +7,16 @@ antonym ("pushing" -> "pulling"), or the same verb with an opposite particle. A 
 preposition changes to its opposite or an exclusive alternative (on/under, in front
 of/behind, with/without), attested with the object. Possessive and copular relations are
 never edited.
+
+May import: ``proposals``, ``evidence``, ``context``, ``base``, ``registry`` and the evidence
+service's helpers (``choices``, ``verbs``, ``syntax``); never another operator module.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 
 from tags.negatives.lexicon import (
     EXCLUSIVE_VERBS,
@@ -20,22 +24,21 @@ from tags.negatives.lexicon import (
     PREPOSITION_OPPOSITES,
     editable_words,
 )
-from tags.negatives.operators.base import Choice, EditOperator, PlannedUnit, Proposal
+from tags.negatives.operators.base import EditOperator
+from tags.negatives.operators.choices import top_choices
 from tags.negatives.operators.context import CaptionContext
 from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.proposals import Choice, PlannedUnit, Proposal
 from tags.negatives.operators.registry import register_operator
-from tags.negatives.operators.replace_object import top_choices
 from tags.negatives.operators.syntax import after_determiner, contiguous, shape_like, with_clause
+from tags.negatives.operators.verbs import (
+    CODESCRIBED_LIFT,
+    COLLOQUIAL_VERBS,
+    MOVING_VERBS,
+    STILL_POSTURES,
+    is_state,
+)
 from tags.negatives.scenes import SceneCounts, normal, relation_shape, verb_lemma, words_of
-
-#: Two posture or locomotion verbs whose image-group co-description lift (either way) is at
-#: least this (log 2: said of one image twice as often as chance, ``+1`` smoothed) are not
-#: exchanged: "running" / "jumping" (log 1.0 on Flickr30K dev), "jumping" / "flying" (1.2).
-CODESCRIBED_LIFT = math.log(2.0)
-
-#: Verbs kept as originals but never written as substitutes: "laying on" is how captions
-#: often write "lying on" (a posture, in :data:`EXCLUSIVE_VERBS`), not standard English.
-COLLOQUIAL_VERBS = frozenset({"lay"})
 
 #: A flipped preposition without an attested triple needs at least this share of the original
 #: preposition's count with the object ("in the sand": 'beside the sand' is too rare; "on a
@@ -55,12 +58,8 @@ _COMPLEX_PREPOSITIONS = sorted(
 )
 
 
-#: Verbs of a moving body and the still postures it cannot hold while moving: a moving
-#: verb may become a still one in another frame (see ``_verb_choices``).
-MOVING_VERBS = frozenset({"walk", "run", "climb", "jog"})
-STILL_POSTURES = frozenset({"sit", "stand", "lie", "kneel", "squat"})
 #: Acts done on a mount or a board, in a still posture (a surfer stands, a rider sits): that
-#: posture does not exclude them.
+#: posture (:data:`~.verbs.STILL_POSTURES`) does not exclude them.
 GEAR_VERBS = frozenset({"ride", "surf", "ski", "skate", "sled", "snowboard", "skateboard"})
 #: ... where the moving verb's particle puts the subject on or in the object ("down the street",
 #: "through the snow", "climbing a rock"; not "walking from a wall", "toward a car").
@@ -143,14 +142,6 @@ LANDMARK_PARTICLES = frozenset({"next to", "in front of", "behind", "near", "bes
 #: Particles of a support a still posture is taken on or at (see ``_verb_choices``; not
 #: "in": "in a chair", "in uniform", "in line", "in a jacket" take postures apart).
 SUPPORT_PARTICLES = frozenset({"on", "at", "on top of"})
-#: WordNet verb classes of states, which go with any act ("holding" a horse while riding it,
-#: "having" a bag while walking): never exclusive by image-group evidence.
-STATE_CLASSES = frozenset({"verb.stative", "verb.possession"})
-
-
-def is_state(evidence: SceneEvidence, verb: str) -> bool:
-    """Whether a verb's first sense is a state or possession ("hold", "have", "keep")."""
-    return evidence.wordnet.verb_class(verb) in STATE_CLASSES
 
 
 def editable_verb(surface: str) -> bool:
@@ -273,24 +264,47 @@ def group_verb(scenes: SceneCounts, predicate: str, tag_shape: str) -> str:
     return verb_lemma(word.split()[0] if word else predicate.split()[0])
 
 
-def _verb_choices(
+@dataclass
+class _Verb:
+    """A verb relation being replaced, with the corpus's evidence around it: the predicates
+    its subject and object take (the object's backed off to its category before a landmark
+    or on a support), its WordNet ``opposites`` attested there, the posture ``postures``
+    people take with its particle, and the alternatives to weigh (``others``)."""
+
+    predicate: str
+    tag_shape: str
+    subject: str
+    obj: str
+    verb: str  # the predicate's first word
+    written: str  # its image-group key (:func:`group_verb`)
+    particle: str
+    made: bool  # an artifact subject ("a truck standing on"): not a posture
+    with_subject: Counter
+    with_object: Counter
+    opposites: set[str]
+    postures: frozenset[str]
+    others: set[str]
+    moving: int  # how often moving verbs take the object
+    still_frames: frozenset[str]
+
+
+def _verb(
     evidence: SceneEvidence,
     predicate: str,
     tag_shape: str,
     subject: str,
     obj: str,
-    written: str | None = None,
-    stillable: bool = False,
-) -> tuple[Choice, ...]:
-    scenes, refuse = evidence.scenes, evidence.refuse
+    written: str | None,
+    stillable: bool,
+) -> _Verb:
+    """The relation ``(subject, predicate, obj)`` with its evidence (see :class:`_Verb`)."""
+    scenes = evidence.scenes
     verb = predicate.split()[0]
     written = written or group_verb(scenes, predicate, tag_shape)  # its image-group key
     index = scenes.index
     made = evidence.wordnet.is_artifact(subject)  # "a truck standing on": not a posture
     with_subject = index["predicates_of_subject"].get(subject, Counter())
     with_object = index["predicates_of_object"].get(obj, Counter())
-    weights: Counter = Counter()
-    operations: dict[tuple[str, ...], str] = {}
     particle = " ".join(predicate.split()[1:])
     # the verb's WordNet antonyms with the same particle ("pushing a cart" -> "pulling"),
     # attested with the subject or with the object: two acts that exclude each other
@@ -323,96 +337,145 @@ def _verb_choices(
     others = ((set(with_subject) | postures) & set(with_object)) | opposites
     moving = sum(n for p, n in with_object.items() if p.split()[0] in MOVING_VERBS)
     still_frames = _still_frames(with_object) if stillable and verb in MOVING_VERBS else frozenset()
-    if not others - {predicate}:
-        refuse("relation:no_attested_alternative")
-    for other in sorted(others):
-        if other == predicate or other in FIXED_PREDICATES:
-            continue
-        opposite = other in opposites
-        flip = other.split()[0] == verb or opposite
-        if (
-            flip
-            and not opposite
-            and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ())
-        ):
-            refuse("relation:particle_not_opposite")
-            continue  # the same verb only with an opposite particle ("sit on" -> "sit under")
-        if (
-            flip
-            and {particle, " ".join(other.split()[1:])} == {"up", "down"}
-            and evidence.wordnet.is_level_way(obj)
-        ):
-            refuse("relation:level_way")
-            continue  # "walking down the sidewalk" -> not "up": one way or the other
-        triple = scenes.triples.get((subject, other, obj), 0)
-        same_frame = other.split()[1:] == predicate.split()[1:]  # "standing on" -> "sitting on"
-        grouped = group_verb(scenes, other, tag_shape)
-        if not flip and (grouped == written or other.split()[0] in COLLOQUIAL_VERBS):
-            # one verb under two parser names ("riding" / "ridding": both ``rid``), or a
-            # colloquial form a negative should not introduce ("laying on" for "lying on")
-            refuse("relation:same_or_colloquial_verb")
-            continue
-        # posture and locomotion verbs the writers of one image often say of one act
-        # ("running" / "jumping", "riding" / "surfing" a wave) are not exclusive after all
-        codescribed = max(
-            scenes.verb_codescription_lift(written, grouped),
-            scenes.verb_codescription_lift(grouped, written),
-        )
-        # a moving subject made still, in the frame the object takes ("walking down the
-        # street" -> "sitting on the street", "climbing a rock" -> "sitting on a rock")
-        stilled = (
-            not same_frame
-            and verb in MOVING_VERBS
-            and particle in MOVING_PARTICLES
-            and other.split()[0] in STILL_POSTURES
-            and " ".join(other.split()[1:]) in still_frames
-            and with_object[other] >= STILL_MIN_SHARE * moving
-            and not made
-            and codescribed < CODESCRIBED_LIFT
-        )
-        exclusive = stilled or (
-            same_frame
-            and (
-                (
-                    verb in EXCLUSIVE_VERBS
-                    and other.split()[0] in EXCLUSIVE_VERBS
-                    and not made
-                    and codescribed < CODESCRIBED_LIFT
-                    # the posture a ride is done in ("surfing on a surfboard" -> not
-                    # "standing on": surfers stand; riders sit)
-                    and not (verb in GEAR_VERBS and other.split()[0] in STILL_POSTURES)
-                )
-                # or what the writers of one image never say together ("riding" / "walking"):
-                # the input's image groups and the built-in background's (Flickr30K dev), for
-                # two acts, not a state ("riding" / "holding" a horse are rarely said of one
-                # image, yet one rider does both)
-                or (
-                    scenes.verbs_exclusive(written, grouped)
-                    and not is_state(evidence, verb)
-                    and not is_state(evidence, other.split()[0])
-                )
+    return _Verb(
+        predicate,
+        tag_shape,
+        subject,
+        obj,
+        verb,
+        written,
+        particle,
+        made,
+        with_subject,
+        with_object,
+        opposites,
+        postures,
+        others,
+        moving,
+        still_frames,
+    )
+
+
+def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> bool:
+    """Whether ``other`` (a different verb, its image-group key ``grouped``) excludes the
+    relation's verb: a moving subject made still in a frame the object takes, two posture or
+    locomotion verbs the writers of one image do not say of one act, or two acts they never
+    say together."""
+    scenes, verb, written = evidence.scenes, v.verb, v.written
+    same_frame = other.split()[1:] == v.predicate.split()[1:]  # "standing on" -> "sitting on"
+    # posture and locomotion verbs the writers of one image often say of one act
+    # ("running" / "jumping", "riding" / "surfing" a wave) are not exclusive after all
+    codescribed = max(
+        scenes.verb_codescription_lift(written, grouped),
+        scenes.verb_codescription_lift(grouped, written),
+    )
+    # a moving subject made still, in the frame the object takes ("walking down the
+    # street" -> "sitting on the street", "climbing a rock" -> "sitting on a rock")
+    stilled = (
+        not same_frame
+        and verb in MOVING_VERBS
+        and v.particle in MOVING_PARTICLES
+        and other.split()[0] in STILL_POSTURES
+        and " ".join(other.split()[1:]) in v.still_frames
+        and v.with_object[other] >= STILL_MIN_SHARE * v.moving
+        and not v.made
+        and codescribed < CODESCRIBED_LIFT
+    )
+    return stilled or (
+        same_frame
+        and (
+            (
+                verb in EXCLUSIVE_VERBS
+                and other.split()[0] in EXCLUSIVE_VERBS
+                and not v.made
+                and codescribed < CODESCRIBED_LIFT
+                # the posture a ride is done in ("surfing on a surfboard" -> not
+                # "standing on": surfers stand; riders sit)
+                and not (verb in GEAR_VERBS and other.split()[0] in STILL_POSTURES)
+            )
+            # or what the writers of one image never say together ("riding" / "walking"):
+            # the input's image groups and the built-in background's (Flickr30K dev), for
+            # two acts, not a state ("riding" / "holding" a horse are rarely said of one
+            # image, yet one rider does both)
+            or (
+                scenes.verbs_exclusive(written, grouped)
+                and not is_state(evidence, verb)
+                and not is_state(evidence, other.split()[0])
             )
         )
-        if not (flip or exclusive):
-            refuse("relation:verbs_not_exclusive")
-            continue  # other verbs are often compatible ("sitting" / "working")
-        if not flip and evidence.wordnet.way_of(verb, other.split()[0]):
-            refuse("relation:way_of_the_act")
-            continue  # "riding on a surfboard" -> not "surfing on": to surf is to ride
-        by_subject = with_subject[other]
-        if not by_subject and other in postures:  # backed off to all people: only two
-            # verbs the writers of one image do not use for one act ("jumping" / "flying
-            # in the air" are); without grouped captions there is no such evidence
-            lift = scenes.verb_codescription_lift(written, grouped)
-            if not scenes.verb_grouped.get("<s>") or lift > 0.0:
-                refuse("relation:verbs_codescribed")
-                continue
-            by_subject = evidence.category_predicates(subject)[other]
-        if not triple and not opposite and min(by_subject, with_object[other]) < 2:
-            refuse("relation:unattested")
+    )
+
+
+def _verb_misfit(
+    evidence: SceneEvidence, v: _Verb, other: str, flip: bool, opposite: bool, triple: int
+) -> str | None:
+    """The first rule an alternative relation ``other`` breaks, or ``None``: a flip needs
+    an opposite particle, another verb must exclude the original and be attested with the
+    subject and the object."""
+    scenes, verb, particle = evidence.scenes, v.verb, v.particle
+    if (
+        flip
+        and not opposite
+        and " ".join(other.split()[1:]) not in PREPOSITION_OPPOSITES.get(particle, ())
+    ):
+        return "particle_not_opposite"  # the same verb only with an opposite particle
+    if (
+        flip
+        and {particle, " ".join(other.split()[1:])} == {"up", "down"}
+        and evidence.wordnet.is_level_way(v.obj)
+    ):
+        return "level_way"  # "walking down the sidewalk" -> not "up": one way or the other
+    grouped = group_verb(scenes, other, v.tag_shape)
+    if not flip and (grouped == v.written or other.split()[0] in COLLOQUIAL_VERBS):
+        # one verb under two parser names ("riding" / "ridding": both ``rid``), or a
+        # colloquial form a negative should not introduce ("laying on" for "lying on")
+        return "same_or_colloquial_verb"
+    exclusive = _exclusive(evidence, v, other, grouped)
+    if not (flip or exclusive):
+        return "verbs_not_exclusive"  # other verbs are often compatible ("sitting" / "working")
+    if not flip and evidence.wordnet.way_of(verb, other.split()[0]):
+        return "way_of_the_act"  # "riding on a surfboard" -> not "surfing on": to surf is to ride
+    by_subject = v.with_subject[other]
+    if not by_subject and other in v.postures:  # backed off to all people: only two
+        # verbs the writers of one image do not use for one act ("jumping" / "flying
+        # in the air" are); without grouped captions there is no such evidence
+        lift = scenes.verb_codescription_lift(v.written, grouped)
+        if not scenes.verb_grouped.get("<s>") or lift > 0.0:
+            return "verbs_codescribed"
+        by_subject = evidence.category_predicates(v.subject)[other]
+    if not triple and not opposite and min(by_subject, v.with_object[other]) < 2:
+        return "unattested"
+    return None
+
+
+def _verb_choices(
+    evidence: SceneEvidence,
+    predicate: str,
+    tag_shape: str,
+    subject: str,
+    obj: str,
+    written: str | None = None,
+    stillable: bool = False,
+) -> tuple[Choice, ...]:
+    """The relations that may replace a verb relation (see :func:`relation_substitutes`)."""
+    scenes, refuse = evidence.scenes, evidence.refuse
+    v = _verb(evidence, predicate, tag_shape, subject, obj, written, stillable)
+    weights: Counter = Counter()
+    operations: dict[tuple[str, ...], str] = {}
+    if not v.others - {predicate}:
+        refuse("relation:no_attested_alternative")
+    for other in sorted(v.others):
+        if other == predicate or other in FIXED_PREDICATES:
             continue
-        surfaces = index["relation_surfaces"].get((tag_shape, other))
-        if not surfaces or (not flip and evidence.wordnet.related(verb, other.split()[0], "v")):
+        opposite = other in v.opposites
+        flip = other.split()[0] == v.verb or opposite
+        triple = scenes.triples.get((subject, other, obj), 0)
+        why = _verb_misfit(evidence, v, other, flip, opposite, triple)
+        if why is not None:
+            refuse(f"relation:{why}")
+            continue
+        surfaces = scenes.index["relation_surfaces"].get((tag_shape, other))
+        if not surfaces or (not flip and evidence.wordnet.related(v.verb, other.split()[0], "v")):
             refuse("relation:no_surface_or_synonym")
             continue
         for other_surface, count in sorted(surfaces.items()):
@@ -504,16 +567,11 @@ class ReplaceRelation(EditOperator):
 
 
 __all__ = [
-    "CODESCRIBED_LIFT",
-    "COLLOQUIAL_VERBS",
     "FLIP_MIN_LIFT",
     "GEAR_VERBS",
     "LANDMARK_PARTICLES",
     "MOVING_PARTICLES",
-    "MOVING_VERBS",
-    "STATE_CLASSES",
     "STILL_PARTICLES",
-    "STILL_POSTURES",
     "SUPPORT_MIN_SHARE",
     "SUPPORT_PARTICLES",
     "SUPPORT_PRIOR",
@@ -521,7 +579,6 @@ __all__ = [
     "ReplaceRelation",
     "editable_verb",
     "group_verb",
-    "is_state",
     "preposition_choices",
     "relation_substitutes",
     "support_postures",

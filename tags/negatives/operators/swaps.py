@@ -6,7 +6,7 @@
   a person, a value the other object already has, or a colour qualified by a word that
   would stay behind ("a neon green vest"). Each value must be attested with its
   new noun, or (colour, material, pattern) be plausible for it by the graded, category-
-  smoothed value shares the add operator uses (:meth:`AddAttribute.value_shares`: "a
+  smoothed value shares the add operator uses (:class:`~.values.ValueShares`: "a
   yellow hat and a blue crane" -> "a blue hat and a yellow crane");
 - **object swap**: the head nouns around a relation ("a dog chasing a cat" -> "a cat chasing
   a dog"), both objects in one category, when the corpus attests the swapped triple, or
@@ -19,15 +19,18 @@
   its entity's attributes and the entity takes part in no other relation.
 
 A swap is one operation (``swap``) with two edit spans.
+
+May import: ``proposals``, ``evidence``, ``context``, ``base``, ``registry`` and the evidence
+service's helpers (``values``, ``syntax``); never another operator module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from parsers import SceneGraph
-from tags.negatives.edits import fix_articles, make_edit
+from tags.core.edits import fix_articles, make_edit
+from tags.core.types import Candidate, apply_edits
 from tags.negatives.lexicon import (
     FEMALE_MARKERS,
     FEMALE_NOUNS,
@@ -44,9 +47,10 @@ from tags.negatives.lexicon import (
     same_colour,
     symmetric,
 )
-from tags.negatives.operators.add import AddAttribute
-from tags.negatives.operators.base import CharSpan, EditOperator, Proposal
+from tags.negatives.operators.base import EditOperator
 from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.evidence import SceneEvidence
+from tags.negatives.operators.proposals import CharSpan, Proposal
 from tags.negatives.operators.registry import register_operator
 from tags.negatives.operators.syntax import (
     capitalised_word,
@@ -54,11 +58,8 @@ from tags.negatives.operators.syntax import (
     in_other_relation,
     nouns_only,
 )
+from tags.negatives.operators.values import ValueShares
 from tags.negatives.scenes import SceneCounts, is_plural
-from tags.negatives.types import Candidate, apply_edits
-
-if TYPE_CHECKING:
-    from tags.negatives.operators.evidence import SceneEvidence
 
 #: The prior of a swap candidate, next to a substitute's share of its unit's weight.
 SWAP_WEIGHT = 0.25
@@ -277,6 +278,58 @@ def _places_fit(
     return evidence.roles_fit(noun, roles)
 
 
+def _swappable(
+    graph: SceneGraph,
+    scenes: SceneCounts,
+    category: Callable[[str], str | None] | None,
+    evidence: SceneEvidence | None,
+    relation,
+) -> bool:
+    """Whether the subject and object of ``relation`` may exchange places at all (see
+    :func:`relation_swaps`): two distinct editable common nouns of one number, the swapped
+    relation attested, no gendered word handed between genders, one category, two people
+    who cannot be one person, neither possessed."""
+    names = [e.name.lower() for e in graph.entities]
+    s, o = relation.subject, relation.object
+    subject, obj = graph.entities[s], graph.entities[o]
+    if (
+        s == o
+        or relation.predicate in FIXED_PREDICATES
+        or not relation.spans
+        or subject.head_span is None
+        or obj.head_span is None
+        or not editable_words(names[s])
+        or not editable_words(names[o])
+        or not nouns_only(graph, subject.head_span)  # "near a woman next to him"
+        or not nouns_only(graph, obj.head_span)
+        or is_plural(graph, subject.head_span) != is_plural(graph, obj.head_span)
+    ):
+        return False
+    p = relation.predicate
+    if evidence is None:
+        if not scenes.triples.get((names[o], p, names[s])):
+            return False  # only swaps the corpus has seen the other way round ("a karate in a man")
+    elif evidence.category(names[s]) is None or not swap_attested(evidence, names[s], p, names[o]):
+        return False  # "a man holds a baby" -> not "a baby holds a man": no baby holds anyone
+    words = set(graph.caption.lower().split())
+    genders = {_gender(names[s]), _gender(names[o])}
+    if evidence is None and genders != {None} and words & (FEMALE_MARKERS | MALE_MARKERS):
+        return False  # "a woman in a bikini serving a man" -> not "a man in a bikini"
+    if len(genders) > 1 and words & (FEMALE_MARKERS | MALE_MARKERS | GENDERED_PRONOUNS):
+        return False  # ... nor "a man in a bikini", "a girl holds his hand"
+    if category is not None and category(names[s]) != category(names[o]):
+        return False  # a dog chasing a cat, not a man in a karate
+    if (
+        evidence is not None
+        and evidence.is_person(names[s])
+        and evidence.is_person(names[o])
+        and not persons_exclusive(names[s], names[o])
+    ):
+        return False  # "a lady holding a woman": maybe one person in either place
+    # "a man holds his daughter" -> not "a daughter holds his man"
+    return evidence is None or not (_possessed(graph, subject) or _possessed(graph, obj))
+
+
 def relation_swaps(
     graph: SceneGraph,
     scenes: SceneCounts,
@@ -294,49 +347,13 @@ def relation_swaps(
     text = graph.caption
     names = [e.name.lower() for e in graph.entities]
     for k, relation in enumerate(graph.relations if objects or roles else ()):
-        s, o = relation.subject, relation.object
-        subject, obj = graph.entities[s], graph.entities[o]
-        if (
-            s == o
-            or relation.predicate in FIXED_PREDICATES
-            or not relation.spans
-            or subject.head_span is None
-            or obj.head_span is None
-            or not editable_words(names[s])
-            or not editable_words(names[o])
-            or not nouns_only(graph, subject.head_span)  # "near a woman next to him"
-            or not nouns_only(graph, obj.head_span)
-            or is_plural(graph, subject.head_span) != is_plural(graph, obj.head_span)
-        ):
+        if not _swappable(graph, scenes, category, evidence, relation):
             continue
-        p = relation.predicate
-        if evidence is None:
-            if not scenes.triples.get((names[o], p, names[s])):
-                continue  # only swaps the corpus has seen the other way round ("a karate in a man")
-        elif evidence.category(names[s]) is None or not swap_attested(
-            evidence, names[s], p, names[o]
-        ):
-            continue  # "a man holds a baby" -> not "a baby holds a man": no baby holds anyone
-        words = set(text.lower().split())
-        genders = {_gender(names[s]), _gender(names[o])}
-        if evidence is None and genders != {None} and words & (FEMALE_MARKERS | MALE_MARKERS):
-            continue  # "a woman in a bikini serving a man" -> not "a man in a bikini"
-        if len(genders) > 1 and words & (FEMALE_MARKERS | MALE_MARKERS | GENDERED_PRONOUNS):
-            continue  # ... nor "a man in a bikini", "a girl holds his hand"
-        if category is not None and category(names[s]) != category(names[o]):
-            continue  # a dog chasing a cat, not a man in a karate
-        if (
-            evidence is not None
-            and evidence.is_person(names[s])
-            and evidence.is_person(names[o])
-            and not persons_exclusive(names[s], names[o])
-        ):
-            continue  # "a lady holding a woman": maybe one person in either place
+        s, o, p = relation.subject, relation.object, relation.predicate
+        subject, obj = graph.entities[s], graph.entities[o]
         # a relation that holds both ways ("next to", "kiss"; with evidence also "talk to":
         # she talks to him too) is no negative unless something else describes either one
         mutual = symmetric(p) or (evidence is not None and p.split()[0] in RECIPROCAL_VERBS)
-        if evidence is not None and (_possessed(graph, subject) or _possessed(graph, obj)):
-            continue  # "a man holds his daughter" -> not "a daughter holds his man"
         if (
             roles
             and not mutual
@@ -588,7 +605,8 @@ def swap_candidates(
     entity takes part in no other relation (nothing that describes it stays behind).
 
     ``evidence`` and ``shares``: graded evidence in place of exact attestation (as the
-    operators use it: :func:`swap_attested`, :meth:`AddAttribute.value_shares`; no
+    operators use it: :func:`swap_attested`, :meth:`ValueShares.shares
+    <tags.negatives.operators.values.ValueShares.shares>`; no
     attribute swap between WordNet kin such as "dog" and "puppy")."""
     related = (lambda x, y: kin(evidence, x, y)) if evidence is not None else None
     found = (
@@ -608,7 +626,7 @@ class SwapAttribute(EditOperator):
 
     def __init__(self, evidence: SceneEvidence):
         super().__init__(evidence)
-        self._values = AddAttribute(evidence)  # its graded, category-smoothed value shares
+        self._values = ValueShares(evidence)  # graded, category-smoothed value shares
 
     def prepare(self) -> None:
         self._values.prepare()
@@ -620,7 +638,7 @@ class SwapAttribute(EditOperator):
             evidence.scenes,
             evidence.category,
             evidence.similar_attributes,
-            self._values.value_shares,
+            self._values.shares,
             lambda a, b: kin(evidence, a, b),
         )
         return [Proposal(candidate, key) for key, candidate in found]

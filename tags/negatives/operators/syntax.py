@@ -3,6 +3,9 @@
 Each function reads a :class:`~parsers.SceneGraph` (its caption, tokens and tags) and
 answers one question about a span or an entity: is it a common noun, a compound's modifier,
 followed by a clause, mentioned again; is a count or an age pinned elsewhere in the caption.
+Not an operator: every operator and the evidence service's helpers may import it.
+
+May import: ``proposals``, ``lexicon``, ``scenes`` (word helpers only).
 """
 
 from __future__ import annotations
@@ -12,9 +15,8 @@ import re
 
 from parsers import SceneGraph
 from tags.negatives.lexicon import COUNT_ANCHORS, NEGATORS, NUMBER_VALUES
+from tags.negatives.operators.proposals import CharSpan
 from tags.negatives.scenes import words_of
-
-CharSpan = tuple[int, int]
 
 _DETERMINERS = frozenset({"DT", "PRP$", "POS", "PDT", "WP$"})
 #: Tags after a "with" object that make it a clause ("with his arms outspread", "with white
@@ -33,6 +35,8 @@ ORDINALS = frozenset(
 #: man ..."): changing one count contradicts the others.
 ENUMERATION_COUNTS = 3
 _NOUN_TAGS = frozenset({"NN", "NNS"})
+#: Predicates that list what a place holds ("a room with a couch", "a bathroom has a toilet").
+LISTING_PREDICATES = frozenset({"with", "have", "contain", "include"})
 
 
 def counted(caption: str) -> bool:
@@ -215,6 +219,21 @@ def shape_like(text: str, pieces: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+def joined(graph: SceneGraph, index: int) -> set[int]:
+    """The entities whose phrase is joined to entity ``index``'s by "and", "or" or a comma
+    alone ("bicycles and vehicles")."""
+    spans = sorted(
+        (e.span or e.head_span, i)
+        for i, e in enumerate(graph.entities)
+        if (e.span or e.head_span) is not None
+    )
+    out: set[int] = set()
+    for (a, i), (b, j) in itertools.pairwise(spans):
+        if index in (i, j) and graph.caption[a[1] : b[0]].strip() in ("and", "or", ","):
+            out.add(j if i == index else i)
+    return out
+
+
 def capitalised_word(word: str) -> bool:
     """ "A", "The", "Two": sentence case, not a name in capitals ("TV") nor "I"."""
     return word[:1].isupper() and (word[1:].islower() or (len(word) == 1 and word != "I"))
@@ -232,6 +251,7 @@ def noun_start(graph: SceneGraph, head_start: int) -> int:
 
 
 __all__ = [
+    "LISTING_PREDICATES",
     "after_determiner",
     "capitalised_word",
     "contains_word",
@@ -239,6 +259,7 @@ __all__ = [
     "counted",
     "described",
     "in_other_relation",
+    "joined",
     "mentioned_again",
     "modifies_noun",
     "noun_start",

@@ -107,7 +107,7 @@ class Recipe:
 
     @classmethod
     def validate(cls, config: Any) -> None:
-        from tags.training.config import ConfigError
+        from tags.core.errors import ConfigError
 
         for i, phase in enumerate(config.phases):
             unknown = set(phase.weights) - set(cls.loss_terms)

@@ -31,8 +31,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from tags.backends import as_backend
+from tags.core.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.data import pad_text
-from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.training.losses import IGNORE_INDEX, TokenCrossEntropy, global_mean
 from tags.training.recipes.base import (
     Recipe,
@@ -141,7 +141,7 @@ class PretrainRecipe(Recipe):
 
     @classmethod
     def validate(cls, config: Any) -> None:
-        from tags.training.config import ConfigError
+        from tags.core.errors import ConfigError
 
         super().validate(config)
         if config.pretrain.itc_temperature <= 0:

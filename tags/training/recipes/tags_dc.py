@@ -27,6 +27,7 @@ Phases: ``NSG`` (itm, mlm, istm) then ``NSGDC`` (all five) from NSG's saved weig
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,6 +37,7 @@ from torch import nn
 from tags.data import pad_text
 from tags.data.negatives import pools_for
 from tags.mining import FNEMiner
+from tags.training.audits import build_audit
 from tags.training.losses import IGNORE_INDEX, PoolTripletLoss, TokenCrossEntropy, global_mean
 from tags.training.metrics import fne_draw_metrics, fne_summary, mining_metrics
 from tags.training.pool_selection import PoolSelection, select_from_pools
@@ -54,7 +56,6 @@ from tags.training.synthetic import (
     SyntheticSource,
     label_negatives,
 )
-from tags.training.synthetic_truth import truth_audit
 from tags.training.timing import StageTimer
 
 #: The training captions' scene counts for the edit planner (written once per output dir).
@@ -108,6 +109,35 @@ def match_bce(
     return (positive_term + global_mean(negative_sum, negative_mask.sum())) / 2
 
 
+@dataclass
+class _Retrieved:
+    """A step's retrieved negatives: the scored pools, the selection, and the ``k`` chosen
+    captions (i2t) and images (t2i) per anchor (``[B, k]`` ids with validity masks)."""
+
+    pools: Any
+    selection: PoolSelection
+    k: int
+    caps: torch.Tensor
+    cap_valid: torch.Tensor
+    imgs: torch.Tensor
+    img_valid: torch.Tensor
+
+
+@dataclass
+class _Rows:
+    """The rows of a step's one forward, in order: ``b`` positives, ``b*k`` i2t and ``b*k``
+    t2i pairs, ``n_syn`` synthetic pairs from ``syn_start``, masked positives from
+    ``mlm_start``; ``images``: each row's image inputs."""
+
+    input_ids: torch.Tensor
+    attention: torch.Tensor
+    images: dict[str, torch.Tensor]
+    b: int
+    n_syn: int
+    syn_start: int
+    mlm_start: int
+
+
 @register_recipe("tags-dc")
 class TagsDCRecipe(Recipe):
     loss_terms = ("itm", "mlm", "istm", "wod", "woc", "itm_bce", "istm_bce")
@@ -144,11 +174,8 @@ class TagsDCRecipe(Recipe):
         if isinstance(self.itm_loss.miner, FNEMiner):
             margin = self.itm_loss.miner.margin
             self.itm_draw_loss = PoolTripletLoss(cfg.fne_itm_loss, margin=margin)
-        self.audit = None
-        if cfg.truth_scenes:  # the texts and scenes are held only when asked for
-            from tags.training.truth_audit import RetrievalTruthAudit
-
-            self.audit = RetrievalTruthAudit(self.dataset, cfg.truth_scenes)
+        # the texts and scenes are held only when asked for
+        self.audit = build_audit("retrieval", cfg.truth_scenes, self.dataset)
         self.token_loss = TokenCrossEntropy()
         self.wod_loss = TokenCrossEntropy(cfg.wod_class_weights)
         self.unit_masker = None
@@ -158,11 +185,11 @@ class TagsDCRecipe(Recipe):
             self.unit_masker = UnitMLMMasker(tokenizer, cfg.synthetic.mask_ratio)
         self.source = source if source is not None else self._default_source()
         self.timer = StageTimer()  # time/retrieval, time/synthetic, time/forward
-        self.truth = truth_audit(cfg.synthetic.truth_audit, self.dataset)  # None: off
+        self.truth = build_audit("synthetic", cfg.synthetic.truth_audit, self.dataset)
 
     @classmethod
     def validate(cls, config: Any) -> None:
-        from tags.training.config import ConfigError
+        from tags.core.errors import ConfigError
 
         super().validate(config)
         syn = config.tags_dc.synthetic
@@ -247,14 +274,35 @@ class TagsDCRecipe(Recipe):
     def training_step(
         self, module: nn.Module, batch: dict[str, Any], ctx: StepContext
     ) -> StepOutput:
-        cfg = self.config.tags_dc
-        device = batch["input_ids"].device
+        """One micro-batch of Algorithm 1: retrieved and synthetic negatives, masked
+        positives, one forward over every row, the weighted loss terms."""
         w = ctx.weights
-        b = batch["input_ids"].shape[0]
         index = batch["index"].tolist()
-        pad_id = self.tokenizer.pad_token_id or 0
+        found = self._retrieve(batch, ctx, index)
+        use_syn = self.source is not None and any(
+            w[name] > 0 for name in ("istm", "wod", "woc", "istm_bce")
+        )
+        labelled = audited = None
+        started = time.perf_counter()
+        if use_syn:
+            labelled, audited = self._synthesize(batch, ctx, index)
+            self.timer.add("synthetic", time.perf_counter() - started)
+            started = time.perf_counter()
+        masked = self._mask_positives(batch, ctx, index) if w["mlm"] > 0 else None
+        rows = self._rows(batch, found, labelled, masked)
+        out, labels, wod_labels, positions = self._forward(module, rows, labelled, masked, w)
+        loss, metrics = self._losses(
+            batch, ctx, found, labelled, rows, out, labels, wod_labels, positions
+        )
+        if use_syn and self.truth is not None:
+            metrics |= audited
+        self.timer.add("forward", time.perf_counter() - started)  # rows, heads and losses
+        metrics |= self.timer.metrics()
+        return StepOutput(loss=loss, metrics=metrics)
 
-        # 1. retrieved negatives (no_grad): top-k of each pool, or FNE's draw
+    def _retrieve(self, batch: dict[str, Any], ctx: StepContext, index: list[int]) -> _Retrieved:
+        """Retrieved negatives (no_grad): the top-k of each scored pool, or FNE's draw."""
+        cfg = self.config.tags_dc
         gens = [ctx.generator(10, i) for i in index]
         with self.timer("retrieval"):
             pools = score_pools(
@@ -272,67 +320,78 @@ class TagsDCRecipe(Recipe):
             )
             caps, cap_valid = take(pools.captions, selection.i2t, k)
             imgs, img_valid = take(pools.images, selection.t2i, k)
+        return _Retrieved(pools, selection, k, caps, cap_valid, imgs, img_valid)
 
-        # 2. synthetic negatives (no_grad)
-        use_syn = self.source is not None and any(
-            w[name] > 0 for name in ("istm", "wod", "woc", "istm_bce")
+    def _synthesize(
+        self, batch: dict[str, Any], ctx: StepContext, index: list[int]
+    ) -> tuple[Any, Any]:
+        """Synthetic negatives (no_grad) from the source, tokenized with WoD / WoC labels;
+        and their scene-truth audit (``None`` when off)."""
+        request = SyntheticRequest(
+            texts=list(batch["texts"]),
+            caption_ids=list(batch["caption_ids"]),
+            other_captions=[self.dataset.other_captions(i) for i in index],
+            region_features=batch.get("region_features"),
+            region_boxes=batch.get("region_boxes"),
+            region_mask=batch.get("region_mask"),
+            seed=ctx.generator(30).initial_seed(),
+            pixel_values=batch.get("pixel_values"),
         )
-        labelled = None
-        started = time.perf_counter()
-        if use_syn:
-            request = SyntheticRequest(
-                texts=list(batch["texts"]),
-                caption_ids=list(batch["caption_ids"]),
-                other_captions=[self.dataset.other_captions(i) for i in index],
-                region_features=batch.get("region_features"),
-                region_boxes=batch.get("region_boxes"),
-                region_mask=batch.get("region_mask"),
-                seed=ctx.generator(30).initial_seed(),
-                pixel_values=batch.get("pixel_values"),
+        with self.accelerator.autocast():
+            negatives = self.source(self.backend, request)
+        labelled = label_negatives(
+            request.texts, negatives, self.tokenizer, self.config.data.max_text_len
+        )
+        audited = None
+        if self.truth is not None:
+            audited = self.truth(
+                batch["image_ids"].tolist(),
+                [[t for t, _ in p] for p in negatives],
+                [[e for _, e in p] for p in negatives],
             )
-            with self.accelerator.autocast():
-                negatives = self.source(self.backend, request)
-            labelled = label_negatives(
-                request.texts, negatives, self.tokenizer, self.config.data.max_text_len
-            )
-            if self.truth is not None:
-                audited = self.truth(
-                    batch["image_ids"].tolist(),
-                    [[t for t, _ in p] for p in negatives],
-                    [[e for _, e in p] for p in negatives],
-                )
-            self.timer.add("synthetic", time.perf_counter() - started)
-            started = time.perf_counter()
+        return labelled, audited
 
-        # 3. masked positives for L_MLM
-        use_mlm = w["mlm"] > 0
-        masked_ids = mlm_labels = None
-        if use_mlm:
-            masked_ids, mlm_labels = mask_tokens(
+    def _mask_positives(
+        self, batch: dict[str, Any], ctx: StepContext, index: list[int]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The positives masked for L_MLM (BERT-style, or scene-graph units) and their labels."""
+        cfg = self.config.tags_dc
+        masked_ids, mlm_labels = mask_tokens(
+            batch["input_ids"],
+            batch["attention_mask"],
+            [ctx.generator(20, i) for i in index],
+            cfg.mlm_probability,
+            self.backend.mask_token_id,
+            self.backend.vocab_size,
+        )
+        if self.unit_masker is not None:  # Algorithm 1, line 5: scene-graph units
+            unit_ids, unit_labels, empty = self.unit_masker(
                 batch["input_ids"],
-                batch["attention_mask"],
-                [ctx.generator(20, i) for i in index],
-                cfg.mlm_probability,
+                list(batch["texts"]),
+                [ctx.generator(21, i).initial_seed() for i in index],
+                self.config.data.max_text_len,
                 self.backend.mask_token_id,
-                self.backend.vocab_size,
             )
-            if self.unit_masker is not None:  # Algorithm 1, line 5: scene-graph units
-                unit_ids, unit_labels, empty = self.unit_masker(
-                    batch["input_ids"],
-                    list(batch["texts"]),
-                    [ctx.generator(21, i).initial_seed() for i in index],
-                    self.config.data.max_text_len,
-                    self.backend.mask_token_id,
-                )
-                rows = [r for r in range(b) if r not in set(empty)]  # others: BERT masking
-                masked_ids[rows], mlm_labels[rows] = unit_ids[rows], unit_labels[rows]
+            b = batch["input_ids"].shape[0]
+            rows = [r for r in range(b) if r not in set(empty)]  # others: BERT masking
+            masked_ids[rows], mlm_labels[rows] = unit_ids[rows], unit_labels[rows]
+        return masked_ids, mlm_labels
 
-        # 4. rows of one forward: texts, their region source and their labels
+    def _rows(
+        self,
+        batch: dict[str, Any],
+        found: _Retrieved,
+        labelled: Any,
+        masked: tuple[torch.Tensor, torch.Tensor] | None,
+    ) -> _Rows:
+        """The rows of one forward: texts (padded) and the image each row shows."""
+        device = batch["input_ids"].device
+        b, k = batch["input_ids"].shape[0], found.k
         pos_text = [r[: int(m.sum())] for r, m in zip(batch["input_ids"], batch["attention_mask"])]
         texts: list[torch.Tensor] = list(pos_text)  # positives
         region_rows: list[int] = list(range(b))
         texts += [
-            torch.tensor(self.dataset.tokens(int(c)), device=device) for c in caps.reshape(-1)
+            torch.tensor(self.dataset.tokens(int(c)), device=device) for c in found.caps.reshape(-1)
         ]
         region_rows += [a for a in range(b) for _ in range(k)]  # i2t: anchor image
         texts += [pos_text[a] for a in range(b) for _ in range(k)]  # t2i: anchor caption
@@ -343,26 +402,39 @@ class TagsDCRecipe(Recipe):
             texts += [torch.tensor(ids, device=device) for ids in labelled.input_ids]
             region_rows += labelled.owner
         mlm_start = len(texts)
-        if use_mlm:
-            texts += [r[: int(m.sum())] for r, m in zip(masked_ids, batch["attention_mask"])]
+        if masked is not None:
+            texts += [r[: int(m.sum())] for r, m in zip(masked[0], batch["attention_mask"])]
             region_rows += list(range(b))
-        input_ids, attention = pad_text(texts, pad_id)
+        input_ids, attention = pad_text(texts, self.tokenizer.pad_token_id or 0)
         input_ids, attention = input_ids.to(device), attention.to(device)
-        length = input_ids.shape[1]
 
         # image bank: the batch's images, then the retrieved images; row r shows region_rows[r]
         bank = self.backend.image_items(batch) + [
-            to_device(self.dataset.image(i), device) for i in imgs.reshape(-1).tolist()
+            to_device(self.dataset.image(i), device) for i in found.imgs.reshape(-1).tolist()
         ]
         row_images = {
             k: v.to(device) for k, v in self.backend.row_images(bank, region_rows).items()
         }
+        return _Rows(input_ids, attention, row_images, b, n_syn, syn_start, mlm_start)
 
-        labels = torch.full((len(texts), length), IGNORE_INDEX, dtype=torch.long, device=device)
+    def _forward(
+        self,
+        module: nn.Module,
+        rows: _Rows,
+        labelled: Any,
+        masked: tuple[torch.Tensor, torch.Tensor] | None,
+        w: dict[str, float],
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """The rows' token labels (WoC, WoD, MLM) and one forward with the heads the phase
+        needs: ``(out, labels, wod_labels, positions)``."""
+        device = rows.input_ids.device
+        syn_start, mlm_start = rows.syn_start, rows.mlm_start
+        size = (rows.input_ids.shape[0], rows.input_ids.shape[1])
+        labels = torch.full(size, IGNORE_INDEX, dtype=torch.long, device=device)
         wod_labels = torch.full_like(labels, IGNORE_INDEX)
-        if n_syn:
+        if rows.n_syn:
             edited_only = self.config.tags_dc.woc_positions == "edited"
-            for n in range(n_syn):
+            for n in range(rows.n_syn):
                 woc = torch.tensor(labelled.woc_labels[n], device=device)
                 if edited_only:  # the official forward_gd: the refilled positions only
                     inside = torch.tensor(labelled.edited[n], dtype=torch.bool, device=device)
@@ -370,7 +442,9 @@ class TagsDCRecipe(Recipe):
                 labels[syn_start + n, : woc.numel()] = woc
                 wod = torch.tensor(labelled.wod_labels[n], device=device)
                 wod_labels[syn_start + n, : wod.numel()] = wod
+        use_mlm = masked is not None
         if use_mlm:
+            mlm_labels = masked[1]
             labels[mlm_start:, : mlm_labels.shape[1]] = mlm_labels.to(device)
         heads = ["itm"]
         use_wod = w["wod"] > 0 and labelled is not None
@@ -393,21 +467,84 @@ class TagsDCRecipe(Recipe):
             positions["woc"][:syn_start] = False
             positions["woc"][mlm_start:] = False
         out = module(
-            input_ids=input_ids,
-            attention_mask=attention,
-            **row_images,
+            input_ids=rows.input_ids,
+            attention_mask=rows.attention,
+            **rows.images,
             heads=tuple(heads),
             masked_positions=positions or None,
         )
+        return out, labels, wod_labels, positions
 
-        # 5. losses
+    def _losses(
+        self,
+        batch: dict[str, Any],
+        ctx: StepContext,
+        found: _Retrieved,
+        labelled: Any,
+        rows: _Rows,
+        out: Any,
+        labels: torch.Tensor,
+        wod_labels: torch.Tensor,
+        positions: dict[str, torch.Tensor],
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """``L = sum_t l_t L_t`` over the terms (in their fixed order) and the step's metrics."""
+        w, b, device = ctx.weights, rows.b, rows.input_ids.device
         scores = out.itm_scores.reshape(-1)
+        s_pos, losses, metrics = self._itm_terms(batch, scores, found, b)
+        syn_scores, syn_mask, where = self._synthetic_scores(scores, labelled, rows)
+        if labelled is not None:  # synthetic negatives were made: L_ISTM over their pools
+            extra = {}
+            if isinstance(self.istm_loss.miner, FNEMiner):  # one number per caption (resume)
+                u = [
+                    torch.rand((), generator=ctx.generator(31, i), dtype=torch.float64)
+                    for i in batch["index"].tolist()
+                ]
+                extra["uniforms"] = torch.stack(u).to(device)
+            losses["istm"], o_syn = self.istm_loss(s_pos, syn_scores, syn_mask, **extra)
+            metrics |= mining_metrics(
+                "istm", self.istm_loss.miner, o_syn, syn_scores, s_pos, syn_mask
+            )
+        metrics["synthetic/per_caption"] = torch.tensor(rows.n_syn / max(b, 1), device=device)
+
+        if w["itm_bce"] > 0 or w["istm_bce"] > 0:  # level terms, on fp32 logits
+            logits = out.itm_logits.float().reshape(-1)
+            if w["itm_bce"] > 0:
+                retrieved = logits[b : b + 2 * b * found.k].reshape(2 * b, found.k)
+                losses["itm_bce"] = match_bce(
+                    logits[:b], retrieved, torch.cat([found.cap_valid, found.img_valid]).bool()
+                )
+            if w["istm_bce"] > 0:
+                syn_logits = torch.zeros_like(syn_scores, dtype=logits.dtype)
+                if rows.n_syn:
+                    syn_logits = syn_logits.index_put(
+                        where, logits[rows.syn_start : rows.mlm_start]
+                    )
+                losses["istm_bce"] = match_bce(logits[:b], syn_logits, syn_mask)
+        if "mlm" in positions:
+            losses["mlm"] = self.token_loss(out.mlm_logits, labels[positions["mlm"]])
+        if "woc" in positions:
+            losses["woc"] = self.token_loss(out.woc_logits, labels[positions["woc"]])
+        if w["wod"] > 0 and labelled is not None:
+            losses["wod"] = self.wod_loss(
+                out.wod_logits[rows.syn_start : rows.mlm_start],
+                wod_labels[rows.syn_start : rows.mlm_start],
+            )
+        loss = sum(w[name] * value for name, value in losses.items())
+        metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
+        return loss, metrics
+
+    def _itm_terms(
+        self, batch: dict[str, Any], scores: torch.Tensor, found: _Retrieved, b: int
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """L_ITM on the retrieved negatives (both directions summed) and its metrics;
+        ``(s_pos, losses, metrics)`` with the other terms at zero."""
+        k = found.k
         s_pos = scores[:b]
         s_i2t = scores[b : b + b * k].reshape(b, k)
         s_t2i = scores[b + b * k : b + 2 * b * k].reshape(b, k)
         itm_loss = self.itm_draw_loss or self.itm_loss
-        l_i2t, o_i2t = itm_loss(s_pos, s_i2t, cap_valid)
-        l_t2i, o_t2i = itm_loss(s_pos, s_t2i, img_valid)
+        l_i2t, o_i2t = itm_loss(s_pos, s_i2t, found.cap_valid)
+        l_t2i, o_t2i = itm_loss(s_pos, s_t2i, found.img_valid)
         zero = scores.sum() * 0.0
         losses = {"itm": l_i2t + l_t2i, "mlm": zero, "istm": zero, "wod": zero, "woc": zero}
         metrics: dict[str, torch.Tensor] = {
@@ -415,81 +552,42 @@ class TagsDCRecipe(Recipe):
             "loss/itm_t2i": l_t2i.detach(),
             "itm/pos_score": s_pos.detach().float().mean(),
         }
-        metrics |= mining_metrics("itm_i2t", itm_loss.miner, o_i2t, s_i2t, s_pos, cap_valid)
-        metrics |= mining_metrics("itm_t2i", itm_loss.miner, o_t2i, s_t2i, s_pos, img_valid)
-        if selection.draws is not None:
-            metrics |= fne_draw_metrics("itm_i2t", selection.draws["i2t"])
-            metrics |= fne_draw_metrics("itm_t2i", selection.draws["t2i"])
+        metrics |= mining_metrics("itm_i2t", itm_loss.miner, o_i2t, s_i2t, s_pos, found.cap_valid)
+        metrics |= mining_metrics("itm_t2i", itm_loss.miner, o_t2i, s_t2i, s_pos, found.img_valid)
+        if found.selection.draws is not None:
+            metrics |= fne_draw_metrics("itm_i2t", found.selection.draws["i2t"])
+            metrics |= fne_draw_metrics("itm_t2i", found.selection.draws["t2i"])
         if self.fne_miners:
-            metrics |= fne_summary(self.fne_miners[0], device)
+            metrics |= fne_summary(self.fne_miners[0], batch["input_ids"].device)
         if self.audit is not None:
-            metrics |= self._audit(batch, pools, selection, o_i2t, o_t2i, cap_valid, img_valid)
+            metrics |= self._audit(batch, found, o_i2t, o_t2i)
+        return s_pos, losses, metrics
 
+    def _synthetic_scores(
+        self, scores: torch.Tensor, labelled: Any, rows: _Rows
+    ) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        """Each caption's synthetic pool as ``[B, width]`` scores with a validity mask, and
+        the ``(owner, slot)`` index that placed them (``None`` without synthetic rows)."""
+        b, device = rows.b, rows.input_ids.device
         syn_scores = torch.zeros(b, 1, device=device, dtype=scores.dtype)
         syn_mask = torch.zeros(b, 1, dtype=torch.bool, device=device)
-        if n_syn:
-            owner = torch.tensor(labelled.owner, device=device)
-            width = int(torch.bincount(owner, minlength=b).max())
-            slot = torch.cat(
-                [torch.arange(int((owner == a).sum()), device=device) for a in range(b)]
-            )
-            syn_scores = torch.zeros(b, width, device=device, dtype=scores.dtype)
-            syn_mask = torch.zeros(b, width, dtype=torch.bool, device=device)
-            syn_scores = syn_scores.index_put((owner, slot), scores[syn_start:mlm_start])
-            syn_mask[owner, slot] = True
-        if use_syn:
-            extra = {}
-            if isinstance(self.istm_loss.miner, FNEMiner):  # one number per caption (resume)
-                u = [
-                    torch.rand((), generator=ctx.generator(31, i), dtype=torch.float64)
-                    for i in index
-                ]
-                extra["uniforms"] = torch.stack(u).to(device)
-            losses["istm"], o_syn = self.istm_loss(s_pos, syn_scores, syn_mask, **extra)
-            metrics |= mining_metrics(
-                "istm", self.istm_loss.miner, o_syn, syn_scores, s_pos, syn_mask
-            )
-        metrics["synthetic/per_caption"] = torch.tensor(n_syn / max(b, 1), device=device)
-
-        if w["itm_bce"] > 0 or w["istm_bce"] > 0:  # level terms, on fp32 logits
-            logits = out.itm_logits.float().reshape(-1)
-            if w["itm_bce"] > 0:
-                retrieved = logits[b : b + 2 * b * k].reshape(2 * b, k)
-                losses["itm_bce"] = match_bce(
-                    logits[:b], retrieved, torch.cat([cap_valid, img_valid]).bool()
-                )
-            if w["istm_bce"] > 0:
-                syn_logits = torch.zeros_like(syn_scores, dtype=logits.dtype)
-                if n_syn:
-                    syn_logits = syn_logits.index_put((owner, slot), logits[syn_start:mlm_start])
-                losses["istm_bce"] = match_bce(logits[:b], syn_logits, syn_mask)
-        if use_mlm:
-            losses["mlm"] = self.token_loss(out.mlm_logits, labels[positions["mlm"]])
-        if use_woc:
-            losses["woc"] = self.token_loss(out.woc_logits, labels[positions["woc"]])
-        if use_wod:
-            losses["wod"] = self.wod_loss(
-                out.wod_logits[syn_start:mlm_start], wod_labels[syn_start:mlm_start]
-            )
-        loss = sum(w[name] * value for name, value in losses.items())
-        metrics |= {f"loss/{name}": value.detach().float() for name, value in losses.items()}
-        if use_syn and self.truth is not None:
-            metrics |= audited
-        self.timer.add("forward", time.perf_counter() - started)  # rows, heads and losses
-        metrics |= self.timer.metrics()
-        return StepOutput(loss=loss, metrics=metrics)
+        if not rows.n_syn:
+            return syn_scores, syn_mask, None
+        owner = torch.tensor(labelled.owner, device=device)
+        width = int(torch.bincount(owner, minlength=b).max())
+        slot = torch.cat([torch.arange(int((owner == a).sum()), device=device) for a in range(b)])
+        syn_scores = torch.zeros(b, width, device=device, dtype=scores.dtype)
+        syn_mask = torch.zeros(b, width, dtype=torch.bool, device=device)
+        syn_scores = syn_scores.index_put((owner, slot), scores[rows.syn_start : rows.mlm_start])
+        syn_mask[owner, slot] = True
+        return syn_scores, syn_mask, (owner, slot)
 
     def _audit(
-        self,
-        batch: dict[str, Any],
-        pools: Any,
-        selection: PoolSelection,
-        o_i2t: Any,
-        o_t2i: Any,
-        cap_valid: torch.Tensor,
-        img_valid: torch.Tensor,
+        self, batch: dict[str, Any], found: _Retrieved, o_i2t: Any, o_t2i: Any
     ) -> dict[str, torch.Tensor]:
         """Scene truth of this step's retrieved candidates (``tags_dc.truth_scenes``)."""
+        pools, selection = found.pools, found.selection
+        cap_valid, img_valid = found.cap_valid, found.img_valid
         truth_i2t, truth_t2i = self.audit.pool_truth(
             batch["index"].tolist(), batch["image_ids"].tolist(), pools
         )

@@ -23,9 +23,9 @@ import torch
 from torch import nn
 
 from tags.backends import as_backend
+from tags.core.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.data import NegativePools, pad_text
 from tags.data.negatives import pools_for
-from tags.distributed import all_gather_no_grad, gather_sizes, gather_with_grad, get_rank
 from tags.mining import (
     FeatureQueue,
     FNEMiner,
@@ -127,7 +127,7 @@ class VSERecipe(Recipe):
 
     @classmethod
     def validate(cls, config: Any) -> None:
-        from tags.training.config import ConfigError
+        from tags.core.errors import ConfigError
 
         super().validate(config)
         if config.vse.synthetic_negatives > 0 and not config.data.negatives:
@@ -217,7 +217,7 @@ class VSERecipe(Recipe):
         elif path.is_file():
             self.offline = OfflineNegatives.load(path)
         else:
-            from tags.training.config import ConfigError
+            from tags.core.errors import ConfigError
 
             raise ConfigError(
                 f"resuming inside AOQ phase {index} ({phase.name}) needs its offline "

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from tags._errors import UserError
+from tags.core.errors import UserError
 
 try:
     import fcntl

@@ -30,7 +30,13 @@ from tags.benchmark.captions import Claim, holds
 from tags.benchmark.scenes import Scene
 from tags.benchmark.truth import parse_claim
 
-__all__ = ["DIRECTIONS", "RetrievalTruthAudit", "load_scenes", "summarize_truth"]
+__all__ = [
+    "DIRECTIONS",
+    "RetrievalTruthAudit",
+    "load_scenes",
+    "retrieval_audit",
+    "summarize_truth",
+]
 
 DIRECTIONS = ("itm_i2t", "itm_t2i")
 _RATES = ("fn_pool", "fn_top1", "fn_topk", "fn_selected")
@@ -177,3 +183,8 @@ def summarize_truth(rows: Iterable[dict[str, Any]]) -> dict[str, float]:
         if sums["fne_true"] > 0:
             summary[f"{short}_fne_recall"] = sums["fne_tp"] / sums["fne_true"]
     return summary
+
+
+def retrieval_audit(path: str | Path, dataset: Any) -> RetrievalTruthAudit:
+    """The ``retrieval`` truth audit plug-in (``tags.training.audits``)."""
+    return RetrievalTruthAudit(dataset, path)

@@ -12,12 +12,17 @@ def lazy_exports(
     package: str, exports: dict[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` whose ``exports`` map a public name to
-    the submodule defining it."""
+    the module defining it: a submodule of ``package`` (``"pipeline"``) or, for a name that
+    a lower layer defines and ``package`` keeps at its documented path, an absolute module
+    (``"tags.core.io"``)."""
 
     def __getattr__(name: str) -> Any:
         if name not in exports:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
+        module = exports[name]
+        if not module.startswith("tags."):
+            module = f"{package}.{module}"
+        return getattr(importlib.import_module(module), name)
 
     def __dir__() -> list[str]:
         return sorted([*vars(importlib.import_module(package)), *exports])

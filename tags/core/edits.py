@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from tags.negatives.types import Edit
+from tags.core.types import Edit
 
 _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\s))(an?|An?|AN?)(\s+)$")
 _CONSONANT_SOUND = ("one", "once", "uni", "use", "usu", "uti", "eu", "ura", "uri", "uro", "ewe")
@@ -119,7 +119,7 @@ def diff_edits(positive: str, negative: str) -> tuple[Edit, ...]:
             edits = []
             break
         edits.append(Edit("word", positive[start:end], repl, start, end))
-    from tags.negatives.types import apply_edits
+    from tags.core.types import apply_edits
 
     if edits and apply_edits(positive, edits) == negative:
         return tuple(edits)

@@ -50,7 +50,7 @@ UNIT_TYPES = ("object", "attribute", "relation")
 
 def type_mix(edits: Sequence[Sequence[Sequence[Any]]]) -> dict[str, float]:
     """Per unit type, the share of negatives (``edits[caption][negative]``: their
-    :class:`~tags.negatives.types.Edit` s) with an edit of that type (0 without negatives)."""
+    :class:`~tags.core.types.Edit` s) with an edit of that type (0 without negatives)."""
     negatives = [{e.type for e in row} for caption in edits for row in caption]
     n = max(len(negatives), 1)
     return {t: sum(t in types for types in negatives) / n for t in UNIT_TYPES}

@@ -29,6 +29,14 @@ class CommandError(UserError, ValueError):
     """The CLI layer's own: a file or option given on the command line is unusable."""
 
 
+class ConfigError(UserError, ValueError):
+    """A config file or override is invalid (unknown key, wrong type, bad value)."""
+
+
+class BackendError(UserError, ValueError):
+    """A model directory or a request the backend cannot serve (the message says why)."""
+
+
 class NonFiniteError(ArithmeticError):
     """A computation gave NaN or inf (diverged weights, an exploding learning rate): training
     turns it into a stop naming the step (exit 3)."""

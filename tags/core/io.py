@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tags._errors import UserError
-from tags.negatives.types import Caption, ImageGroup
+from tags.core.errors import UserError
+from tags.core.types import Caption, ImageGroup
 
 FORMATS = ("karpathy", "precomp", "jsonl")
 
@@ -354,14 +354,6 @@ class JsonlWriter:
         self.close()
 
 
-def export(jsonl: str | Path, kind: str) -> Path:
-    """Convert a finished JSON Lines output to ``kind`` (see :mod:`tags.negatives.exports`)
-    next to it with the default options; returns the new path (the folder for a split set)."""
-    from tags.negatives.exports import export_file
-
-    return export_file(jsonl, kind)[0]
-
-
 __all__ = [
     "FORMATS",
     "ErrorPolicy",
@@ -371,7 +363,6 @@ __all__ = [
     "check_precomp_lines",
     "count_lines",
     "detect_format",
-    "export",
     "karpathy_splits",
     "parse_shard",
     "read_captions",

@@ -10,17 +10,23 @@ Everything loads from local directories only; nothing is downloaded.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from tags.negatives.features import Regions
+from tags.core.regions import Regions
 
 
-def _device(device: str | torch.device | None) -> torch.device:
+def bucket_length(length: int, multiple: int) -> int:
+    """``length`` rounded up to a multiple of ``multiple`` (rows of one padded length)."""
+    return int(math.ceil(length / multiple) * multiple)
+
+
+def device_of(device: str | torch.device | None) -> torch.device:
+    """``device``, or CUDA when available else the CPU."""
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -82,7 +88,7 @@ class HFMaskedLM(MaskedLMAdapter):
     """
 
     def __init__(self, model: Any, tokenizer: Any, device: str | torch.device | None = None):
-        super().__init__(tokenizer, _device(device), conditions_on_image=False)
+        super().__init__(tokenizer, device_of(device), conditions_on_image=False)
         self.model = model.to(self.device).eval()
         base = getattr(model, model.base_model_prefix, None)
         head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
@@ -142,7 +148,7 @@ class TagsMaskedLM(MaskedLMAdapter):
         device: str | torch.device | None = None,
         use_image: bool = True,
     ):
-        super().__init__(tokenizer, _device(device), conditions_on_image=use_image)
+        super().__init__(tokenizer, device_of(device), conditions_on_image=use_image)
         self.model = model.to(self.device).eval()
 
     def _logits(
@@ -172,7 +178,7 @@ class TagsPairScorer:
         use_logits: bool = False,
     ):
         self.use_logits = use_logits
-        self.device = _device(device)
+        self.device = device_of(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
@@ -188,7 +194,6 @@ class TagsPairScorer:
         Rows are bucketed by padded text length (a multiple of 16 tokens) and region count,
         so a row's score does not depend on which other rows share its forward.
         """
-        from tags.negatives.refill import bucket_length
 
         pad_id = self.tokenizer.pad_token_id or 0
         buckets: dict[tuple[int, int], list[tuple[int, int, list[int]]]] = {}
@@ -231,44 +236,10 @@ class TagsPairScorer:
         return out
 
 
-def load_tags_model(
-    path: str | Path,
-    device: str | torch.device | None = None,
-    tokenizer_path: str | Path | None = None,
-    heads: tuple[str, ...] = ("mlm", "itm"),
-) -> tuple[Any, Any]:
-    """``(TagsModel, tokenizer)`` from a saved TagsModel directory.
-
-    The tokenizer is read from ``tokenizer_path`` or the model directory itself. ``heads``:
-    the heads the caller reads; a :class:`~tags.backends.BackendError` names any of them that
-    the checkpoint did not save or that no recipe trained.
-    """
-    from tags.backends.heads import require_heads
-    from tags.backends.tags_model import TagsBackend, load_checked
-
-    path = Path(path)
-    config = path / "config.json"
-    if not config.is_file():
-        raise FileNotFoundError(f"{path}: no config.json (save the model with save_pretrained)")
-    if json.loads(config.read_text()).get("model_type") != "tags":
-        raise ValueError(f"{path} is not a TagsModel directory; use --mlm for a plain masked LM")
-    model = load_checked(str(path))
-    require_heads(TagsBackend(model), heads, "tags generate --model", path)
-    try:
-        tokenizer = load_tokenizer(tokenizer_path or path)
-    except (OSError, ValueError) as err:
-        raise ValueError(
-            f"no fast tokenizer in {tokenizer_path or path}: save it next to the model or "
-            "pass --tokenizer DIR"
-        ) from err
-    return model.to(_device(device)), tokenizer
-
-
 __all__ = [
     "HFMaskedLM",
     "MaskedLMAdapter",
     "TagsMaskedLM",
     "TagsPairScorer",
-    "load_tags_model",
     "load_tokenizer",
 ]

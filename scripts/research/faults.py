@@ -1,5 +1,5 @@
-"""Fault injection for ``tags`` commands, shared by ``tests/test_faults.py`` and
-``scripts/fault_campaign.py``.
+"""Fault injection for ``tags`` commands, shared by ``scripts/fault_campaign.py`` and
+``tests/test_faults.py``.
 
 A :class:`Zygote` is a ``tags`` process started once, with its modules imported and the
 generate engine warmed, that runs no torch op itself; :meth:`Zygote.run` forks a child of it
@@ -75,7 +75,7 @@ def _counting(function: Callable[..., Any], at: int, before: Callable[..., None]
 def _install(kill: Kill) -> None:
     """Patch the child so that it dies at ``kill``."""
     if kill.target == "write":
-        from tags.negatives import io
+        from tags.core import io
 
         original = io.JsonlWriter.write
 
@@ -104,16 +104,16 @@ def _install(kill: Kill) -> None:
 
 def _hold(seconds: float) -> None:
     """Sleep once the output lock is taken (the run then holds it that long)."""
-    from tags import _lock
+    from tags.core import lock
 
-    original = _lock.OutputLock.acquire
+    original = lock.OutputLock.acquire
 
     def acquire(self: Any) -> Any:
         taken = original(self)
         time.sleep(seconds)
         return taken
 
-    _lock.OutputLock.acquire = acquire  # type: ignore[method-assign]
+    lock.OutputLock.acquire = acquire  # type: ignore[method-assign]
 
 
 def _child(request: dict[str, Any], err_fd: int) -> None:
@@ -333,8 +333,8 @@ def request(
 
 
 def _pythonpath() -> str:
-    here = Path(__file__).resolve().parent
-    parts = [str(here.parent), str(here), os.environ.get("PYTHONPATH", "")]
+    scripts = Path(__file__).resolve().parents[1]  # the repository's scripts/
+    parts = [str(scripts.parent), str(scripts), os.environ.get("PYTHONPATH", "")]
     return os.pathsep.join(p for p in parts if p)
 
 

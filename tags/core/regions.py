@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tags._errors import UserError
-from tags._paths import leaves_root
+from tags.core.errors import UserError
+from tags.core.paths import leaves_root
 
 #: What to do about a bad features file (the end of every :class:`FeaturesError` about one).
 REDO = "re-extract the region features of that image (or remove it from the captions)"

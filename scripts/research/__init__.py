@@ -1,0 +1,12 @@
+"""Research code shared by the drivers under ``scripts/``, kept out of the ``tags`` package
+(as ``open_clip_train`` beside ``open_clip``): it may import ``tags``, never the reverse.
+
+- :mod:`.faults`: fault injection for ``tags`` commands (a warm fork server), used by
+  ``scripts/fault_campaign.py`` and ``tests/test_faults.py``;
+- :mod:`.finetune_table`: the HF fine-tuning comparison's tables, goal check and README
+  block (``scripts/benchmarks/hf_finetune.py``);
+- :mod:`.finetune_probes`: that comparison's extra scores: the training negatives ranked
+  below their caption, and the minimal pairs exported and scored as SugarCrepe.
+
+A driver puts ``scripts/`` on ``sys.path`` in one line and imports ``research.<module>``.
+"""

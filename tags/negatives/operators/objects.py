@@ -1,0 +1,662 @@
+"""The evidence service's object substitutes: which objects may replace an entity's head noun.
+
+Shared by the ``replace_object`` operator (which writes them) and ``add_object`` (which
+coordinates them: "a dog and a cat"), computed once per caption
+(:func:`object_substitutes`, memoised in the :class:`~.context.CaptionContext`). Not an
+operator.
+
+Substitutes are other objects of the same grammatical number and substitution category
+(animal for animal, person for person) that are not synonyms, hypernyms or hyponyms of the
+original, and every combination the substitute enters is attested in the corpus:
+``(attribute, object)`` for its attributes, ``(object, predicate)`` where it is a subject,
+``(predicate, object)`` where it is an object. Person nouns change only among the nouns that
+say nothing but gender or age, under the caption's pronouns and gender markers; the
+substitute must fit the caption's other objects and verbs (:meth:`SceneCounts.context_delta`,
+:meth:`SceneCounts.verb_delta`) and its scene cue. A part of the original or the whole it
+belongs to (WordNet meronyms: "computer" / "keyboard") is not a substitute, nor a kind of a
+noun joined to the original ("bicycles and vehicles" -> not "motorcycles").
+
+May import: ``proposals``, ``evidence``, ``choices``, ``context``, ``syntax``, ``lexicon``,
+``scenes`` (never an operator module).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tags.negatives.lexicon import (
+    AGE_COUNTERPARTS,
+    CHILD_GROUP_NOUNS,
+    FEMALE_NOUNS,
+    FIXED_PREDICATES,
+    GENDER_COUNTERPARTS,
+    GENDERED_NOUNS,
+    GENERIC_NOUNS,
+    MALE_NOUNS,
+    PEOPLE_WORDS,
+    PERSON_AGES,
+    PERSON_NOUNS,
+    PLURALIA_TANTUM,
+    YOUTH_WORDS,
+    ages_overlap,
+    attribute_class,
+    editable_words,
+    garment_slot,
+    near_synonyms,
+    person_kind,
+    persons_exclusive,
+    same_colour,
+)
+from tags.negatives.operators.choices import top_choices
+from tags.negatives.operators.context import CaptionContext
+from tags.negatives.operators.evidence import (
+    COLOUR_CATEGORY,
+    MIN_VERB_FIT,
+    SceneEvidence,
+    is_act,
+)
+from tags.negatives.operators.proposals import Choice
+from tags.negatives.operators.syntax import (
+    LISTING_PREDICATES,
+    after_determiner,
+    contains_word,
+    joined,
+    mentioned_again,
+    modifies_noun,
+    nouns_only,
+    possessive,
+)
+from tags.negatives.scenes import is_bare, normal, verb_lemma, words_of
+
+#: How strongly a substitute object's co-occurrence with the caption's other objects
+#: reweights it (0: off); see :meth:`SceneCounts.context_delta`.
+CONTEXT_WEIGHT = 1.0
+#: Object substitutes that fit the caption's other objects this much worse (nats) than the
+#: original are dropped ("a horse in a volleyball" next to a cowboy).
+MIN_CONTEXT = -4.0
+#: Object substitutes that the corpus's other captions of the same image use for what the
+#: original names this much more often than chance (log lift, see
+#: :meth:`SceneCounts.codescription_lift`; only corpora with several captions per image)
+#: are dropped: they may still be true ("a street" -> "an alley", "the water" -> "the
+#: ocean"). log 2.5: one sibling mention of a rare word is not enough.
+MAX_CODESCRIPTION = math.log(2.5)
+
+
+def after_other(graph, entity) -> bool:
+    """Whether "other" or "another" comes right before the noun's phrase or inside it ("next
+    to other vehicles", "another player"): the noun names the kind of something else in the
+    caption, which a substitute would contradict ("a motorcycle next to other buses")."""
+    if entity.head_span is None:
+        return False
+    start = (entity.span or entity.head_span)[0]
+    before = words_of(graph.caption[:start])[-2:]
+    inside = words_of(graph.caption[start : entity.head_span[0]])
+    return bool({"other", "another"} & {*before, *inside})
+
+
+def object_refusal(context: CaptionContext, entity, name: str, written: str) -> str | None:
+    """Why an object is not editable at all, or ``None``."""
+    graph, scenes, wordnet = context.graph, context.evidence.scenes, context.evidence.wordnet
+    if not nouns_only(graph, entity.head_span):
+        return "not_a_common_noun"  # no proper names ("Nike shirt"), no pronouns
+    if len(graph.tags_in(entity.head_span)) > 3:
+        return "long_compound"
+    if not editable_words(written):
+        return "never_edited_word"  # pronouns, measure, time and frame words
+    if name in GENERIC_NOUNS and written not in FREE_PERSON_NOUNS:  # "guy": "person"
+        return "generic_noun"
+    if not name.replace(" ", "").isalpha():
+        return "not_a_word"
+    if scenes.object_count(name) < 1:
+        return "unseen_object"
+    if wordnet.is_activity(written.split()[-1]):
+        return "activity"  # "dancing and singing"
+    if scenes.verb_like(written):
+        return "verb_like"  # "a helmet walks": a verb tagged as a noun
+    if mentioned_again(graph.caption, entity.head_span, written):
+        return "mentioned_again"  # "a woman and man ..., the man"
+    if after_other(graph, entity):
+        return "after_other"  # "a motorcycle next to other vehicles": the subject's kind
+    if modifies_noun(graph, entity.head_span):
+        return "compound_modifier"  # "the boy band"
+    if only_placed(context, graph.entities.index(entity), name):
+        return "only_placed"  # "the car is on the road" -> "the bus": may be there too
+    if only_listed(context, graph.entities.index(entity), name):
+        return "only_listed"  # "a living room with a couch and chair" -> "bed": may be there
+    return None
+
+
+def only_listed(context: CaptionContext, index: int, name: str) -> bool:
+    """Whether the caption only lists a thing among what a place holds: an inanimate object
+    with no attribute that is only ever the object of "with", "have", "contain" or "include"
+    from a place or a room (WordNet; "a living room with a couch and chair", "a bathroom has
+    a toilet"). Another thing listed there ("a bed") may well be in the room too: blind
+    readers read such replacements as not false. What a person, an animal or a thing has
+    ("a man with a dog" -> "a cat", "a desk with a computer") stays editable."""
+    graph, wordnet = context.graph, context.evidence.wordnet
+    if graph.attributes_of(index) or wordnet.is_animate(name.split()[-1]):
+        return False
+    relations = [r for r in graph.relations if index in (r.subject, r.object)]
+    return bool(relations) and all(
+        r.object == index != r.subject
+        and r.predicate in LISTING_PREDICATES
+        and wordnet.is_place(context.names[r.subject])
+        for r in relations
+    )
+
+
+def only_placed(context: CaptionContext, index: int, name: str) -> bool:
+    """Whether the caption only places a thing somewhere: an inanimate object with no
+    attribute, the subject of every relation it is in, and in at least one ("the car is on
+    the road", "beds in the room", "cars parked on the street"). A
+    place holds many things, so another thing named there ("the bus is on the road") may
+    well be in the photo too: blind readers read such replacements as not false. People and
+    animals are what a caption is about ("a cat on a bed" -> "a dog"), and a described or
+    acted-on thing is tied to its description ("a red car", "a man washing a car"), a whole
+    to its parts ("the wheels of the train"), a held thing to the hand ("a shovel in hand")."""
+    graph = context.graph
+    if graph.attributes_of(index) or context.evidence.wordnet.is_animate(name.split()[-1]):
+        return False
+    relations = [r for r in graph.relations if index in (r.subject, r.object)]
+    wordnet = context.evidence.wordnet
+    return bool(relations) and all(
+        r.subject == index != r.object
+        and r.predicate not in FIXED_PREDICATES  # "the wheels of the train": a whole
+        and not wordnet.is_body_part(context.names[r.object].split()[-1])  # "in hand"
+        for r in relations
+    )
+
+
+#: Written person nouns whose counterparts need no verb evidence (see :func:`free_counterparts`).
+FREE_PERSON_NOUNS = frozenset(GENDER_COUNTERPARTS) | frozenset(AGE_COUNTERPARTS)
+#: Nouns of children: a child the caption names beside them may be one of a group it counts.
+_CHILD_NOUNS = CHILD_GROUP_NOUNS | {n for n, age in PERSON_AGES.items() if age <= 1}
+#: Parents and adults: a child named beside them is set against them ("a mother and child",
+#: "two adults and two children": not "two adults and two men").
+_PARENT_NOUNS = frozenset(
+    {"mother", "mothers", "father", "fathers", "mom", "dad", "parent", "parents", "mommy"}
+    | {"daddy", "adult", "adults", "grownup", "grownups"}
+)
+#: A verb whose corpus subjects would include the other kind of person this many times by
+#: chance, and never do, keeps the caption's kind (P(none) = exp(-3) < 0.05).
+GENDERED_VERB_EXPECTED = 3.0
+
+
+def free_counterparts(
+    context: CaptionContext,
+    index: int,
+    written: str,
+    strict: list[Counter],
+    verbs: list[str | None],
+) -> dict[str, str]:
+    """The person nouns (lemmas) that replace ``written`` without evidence for the caption's
+    verbs, each with why: ``"gender"`` (the other gender, same age: "a man" -> "a woman",
+    :data:`GENDER_COUNTERPARTS`; no scene check either) or ``"age"`` (an adult for a noun that
+    names only a child: "a child" -> "a man" or "a woman", :data:`AGE_COUNTERPARTS`; the scene
+    and verb-fit checks still apply). Each must be attested with the caption's attributes
+    (``strict`` pools) and not be kept out by a verb said only of ``name``'s kind
+    (:func:`gendered_verb`). No adult for a child named beside other children or a parent
+    ("two children, a boy and a girl", "a mother and child"), described by age or size ("a
+    young child" -> not "a young man"), referred to as "its", or possessing ("a child 's
+    puzzle": a puzzle for children)."""
+    found: dict[str, str] = {}
+    name = context.names[index]
+    if written in GENDER_COUNTERPARTS:
+        found[GENDER_COUNTERPARTS[written]] = "gender"
+    elif written in AGE_COUNTERPARTS and not _child_is_fixed(context, index, written):
+        found.update(dict.fromkeys(AGE_COUNTERPARTS[written], "age"))
+    scenes, refuse = context.evidence.scenes, context.evidence.refuse
+    out: dict[str, str] = {}
+    for other, why in found.items():
+        if not all(other in pool for pool in strict):
+            continue  # "a bald man" -> not "a bald woman"
+        if gendered_verb(scenes, name, other, verbs):
+            refuse("object:gendered_verb")
+            continue
+        out[other] = why
+    return out
+
+
+def _child_is_fixed(context: CaptionContext, index: int, written: str) -> bool:
+    """Whether the caption ties a child to its age (see :func:`free_counterparts`)."""
+    graph = context.graph
+    if (context.words & (_CHILD_NOUNS | _PARENT_NOUNS)) - {written} or "its" in context.words:
+        return True
+    if any(attribute_class(a.value) in ("age", "size") for a in graph.attributes_of(index)):
+        return True
+    head = graph.entities[index].head_span
+    return head is not None and possessive(graph, head, bare_apostrophe=True)
+
+
+def gendered_verb(scenes, name: str, counterpart: str, verbs: list[str | None]) -> bool:
+    """Whether one of the caption's ``verbs`` (lemmas; ``None`` entries skipped) is said of
+    ``name``'s kind so often, and never of ``counterpart``'s, that it is that kind's ("a woman
+    nursing a baby": never a man): the counterpart's expected count under independence of verb
+    and noun, scaled by the two nouns' corpus counts, is at least
+    :data:`GENDERED_VERB_EXPECTED` (the caption's own mention left out)."""
+    ratio = scenes.object_count(counterpart) / max(scenes.object_count(name), 1)
+    for verb in verbs:
+        if verb is None or scenes.verb_object.get((verb, counterpart), 0):
+            continue
+        if max(scenes.verb_object.get((verb, name), 0) - 1, 0) * ratio >= GENDERED_VERB_EXPECTED:
+            return True
+    return False
+
+
+#: A singular noun the corpus writes without an article at least this share of the time
+#: (and ``MASS_MIN_MENTIONS`` times or more) is a mass noun or a sport: no "a" before it.
+MASS_SHARE = 0.8
+MASS_MIN_MENTIONS = 5
+
+
+def _mostly_bare(scenes, name: str) -> bool:
+    """Whether the corpus writes singular ``name`` bare (no article) most of the time
+    ("tennis", "soccer", "water"; not "baseball", often "a baseball")."""
+    singular = scenes.index["objects_by_number"][False].get(name, 0)
+    return singular >= MASS_MIN_MENTIONS and scenes.bare.get(name, 0) >= MASS_SHARE * singular
+
+
+def coordinated_nouns(context: CaptionContext, index: int) -> set[str]:
+    """The specific nouns (WordNet depth > 7: not "object", "game") of the caption's other
+    entities that fill the same slot as entity ``index``: joined to it by "and", "or" or a
+    comma ("bicycles and vehicles are parked"), or in the same role of a relation with the
+    same predicate and other argument. A substitute of their kind may be among them."""
+    graph, wordnet = context.graph, context.evidence.wordnet
+    slots = {
+        (r.predicate, r.object if r.subject == index else r.subject, r.subject == index)
+        for r in graph.relations
+        if index in (r.subject, r.object) and r.subject != r.object
+    }
+    same_slot = joined(graph, index)
+    for r in graph.relations:
+        for entity, other, as_subject in (
+            (r.subject, r.object, True),
+            (r.object, r.subject, False),
+        ):
+            if entity != index and (r.predicate, other, as_subject) in slots:
+                same_slot.add(entity)
+    found: set[str] = set()
+    for entity in same_slot:
+        name = context.names[entity]
+        depth = wordnet.depth(name)
+        if depth is not None and depth > 7:
+            found.add(name)
+    return found
+
+
+def object_substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
+    """The substitutes of entity ``index``'s head (before fluency reweighting), computed
+    once per caption: the add operator coordinates the same objects."""
+    key = ("object", index)
+    if key not in context.memo:
+        context.memo[key] = _substitutes(context, index)
+    return context.memo[key]
+
+
+@dataclass
+class _Slots:
+    """The slots of the caption an object substitute must fill: a pool of attested objects
+    per attribute and relation, the verb lemma each subject pool backs off to (``None``: no
+    backoff; ``strict``: the pools without one), the predicates the object follows ("on" in
+    "on a field"), and ``(role, predicate, other argument)`` of each relation: the
+    substitute must enter it with the other argument or something of its category ("a
+    child in a box" -> not "in a bottle": no person is ever "in" a bottle)."""
+
+    pools: list[Counter] = field(default_factory=list)
+    backoff: list[str | None] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)
+    roles: list[tuple[str, str, str]] = field(default_factory=list)
+    strict: list[Counter] = field(default_factory=list)
+
+
+def _slots(context: CaptionContext, index: int) -> _Slots:
+    """The slots entity ``index`` fills in the caption (see :class:`_Slots`)."""
+    graph, index_ = context.graph, context.evidence.scenes.index
+    slots = _Slots()
+    for attribute in graph.attributes_of(index):
+        slots.pools.append(index_["objects_with_attribute"].get(attribute.value, Counter()))
+        # a bare act backs off to its verb as a subject's predicate does ("dogs playing" ->
+        # "cats playing": cats play)
+        slots.backoff.append(verb_lemma(attribute.value) if is_act(attribute.value) else None)
+    for relation in graph.relations:
+        if relation.subject == index and relation.object != index:
+            slots.pools.append(index_["subjects_of"].get(relation.predicate, Counter()))
+            slots.backoff.append(verb_lemma(relation.predicate.split()[0]))
+            slots.roles.append(("subject", relation.predicate, context.names[relation.object]))
+        elif relation.object == index and relation.subject != index:
+            slots.pools.append(index_["objects_of"].get(relation.predicate, Counter()))
+            slots.backoff.append(None)
+            slots.frames.append(relation.predicate)
+            slots.roles.append(("object", relation.predicate, context.names[relation.subject]))
+    slots.strict = [pool for pool, verb in zip(slots.pools, slots.backoff) if verb is None]
+    return slots
+
+
+@dataclass
+class _Original:
+    """The head noun being replaced, as the substitute rules read it."""
+
+    name: str  # the entity's name (lemma), lower-cased
+    written: str  # the head as written
+    plural: bool
+    bare: bool  # singular without an article ("buying fish")
+    counted_one: bool  # after "a" / "an" ("a water sport")
+    owner: bool  # possessive ("a men 's game")
+    slots: _Slots
+    colour: bool  # a colour named as a noun ("dressed in blue")
+    category: str | None
+    person: bool
+
+
+def _original(context: CaptionContext, index: int) -> _Original | None:
+    """Entity ``index``'s head as the substitute rules read it, or ``None`` (the refusal
+    counted) when it is not editable at all."""
+    graph, evidence = context.graph, context.evidence
+    refuse = evidence.refuse
+    entity = graph.entities[index]
+    name = entity.name.lower()
+    written = normal(graph.caption[slice(*entity.head_span)])
+    why = object_refusal(context, entity, name, written)
+    if why is not None:
+        refuse(f"object:{why}", unit=True)
+        return None
+    plural = context.is_plural(index)
+    bare = not plural and is_bare(graph, entity)
+    first_word = words_of(graph.caption[slice(*(entity.span or entity.head_span))])[:1]
+    counted_one = not plural and first_word in (["a"], ["an"])  # "a water sport"
+    owner = possessive(graph, entity.head_span)
+    slots = _slots(context, index)
+    # "one orange one blue", "dressed in blue": a colour named without a determiner is
+    # a colour, whatever WordNet's first sense ("orange" the fruit, "white" a person)
+    colour = attribute_class(written) == "colour" and not after_determiner(graph, entity)
+    category = COLOUR_CATEGORY if colour else evidence.category(name)
+    if category is None and not slots.pools:
+        refuse("object:no_category", unit=True)
+        return None
+    # people of any kind, also those WordNet files elsewhere ("male", "female": animals)
+    person = category == evidence.category("man") or name in PEOPLE_WORDS
+    if person and written not in PERSON_NOUNS and written not in FREE_PERSON_NOUNS:
+        refuse("object:role_noun", unit=True)
+        return None  # a role may be any gender or age
+    # a gendered pronoun may name the person: only a person noun of its gender changes,
+    # to another of that gender (a closed class): "a man holding his hat" -> "a boy"
+    pronouns, pronoun_gender = context.pronouns, context.pronoun_gender
+    if (
+        person
+        and pronouns
+        and (
+            pronoun_gender == GENDERED_NOUNS
+            or (written not in pronoun_gender and written not in AGE_COUNTERPARTS)
+        )
+    ):
+        refuse("object:gendered_pronoun", unit=True)
+        return None  # "her mouth" fixes the gender; "his ... her": who is who is unknown
+    return _Original(
+        name, written, plural, bare, counted_one, owner, slots, colour, category, person
+    )
+
+
+@dataclass
+class _Limits:
+    """What the rest of the caption rules out for a substitute of one object."""
+
+    tantum: bool  # a plurale tantum ("swimming trunks")
+    slot: str | None  # the garment slot
+    present: set[str]  # the objects the caption names ("a boy and a girl": not "a girl")
+    scene_objects: list[str]  # ... but the original
+    verbs: tuple[str, ...]
+    words: frozenset[str]
+    excluded: frozenset[str]  # person nouns ruled out
+    one_gender: frozenset[str]  # markers of the gender nobody in the caption has
+    kinds: set  # the person kinds (gender, age) others of the caption have
+    coordinated: set[str]  # nouns filling the same slot (:func:`coordinated_nouns`)
+    shared: bool  # several things in one relation with it (a seat for one is none)
+
+
+def _limits(context: CaptionContext, index: int, original: _Original) -> _Limits:
+    """What the caption rules out for a substitute of entity ``index`` (see :class:`_Limits`)."""
+    graph, person = context.graph, original.person
+    name, written = original.name, original.written
+    tantum = written.split()[-1] in PLURALIA_TANTUM  # "swimming trunks"
+    slot = garment_slot(written) or garment_slot(name)
+    present = set(context.names)  # "a boy and a girl": not "a girl"
+    scene_objects = sorted(present - {name})
+    verbs = context.verbs
+    words = context.tokens
+    excluded = context.marker_excluded  # "woman in a bikini" -> not "man"
+    if context.pronouns:
+        excluded |= (MALE_NOUNS | FEMALE_NOUNS | frozenset(PERSON_AGES)) - context.pronoun_gender
+    if person and YOUTH_WORDS & {a.value.lower() for a in graph.attributes_of(index)}:
+        for gender in (MALE_NOUNS, FEMALE_NOUNS):  # "a young girl" -> not "a young lady"
+            if written in gender:
+                excluded |= gender
+    if person and words & CHILD_GROUP_NOUNS:  # a child named in a group stays one, and
+        # no one becomes a child who may be one of the group ("two children, a boy and a
+        # girl" -> not "a boy and a man"; "a woman and children" -> not "a toddler and")
+        child = PERSON_AGES.get(written, 3) <= 1
+        excluded |= {noun for noun, age in PERSON_AGES.items() if (age <= 1) != child}
+    # only women in the caption: no beard ("the girl with the beard"); only men: no dress
+    one_gender = context.one_gender_markers
+    kinds = {person_kind(w) for w in words & (PERSON_NOUNS | GENDERED_NOUNS) if w != written}
+    coordinated = set() if person else coordinated_nouns(context, index)
+    shared = not original.plural and context.shared_by_several(index)
+    return _Limits(
+        tantum,
+        slot,
+        present,
+        scene_objects,
+        verbs,
+        words,
+        excluded,
+        one_gender,
+        kinds,
+        coordinated,
+        shared,
+    )
+
+
+def _candidates(
+    evidence: SceneEvidence, original: _Original, free: dict[str, str]
+) -> list[tuple[str, float]]:
+    """The usable objects of the original's category and number that its slots admit, with
+    their counts, and its ``free`` counterparts."""
+    slots, plural = original.slots, original.plural
+    usable = evidence.usable_objects(original.category, plural)
+    if slots.strict:  # only objects every pool attests: walk the smallest pool
+        smallest = min(slots.strict, key=len)
+        candidates = [(o, usable[o]) for o in smallest if o in usable]
+    else:  # backed-off pools only: the objects they admit
+        pools = slots.pools
+        admitted = evidence.admitted(pools, slots.backoff) if pools else set(usable)
+        candidates = [(o, c) for o, c in usable.items() if o in admitted]
+    for counterpart in sorted(set(free) - set(dict(candidates))):
+        # ("guy" is parsed as "person": the counterpart's own category)
+        found = evidence.usable_objects(evidence.category(counterpart), plural).get(counterpart)
+        if found:
+            candidates.append((counterpart, found))
+    return candidates
+
+
+def _person_misfit(
+    original: _Original, limits: _Limits, free: dict, other: str, surface: str
+) -> bool:
+    """Whether a person substitute breaks a person rule (see :func:`_misfit`)."""
+    written = original.written
+    return (
+        surface not in PERSON_NOUNS
+        or surface in limits.excluded
+        or (other not in free and not persons_exclusive(written, surface))  # "boy" ->
+        # not "toddler"; "guy" (no age class) -> only "woman"
+        or ages_overlap(written, surface)  # "a man" -> not "a boy": may be a young man
+        # a kind (gender, age) another person of the caption already has: "a man
+        # and a woman" -> not "a lady and a woman" (two names of one kind)
+        or person_kind(surface) in limits.kinds
+        # nobody becomes a baby: what people do in a caption babies rarely do ("a
+        # baby preparing food"; 6 of 8 such edits failed blind reads 201-214)
+        or (PERSON_AGES.get(surface) == 0 and PERSON_AGES.get(written) != 0)
+    )
+
+
+def _misfit(
+    evidence: SceneEvidence, original: _Original, limits: _Limits, free: dict, other: str
+) -> tuple[str | None, str | None]:
+    """``(surface, None)`` for a substitute that passes the caption's rules, else ``(None,
+    rule)``: the first rule it breaks."""
+    scenes, slots = evidence.scenes, original.slots
+    name, written = original.name, original.written
+    person, plural = original.person, original.plural
+    if (
+        slots.strict
+        and other not in free
+        and not all(evidence.attests(p, v, other) for p, v in zip(slots.pools, slots.backoff))
+    ):
+        return None, "unattested_combination"  # (the backed-off walk checked them all)
+    surface = evidence.substitute_surface(other, plural)
+    if surface is None:
+        return None, "no_clean_surface"
+    if person and _person_misfit(original, limits, free, other, surface):
+        return None, "person_rule"
+    if surface in limits.one_gender:
+        return None, "gender_marker"
+    if original.owner and surface.endswith("s"):
+        return None, "possessive"  # "a men 's game" -> not "a boys 's game"
+    if plural and limits.tantum != (surface.split()[-1] in PLURALIA_TANTUM):
+        return None, "plurale_tantum"  # "pants" -> "jackets" would dress one in several
+    if limits.shared and evidence.wordnet.for_one(other):
+        return None, "for_one"  # "a man and a dog sit on a bench" -> not "on a chair"
+    if set(other.split()) & set(name.split()) or contains_word(other, name):
+        return None, "shares_a_word"  # "suit" -> "bathing suit" may still be true
+    if original.bare and scenes.bare.get(other, 0) < evidence.min_count:
+        return None, "not_used_bare"  # "buying fish" -> "buying bat" needs an article
+    if original.counted_one and _mostly_bare(scenes, other):
+        return None, "mass_noun"  # "playing a water sport" -> not "a tennis"
+    if slots.frames and not evidence.frame_fits(other, name, slots.frames):
+        return None, "preposition_frame"  # "playing on a field" -> not "on a park"
+    if (
+        (not person or free.get(other) == "age")  # "a child in a stroller" -> not "a man"
+        and not original.colour
+        and not evidence.roles_fit(other, slots.roles, name)
+    ):
+        return None, "unattested_role"  # "raising the anchors on a boat" -> not "on a cart"
+    if surface == written or (other not in free and evidence.wordnet.related(name, other)):
+        return None, "synonym_or_hypernym"
+    if original.colour and (same_colour(surface, written) or other in limits.words):
+        return None, "same_colour"  # "in blue" -> not "in navy"; "one orange one blue"
+    if near_synonyms(written, surface):
+        return None, "near_synonym"  # "hat" -> "cap": the same thing to a caption writer
+    if (
+        scenes.codescription_lift(name, other) >= MAX_CODESCRIPTION
+        and attribute_class(name) != "colour"  # "in blue": others wear red
+    ):
+        return None, "codescribed"  # "street" -> "alley": other writers call it so
+    if limits.slot is not None and garment_slot(surface) != limits.slot:
+        return None, "garment_slot"  # "in a sweater" -> not "in a cap": she may wear both
+    return surface, None
+
+
+def _weight(
+    evidence: SceneEvidence,
+    original: _Original,
+    limits: _Limits,
+    free: dict,
+    other: str,
+    count: float,
+) -> tuple[float, str | None]:
+    """A fitting substitute's weight: its frequency times its support in the slots, times
+    how well it fits the caption's other objects and verbs; or the rule that drops it."""
+    scenes, pools = evidence.scenes, original.slots.pools
+    support = sum(math.log1p(pool[other]) for pool in pools) if pools else 1.0
+    weight = count**evidence.frequency_power * (1.0 + support)
+    if (
+        CONTEXT_WEIGHT and (limits.scene_objects or limits.verbs) and free.get(other) != "gender"
+    ):  # "throwing a parachute down a lane"
+        # the scene's objects and its actions each have a veto: "the mound" fits a
+        # pitcher's scene, not "throwing the mound"
+        scene = scenes.context_delta(original.name, other, limits.scene_objects)
+        acts = scenes.verb_delta(original.name, other, limits.verbs)
+        if scene < MIN_CONTEXT:
+            return weight, "context"
+        if acts < MIN_VERB_FIT:
+            return weight, "verb_fit"
+        if not original.person and not scenes.shares_scene(
+            original.name, other, limits.scene_objects, limits.verbs
+        ):
+            return weight, "scene_cue"  # "reading an article on the computer" -> not "bow"
+        weight *= math.exp(CONTEXT_WEIGHT * min(scene + acts, 2.0))
+    return weight, None
+
+
+def _costly_refusal(
+    evidence: SceneEvidence, original: _Original, limits: _Limits, lemmas: dict
+) -> Callable[[tuple[str, ...]], str | None]:
+    """The checks run on the heaviest substitutes only (see :func:`~.choices.top_choices`):
+    a part or whole of the original, a kind of a noun joined to it."""
+    wordnet, refuse = evidence.wordnet, evidence.refuse
+
+    def refusal(surface: tuple[str, ...]) -> str | None:
+        other = lemmas[surface]
+        if original.person:
+            return None
+        if wordnet.part_related(original.name, other):
+            why = "object:part_or_whole"  # "typing on the computer" -> not "the keyboard"
+        elif any(wordnet.is_kind_of(other, n) for n in limits.coordinated):
+            why = "object:kind_of_another"  # "bicycles and vehicles" -> not "motorcycles"
+        else:
+            return None
+        refuse(why)
+        return why
+
+    return refusal
+
+
+def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
+    original = _original(context, index)
+    if original is None:
+        return ()
+    evidence = context.evidence
+    limits = _limits(context, index, original)
+    # the person of the other gender, or an adult for a child, needs no evidence for the
+    # caption's verbs, only the attributes': "a man sharpening a knife" -> "a woman"
+    free = (
+        free_counterparts(
+            context, index, original.written, original.slots.strict, original.slots.backoff
+        )
+        if original.person
+        else {}
+    )
+    candidates = _candidates(evidence, original, free)
+    if not candidates:
+        evidence.refuse("object:no_attested_substitute")
+    lemmas: dict[tuple[str, ...], str] = {}  # each substitute's surface -> its lemma
+    weights: Counter = Counter()
+    for other, count in candidates:
+        if other in limits.present:
+            continue
+        surface, why = _misfit(evidence, original, limits, free, other)
+        if why is None:
+            weight, why = _weight(evidence, original, limits, free, other, count)
+        if why is not None:
+            evidence.refuse(f"object:{why}")
+            continue
+        weights[(surface,)] = max(weight, weights.get((surface,), 0.0))
+        lemmas[(surface,)] = other
+    return top_choices(weights, refusal=_costly_refusal(evidence, original, limits, lemmas))
+
+
+__all__ = [
+    "CONTEXT_WEIGHT",
+    "FREE_PERSON_NOUNS",
+    "GENDERED_VERB_EXPECTED",
+    "MAX_CODESCRIPTION",
+    "MIN_CONTEXT",
+    "coordinated_nouns",
+    "free_counterparts",
+    "gendered_verb",
+    "object_refusal",
+    "object_substitutes",
+    "only_listed",
+    "only_placed",
+]
