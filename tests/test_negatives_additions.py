@@ -8,9 +8,10 @@ import pytest
 
 from tags.core.types import Edit
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator, apply_edits
-from tags.negatives.additions import Additions, insertion
+from tags.negatives.additions import Additions
 from tags.negatives.exports import SUGARCREPE_FILES, ExportOptions, export_sugarcrepe
 from tags.negatives.operators import add as add_operators
+from tags.negatives.operators.add import insertion
 from tags.negatives.planner import Choice, EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary

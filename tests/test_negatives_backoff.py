@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from tags.negatives.backoff import RolePools, SiblingBackoff, wordnet_similarity
-from tags.negatives.lexical import wordnet
+from tags.negatives.wordnet import wordnet
 
 #: A fake taxonomy: similarity by hand, two categories.
 SIMILAR = {

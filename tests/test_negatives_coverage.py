@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
-from tags.negatives.lexical import wordnet
 from tags.negatives.planner import EditPlanner
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
+from tags.negatives.wordnet import wordnet
 from tests._planning import choices_at, corpus_planner
 
 

@@ -12,11 +12,12 @@ import pytest
 
 from tags.core.edits import match_case
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator, apply_edits
-from tags.negatives.lexical import attribute_class, wordnet
+from tags.negatives.lexicon import attribute_class
 from tags.negatives.operators import objects, replace_relation
 from tags.negatives.planner import EditPlanner, swap_candidates
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
+from tags.negatives.wordnet import wordnet
 
 # A small corpus whose scene graphs attest the combinations the tests rely on.
 CORPUS = [
@@ -495,7 +496,7 @@ def test_substitutes_must_fit_the_other_objects(parser, planner_2, monkeypatch):
 
 
 def test_rules_from_the_blind_reads_16_and_17(parser):
-    from tags.negatives.lexical import colour_family, near_synonyms
+    from tags.negatives.lexicon import colour_family, near_synonyms
     from tags.negatives.scenes import SceneCounts
 
     # white hair is grey hair to a caption writer; a white shirt is not a grey one
@@ -520,7 +521,7 @@ def test_rules_from_the_blind_reads_16_and_17(parser):
 
 
 def test_rules_from_the_blind_reads_18_and_19(parser):
-    from tags.negatives.lexical import garment_slot, near_synonyms
+    from tags.negatives.lexicon import garment_slot, near_synonyms
 
     assert near_synonyms("jacket", "vest") and near_synonyms("plaza", "park")
     assert near_synonyms("coat", "vest") and not near_synonyms("coat", "shirt")
@@ -799,7 +800,7 @@ CORPUS_WORN = [
 
 
 def test_rules_from_the_independent_blind_reads(parser):
-    from tags.negatives.lexical import garment_slot, near_synonyms
+    from tags.negatives.lexicon import garment_slot, near_synonyms
 
     vocab = SceneGraphVocabulary().update(parser.parse_batch(CORPUS_WORN * 3))
     planner = EditPlanner(vocab.scenes, min_count=2)
@@ -940,7 +941,7 @@ def test_a_possessive_keeps_its_spelling(parser):
 def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     """ "the girl with the ponytail" -> not "with the beard" (only women in the caption);
     "lady" <-> "girl" may be the same young woman."""
-    from tags.negatives.lexical import persons_exclusive
+    from tags.negatives.lexicon import persons_exclusive
 
     monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)
     corpus = ["a man with a beard", "a girl with a ponytail", "a woman with a bun"] * 3
@@ -1071,7 +1072,7 @@ def test_a_vertical_flip_needs_the_two_kinds_stacked_that_way(parser):
 def test_a_seat_several_share_is_not_made_a_seat_for_one(parser):
     """WordNet's chair is "a seat for one person": "a man and a dog sit on a bench" or
     "three people sitting on a bench" -> "on a couch", not "on a chair"; one man may."""
-    from tags.negatives.lexical import wordnet
+    from tags.negatives.wordnet import wordnet
 
     assert wordnet().for_one("chair") and wordnet().for_one("office chair")
     assert not wordnet().for_one("bench") and not wordnet().for_one("couch")

@@ -1,5 +1,6 @@
-"""The add edits over a planner, kept for imports: the rules live in the ``add_attribute``
-and ``add_object`` operators (:mod:`tags.negatives.operators.add`)."""
+"""The add edits of ``--adds`` over one planner: :class:`Additions` runs the ``add_attribute``
+and ``add_object`` operators (:mod:`tags.negatives.operators.add`, where the rules live) on a
+caption's analysis, for the generator's add pass."""
 
 from __future__ import annotations
 
@@ -7,16 +8,7 @@ from typing import Any
 
 from parsers import SceneGraph
 from tags.core.types import Candidate
-from tags.negatives.operators.add import (
-    ADD_CHOICES,
-    ADD_CLASSES,
-    ADD_WEIGHT,
-    FALLBACK_ADDS,
-    AddAttribute,
-    AddObject,
-    Insertion,
-    insertion,
-)
+from tags.negatives.operators.add import ADD_CHOICES, AddAttribute, AddObject, Insertion
 from tags.negatives.operators.context import CaptionContext
 
 
@@ -66,4 +58,4 @@ class Additions:
         return [p.item for p in found]
 
 
-__all__ = ["ADD_CHOICES", "ADD_CLASSES", "ADD_WEIGHT", "FALLBACK_ADDS", "Additions", "insertion"]
+__all__ = ["Additions"]
