@@ -92,6 +92,17 @@ def test_parse_override_uses_yaml_values():
     assert parse_override("a=true") == (["a"], True)
 
 
+def test_mixed_precision_no_is_the_string_yaml_reads_as_false(tmp_path):
+    """YAML 1.1 reads ``no`` as ``False``: ``mixed_precision=no`` (Accelerate's value) used
+    to stop with "expected a string, got False", in an override and in a config file."""
+    assert config_from_dict({"recipe": "vse"}, ["mixed_precision=no"]).mixed_precision == "no"
+    path = write(tmp_path, {"recipe": "vse"})
+    path.write_text(path.read_text() + "mixed_precision: no\n")
+    assert load_config(path).mixed_precision == "no"
+    with pytest.raises(ConfigError, match="mixed_precision"):
+        config_from_dict({"recipe": "vse"}, ["mixed_precision=yes"])
+
+
 def test_round_trip_of_resolved_config(tmp_path):
     cfg = config_from_dict({"recipe": "tags-dc"}, ["phases.0.steps=7"])
     again = config_from_dict(yaml.safe_load(yaml.safe_dump(to_dict(cfg))))

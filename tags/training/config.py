@@ -71,6 +71,8 @@ class DataConfig:
     # image file names outside `images` / `eval.images` (absolute, or with ".."): refused
     # unless true
     allow_outside_root: bool = False
+    # untrusted image trees: also refuse files that a symlink inside the root leads out of it
+    confine_to_root: bool = False
 
 
 @dataclass
@@ -285,6 +287,8 @@ class TrainConfig:
     save_every: int = 0  # 0: checkpoints only at phase ends and at the last step
     keep_checkpoints: int = 2
     resume_from: str | None = None  # "latest" or a checkpoint directory
+    # resume without a damaged optimizer / scaler / random-states file (named in a warning)
+    allow_inexact_resume: bool = False
     max_nonfinite_steps: int = 0  # steps with a NaN/inf loss skipped before the run stops
     tensorboard: bool | None = None  # None: when tensorboard is installed
     progress_bar: bool = True
@@ -367,6 +371,8 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
     if tp is str:
         if isinstance(value, str):
             return value
+        if isinstance(value, bool):  # YAML 1.1 reads no/off/false (yes/on/true) as booleans:
+            return "yes" if value else "no"  # `mixed_precision: no` means the string "no"
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         raise ConfigError(f"{where}: expected a string, got {value!r}")
