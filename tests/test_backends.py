@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 import torch
+from research.hf_tiny import MAKERS, make_blip, make_clip, render_images
 
 from tags.backends import (
     BackendError,
@@ -19,7 +20,6 @@ from tags.backends import (
     list_backends,
     load_backend,
 )
-from tests._hf_tiny import MAKERS, make_blip, make_clip, render_images
 
 CAPTIONS = ["a red dog runs on the grass", "two cats sit near a table", "a man holding a ball"]
 
@@ -165,10 +165,10 @@ def test_saved_hf_dirs_load_with_plain_transformers(dirs):
 
 
 def test_tags_adapter_is_the_model_itself(tmp_path):
+    from research.hf_tiny import WORDS
     from transformers import BertTokenizer
 
     from tags.modeling import TagsConfig, TagsModel
-    from tests._hf_tiny import WORDS
 
     torch.manual_seed(0)
     config = TagsConfig(

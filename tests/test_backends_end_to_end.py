@@ -9,9 +9,9 @@ import math
 from pathlib import Path
 
 import pytest
+from research.hf_tiny import make_blip, make_clip
 
 from tags.cli import main
-from tests._hf_tiny import make_blip, make_clip
 
 CONFIGS = Path(__file__).resolve().parents[1] / "scripts" / "configs"
 FAST = ["--k", "2", "--l", "3", "--top-m", "2", "--masking", "word", "--no-progress"]

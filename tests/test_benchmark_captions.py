@@ -64,13 +64,6 @@ def test_texts_read_naturally():
     assert Claim.from_dict(claim.to_dict()) == claim
 
 
-@pytest.fixture(scope="module")
-def parser():
-    from parsers import SceneGraphParser
-
-    return SceneGraphParser()
-
-
 def _matches(entity: int, graph, obj) -> bool:
     values = {a.value for a in graph.attributes_of(entity)}
     known = {v for v in values if v in COLORS or v in SIZES}

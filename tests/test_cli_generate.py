@@ -228,6 +228,7 @@ def test_tags_model_scores_with_features_and_missing_features_fail(
         assert all(0.0 <= s <= 1.0 for s in scores)
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
     out = tmp_path / "dist.jsonl"
@@ -254,28 +255,20 @@ def test_two_processes_write_the_unsharded_output(reference, corpus, tmp_path):
     assert out.read_bytes() == reference.read_bytes()
 
 
-def test_precomp_feature_array_needs_precomp_captions(tmp_path):
+def test_precomp_feature_array_needs_precomp_captions(tmp_path, cli):
     caps = tmp_path / "caps.jsonl"
     caps.write_text('{"image_id": 7, "caption": "a dog on a mat"}\n')
     feats = tmp_path / "test_ims.npy"
     np.save(feats, np.zeros((1, 2, 8), dtype=np.float32))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tags.cli",
-            "generate",
-            "--captions",
-            str(caps),
-            "--out",
-            str(tmp_path / "o.jsonl"),
-            "--features",
-            str(feats),
-            "--no-progress",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = cli(  # in this process (tests/conftest.py)
+        "generate",
+        "--captions",
+        str(caps),
+        "--out",
+        str(tmp_path / "o.jsonl"),
+        "--features",
+        str(feats),
+        "--no-progress",
     )
     assert proc.returncode != 0
     assert "needs --format precomp" in proc.stderr
@@ -311,11 +304,11 @@ def test_bad_paths_and_a_missing_split_fail_cleanly(corpus, tmp_path, capsys):
     assert "no captions in split 'val' (splits present: test)" in capsys.readouterr().err
 
 
-def test_progress_lines_when_stderr_is_not_a_terminal(corpus, tmp_path):
+def test_progress_lines_when_stderr_is_not_a_terminal(corpus, tmp_path, cli):
     out = tmp_path / "o.jsonl"
-    cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(corpus)]
+    cmd = ["generate", "--captions", str(corpus)]
     cmd += ["--out", str(out), "--k", "2", "--l", "2", "--progress-every", "0"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    result = cli(*cmd)  # in this process (tests/conftest.py): its stderr is not a terminal
     assert result.returncode == 0, result.stderr[-2000:]
     lines = [x for x in result.stderr.splitlines() if x.startswith("generate: ")]
     assert len(lines) >= 10 and "/40 captions" in lines[0]
@@ -492,3 +485,32 @@ def test_the_paper_preset_without_a_masked_lm_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and "--mlm" in err and "multi-unit" in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_an_export_of_no_negatives_is_one_line_and_leaves_nothing(corpus, tmp_path, capsys):
+    """Captions with nothing to edit: the summary says why, one error line, the empty output
+    and its sidecars are not kept (the --report-skipped file is), so the same command runs
+    once the input is fixed."""
+    captions = tmp_path / "caps.txt"
+    captions.write_text("hello\nyes\nok\nyes\nok\n")
+    out, report = tmp_path / "neg.jsonl", tmp_path / "skipped.jsonl"
+    args = ["generate", "--captions", str(captions), "--out", str(out), *FAST]
+    args += ["--export", "negclip-csv", "--report-skipped", str(report)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("tags generate:")]
+    assert len(errors) == 1 and "--export negclip-csv: no negatives were generated" in errors[0]
+    assert "negatives: 0" in err  # the summary, above the error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["caps.txt", "skipped.jsonl"]
+    shutil.copy(corpus, captions)
+    assert main(args) == 0  # the same command, once the input is fixed
+    assert out.with_suffix(".csv").is_file()
+
+
+def test_an_export_that_needs_image_names_is_refused_before_generating(corpus, tmp_path, capsys):
+    out = tmp_path / "neg.jsonl"
+    args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST]
+    assert main([*args, "--export", "negclip"]) == 2
+    err = capsys.readouterr().err
+    assert "--export negclip: --captions" in err and "--image-ext" in err
+    assert list(tmp_path.iterdir()) == []

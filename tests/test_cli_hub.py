@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from research.hf_tiny import make_clip, render_images
 
 from tags.backends import load_backend
 from tags.backends.hub import resolve_model
 from tags.cli import build_parser, main
 from tags.cli._model import typed_name
-from tests._hf_tiny import make_clip, render_images
 
 REPO, REV = "someorg/tiny-clip", "0123456789abcdef0123456789abcdef01234567"
 

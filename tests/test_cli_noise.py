@@ -12,11 +12,11 @@ import pytest
 import torch
 from accelerate import PartialState
 from accelerate.utils.other import clean_state_dict_for_safetensors
+from research.hf_tiny import make_clip, render_images
 
 from tags.cli import main
 from tags.cli.report import column_names, distinct_suffixes
 from tags.core.noise import TiedDecoderFilter, quiet_tied_weights
-from tests._hf_tiny import make_clip, render_images
 
 
 def one_item_suite(root):

@@ -1,5 +1,6 @@
-"""``tags parse`` / ``tags eval-parser`` through the real console entry point
-(``tags demo`` is tested in tests/test_demo.py)."""
+"""``tags parse`` / ``tags eval-parser``: stdin through the real console entry point
+(``python -m tags.cli``), the rest in this process (``tags demo`` is tested in
+tests/test_demo.py)."""
 
 import json
 import subprocess
@@ -22,6 +23,12 @@ def run_cli(*args, stdin: bytes = b""):
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
 
+def run_here(cli, *args):
+    """:func:`run_cli` in this process (``cli``: tests/conftest.py), without the start-up."""
+    done = cli(*args)
+    return done.returncode, done.stdout, done.stderr
+
+
 def test_help_lists_the_subcommands(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--help"])
@@ -31,12 +38,12 @@ def test_help_lists_the_subcommands(capsys):
         assert command in out
 
 
-def test_parse_factual_keeps_one_line_per_input_line_through_bad_lines(tmp_path):
+def test_parse_factual_keeps_one_line_per_input_line_through_bad_lines(tmp_path, cli):
     src = tmp_path / "caps.txt"
     src.write_bytes(
         b"a dog on a mat\n\n   \nbroken \xff\xfe bytes\ntwo cats sleeping on a red sofa\n"
     )
-    code, out, err = run_cli("parse", str(src), "--no-progress")
+    code, out, err = run_here(cli, "parse", str(src), "--no-progress")
     assert code == 0
     lines = out.split("\n")[:-1]
     assert len(lines) == 5
@@ -47,17 +54,17 @@ def test_parse_factual_keeps_one_line_per_input_line_through_bad_lines(tmp_path)
     assert "2 empty, 1 undecodable" in err
 
 
-def test_parse_strict_stops_at_the_bad_line(tmp_path):
+def test_parse_strict_stops_at_the_bad_line(tmp_path, cli):
     src = tmp_path / "caps.txt"
     src.write_bytes(b"a dog\n\xff\n")
-    code, _, err = run_cli("parse", str(src), "--strict", "--no-progress")
+    code, _, err = run_here(cli, "parse", str(src), "--strict", "--no-progress")
     assert code == 2 and "Traceback" not in err
     (line,) = [x for x in err.splitlines() if x.startswith("tags parse:")]
     assert f"{src} line 2: not valid UTF-8" in line and "--strict" in line
     # --out: nothing half-written, an earlier output kept
     out = tmp_path / "out.tsv"
     out.write_text("earlier\n")
-    code, _, err = run_cli("parse", str(src), "--strict", "-o", str(out), "--overwrite")
+    code, _, err = run_here(cli, "parse", str(src), "--strict", "-o", str(out), "--overwrite")
     assert code == 2 and out.read_text() == "earlier\n", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["caps.txt", "out.tsv"]
 
@@ -74,17 +81,17 @@ def test_parse_json_from_stdin_round_trips(tmp_path):
     assert graph.caption[slice(*graph.relations[0].spans[0])] == "riding"
 
 
-def test_parse_handles_a_very_long_caption(tmp_path):
+def test_parse_handles_a_very_long_caption(tmp_path, cli):
     src = tmp_path / "long.txt"
     src.write_text("a dog on a mat " * 2000 + "\n")
     out_file = tmp_path / "out.tsv"
-    code, _, err = run_cli("parse", str(src), "-o", str(out_file), "--no-progress")
+    code, _, err = run_here(cli, "parse", str(src), "-o", str(out_file), "--no-progress")
     assert code == 0
     assert "1 truncated" in err
     assert "( dog , on , mat )" in out_file.read_text()
 
 
-def test_eval_parser_scores_a_factual_csv(tmp_path):
+def test_eval_parser_scores_a_factual_csv(tmp_path, cli):
     csv = tmp_path / "gold.csv"
     csv.write_text(
         "image_id,region_id,caption,scene_graph\n"
@@ -92,7 +99,7 @@ def test_eval_parser_scores_a_factual_csv(tmp_path):
         '2,2,two dogs on the grass,"( dogs , on , grass ) , ( dogs , is , 2 )"\n'
         '3,3,a red car,"( car , is , blue )"\n'
     )
-    code, out, _ = run_cli("eval-parser", str(csv), "--json")
+    code, out, _ = run_here(cli, "eval-parser", str(csv), "--json")
     assert code == 0
     scores = json.loads(out)
     assert scores["n"] == 3
@@ -102,8 +109,8 @@ def test_eval_parser_scores_a_factual_csv(tmp_path):
     assert scores["attribute"]["precision"] == pytest.approx(50.0)
 
 
-def test_eval_parser_on_factual_dev_subset_is_well_above_the_baselines():
-    code, out, _ = run_cli("eval-parser", str(FACTUAL_DEV), "--json")  # the first 300 rows
+def test_eval_parser_on_factual_dev_subset_is_well_above_the_baselines(cli):
+    code, out, _ = run_here(cli, "eval-parser", str(FACTUAL_DEV), "--json")  # the first 300 rows
     assert code == 0
     scores = json.loads(out)
     # 86.1 mean F1 when measured (sng_parser: 68.5 on all of dev); a regression in the
@@ -132,11 +139,11 @@ def test_parse_refuses_bad_paths_without_a_traceback(tmp_path, capsys):
     assert not Path(f"{out}.lock").exists()
 
 
-def test_parse_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path):
+def test_parse_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path, cli):
     src = tmp_path / "caps.txt"
     src.write_text("a dog on a mat\n" * 30)
-    code, _, err = run_cli(
-        "parse", str(src), "-o", str(tmp_path / "o.tsv"), "--progress-every", "0"
+    code, _, err = run_here(
+        cli, "parse", str(src), "-o", str(tmp_path / "o.tsv"), "--progress-every", "0"
     )
     assert code == 0
     lines = [x for x in err.splitlines() if x.startswith("parse: ")]

@@ -9,9 +9,9 @@ import re
 
 import pytest
 import torch
+from research.hf_tiny import make_clip, render_images
 
 from tags.cli import main
-from tests._hf_tiny import make_clip, render_images
 
 CAPTIONS = [["a red dog", "a dog on grass"], ["two cats", "a cat near a table"], ["a ball"]]
 TQDM = re.compile(r"\d+%\|")  # a drawn tqdm bar: "100%|█████|"

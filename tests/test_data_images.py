@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from research.hf_tiny import render_images
 
 from tags.data.images import (
     ImageError,
@@ -14,7 +15,6 @@ from tags.data.images import (
     records_from_directory,
     records_from_hf_dataset,
 )
-from tests._hf_tiny import render_images
 
 
 def preprocess(images):
@@ -139,3 +139,52 @@ def test_region_feature_names_never_leave_their_folder(tmp_path):
         store.get("../secret")
     with pytest.raises(MissingFeaturesError):
         store.get(0, str(tmp_path / "secret"))
+
+
+@pytest.fixture
+def linked(outside):
+    """The root holds ``leak.png``, a symlink to the image beside it, ``coco/``, a symlinked
+    folder beside it, ``in.png`` and ``alias.png``, a symlink to it (inside the root)."""
+    root, target = outside
+    render_images(1, seed=1)[0].save(root / "in.png")
+    (root / "alias.png").symlink_to(root / "in.png")
+    (root / "leak.png").symlink_to(target)
+    (root / "coco").symlink_to(target.parent, target_is_directory=True)
+    return root, target
+
+
+@pytest.mark.parametrize("name", ["leak.png", "x.png", "coco/x.png"])
+def test_confine_to_root_refuses_symlinks_that_leave_the_root(linked, name):
+    from tags.core.types import ImageGroup
+    from tags.data.images import RawImageStore, records_from_groups
+
+    root, target = linked
+    # by default the root's symlinks are followed (the user's own tree)
+    assert ImageResolver(root)(name).resolve() == target.resolve()
+    opened = []
+
+    def spy(images):
+        opened.append(images)
+        return preprocess(images)
+
+    with pytest.raises(ImageError, match=r"leads outside the image root.*--confine-to-root") as err:
+        ImageResolver(root, confine=True)(name)
+    assert repr(name) in str(err.value) and str(target.resolve()) in str(err.value)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ImageError, match="--confine-to-root"):
+        records_from_groups([ImageGroup(0, [], filename=name)], root, confine=True)
+    with pytest.raises(ImageError, match="--confine-to-root"):
+        RawImageStore(root, spy, confine=True).get(0, name)
+    assert not opened
+
+
+def test_confine_to_root_keeps_what_stays_inside(linked, tmp_path):
+    root, _ = linked
+    resolve = ImageResolver(root, confine=True)
+    assert resolve("in.png") == root / "in.png"
+    assert resolve("alias.png") == root / "alias.png"  # a symlink inside the root
+    assert resolve("missing.png") == root / "missing.png"  # reported when decoded
+    (tmp_path / "via").symlink_to(root, target_is_directory=True)  # the root itself a link
+    assert ImageResolver(tmp_path / "via", confine=True)("in.png") == tmp_path / "via" / "in.png"
+    with pytest.raises(ImageError, match=r"--allow-outside-root .* and --confine-to-root"):
+        ImageResolver(root, allow_outside_root=True, confine=True)

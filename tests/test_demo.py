@@ -18,6 +18,7 @@ RECALLS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
+    """``python -m tags.cli demo --budget tiny`` (about 20 s; its tests are marked slow)."""
     out = tmp_path_factory.mktemp("demo")
     proc = subprocess.run(
         [sys.executable, "-m", "tags.cli", "demo", "--budget", "tiny", "--out", str(out)],
@@ -29,6 +30,7 @@ def tiny_run(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_tiny_demo_does_not_print_the_tied_decoder_note(tiny_run):
     """Accelerate's "Removed shared tensor" note on the mlm/woc decoders (tied by design)
     is filtered in the demo's training workers as in ``tags train``."""
@@ -36,6 +38,7 @@ def test_tiny_demo_does_not_print_the_tied_decoder_note(tiny_run):
     assert "train" in stderr and "Removed shared tensor" not in stderr
 
 
+@pytest.mark.slow
 def test_tiny_demo_writes_a_report_with_both_methods(tiny_run):
     report = (tiny_run / "report.md").read_text()
     rows = [line for line in report.splitlines() for m in METHODS if line.startswith(f"| {m} |")]
@@ -48,6 +51,7 @@ def test_tiny_demo_writes_a_report_with_both_methods(tiny_run):
     assert "->" in report  # at least one generated negative with its edit
 
 
+@pytest.mark.slow
 def test_tiny_demo_plots_are_valid_pngs(tiny_run):
     pngs = sorted(tiny_run.glob("*.png"))
     assert {p.name for p in pngs} >= {"loss.png", "hardness.png"}
@@ -59,6 +63,7 @@ def test_tiny_demo_plots_are_valid_pngs(tiny_run):
             assert len(image.getcolors(1 << 16) or []) > 2  # more than background + axes
 
 
+@pytest.mark.slow
 def test_tiny_demo_metrics_are_in_range(tiny_run):
     results = json.loads((tiny_run / "results.json").read_text())
     assert set(results["methods"]) == set(METHODS)
@@ -78,6 +83,7 @@ def test_tiny_demo_metrics_are_in_range(tiny_run):
     assert results["samples"] and results["samples"][0]["positive"]
 
 
+@pytest.mark.slow
 def test_tiny_demo_fine_tunes_the_shared_pretrained_model(tiny_run):
     pretrained = tiny_run / "runs" / "pretrained" / "model"
     for method in ("hardest", "tags-dc"):
@@ -85,17 +91,17 @@ def test_tiny_demo_fine_tunes_the_shared_pretrained_model(tiny_run):
         assert "source: tags" in config and str(pretrained) in config
 
 
-def test_tiny_demo_rerun_reuses_finished_runs(tiny_run):
-    """A second run with the same arguments reuses every finished run (nothing lost after a
-    crash) and reports the same numbers."""
+@pytest.mark.slow
+def test_tiny_demo_rerun_reuses_finished_runs(tiny_run, capfd):
+    """A second run with the same arguments (in this process; the first ran as ``python -m
+    tags.cli``) reuses every finished run (nothing lost after a crash) and reports the same
+    numbers."""
+    from tags.cli import main
+
     before = json.loads((tiny_run / "results.json").read_text())
     stamps = {p: p.stat().st_mtime_ns for p in (tiny_run / "runs").glob("*/metrics.jsonl")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "tags.cli", "demo", "--budget", "tiny", "--out", str(tiny_run)],
-        capture_output=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    code = main(["demo", "--budget", "tiny", "--out", str(tiny_run)])
+    assert code == 0, capfd.readouterr().err[-3000:]
     after = json.loads((tiny_run / "results.json").read_text())
     assert len(stamps) == 3
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # nothing retrained
@@ -106,6 +112,7 @@ def test_tiny_demo_rerun_reuses_finished_runs(tiny_run):
         )
 
 
+@pytest.mark.slow
 def test_tiny_demo_builds_the_budgets_benchmark(tiny_run):
     manifest = json.loads((tiny_run / "data" / "manifest.json").read_text())
     budget = BUDGETS["tiny"]
@@ -208,6 +215,7 @@ def test_report_writer_table_and_files(tmp_path):
     assert json.loads((tmp_path / "results.json").read_text())["seed"] == 3
 
 
+@pytest.mark.slow
 def test_oracle_rung_trains_on_scene_checked_negatives(tiny_run, tmp_path):
     from tags.benchmark.build import BenchmarkPaths
     from tags.demo.results import _method_task
@@ -232,6 +240,7 @@ def test_demo_refuses_zero_jobs(capsys):
     assert "argument --jobs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_cached_run_made_under_other_defaults_is_not_reused(tiny_run):
     """``result.json`` records the config with every default filled in: a run made before a
     default changed (e.g. ``tags_dc.woc_init``) is not taken for one of today's."""

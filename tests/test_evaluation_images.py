@@ -6,10 +6,10 @@ import json
 
 import pytest
 import torch
+from research.hf_tiny import MAKERS, render_images
 
 from tags.cli import main
 from tags.evaluation import retrieval_metrics
-from tests._hf_tiny import MAKERS, render_images
 
 CAPTIONS = [
     ["a red dog runs on the grass", "a dog on grass"],

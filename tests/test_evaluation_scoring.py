@@ -214,6 +214,7 @@ def test_single_process_accelerator_gives_the_same_matrices(setup):
 # ---------------------------------------------------------------------- two processes
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_two_processes_match_one_process():
     run_torchrun(__file__)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from research.hf_tiny import make_clip, render_images
 from transformers import BertTokenizer
 
 from tags.backends import load_backend
@@ -19,7 +20,6 @@ from tags.demo.evaluate import CrossPairScoreFn, DualPairScoreFn
 from tags.evaluation.suites import BackendScorer, ImageRef, RegionSource, read_suite
 from tags.evaluation.suites.evaluate import score_items
 from tags.evaluation.suites.scoring import PixelSource
-from tests._hf_tiny import make_clip, render_images
 
 FEATURE, N_IMAGES = 12, 5
 WORDS = [

@@ -104,6 +104,78 @@ def test_train_killed_then_resumed_has_identical_weights(zygote, trained, tmp_pa
     assert _losses(run) == _losses(trained)  # every step logged once, the same losses
 
 
+# ---------------------------------------------------------------------- stopped by a signal
+@pytest.mark.parametrize("how", ["TERM", "HUP"])
+def test_a_stopped_generate_removes_its_lock_and_a_killed_ones_does_not_block(
+    zygote, corpus, reference, tmp_path, how
+):
+    """SIGTERM / SIGHUP: the run unwinds (exit 128 + N, one line), its lock file removed.
+    SIGKILL leaves the file, unlocked: the next run takes it over and removes it."""
+    import signal
+
+    out = tmp_path / "neg.jsonl"
+    stopped = zygote.run(generate(corpus, out), kill=Kill("write", 4, 0.4, how))
+    assert stopped.code == 128 + getattr(signal, f"SIG{how}"), stopped.stderr
+    assert f"terminated (SIG{how})" in stopped.stderr and "Traceback" not in stopped.stderr
+    assert leftovers(tmp_path) == []
+    assert zygote.run(generate(corpus, out, "--resume"), kill=Kill("write", 3)).killed
+    assert leftovers(tmp_path) == ["neg.jsonl.lock"]  # SIGKILL: nothing can remove it
+    refused = zygote.run(generate(corpus, out))  # not blocked: refused for the output only
+    assert one_line_problem(refused, ["pass --resume"]) is None, refused.stderr
+    assert leftovers(tmp_path) == []
+    resumed = zygote.run(generate(corpus, out, "--resume"))
+    assert resumed.code == 0, resumed.stderr
+    assert out.read_bytes() == reference.read_bytes()
+
+
+def test_a_lock_holder_unwinds_on_sigterm_and_its_forked_workers_do_not(tmp_path):
+    """The handler is the holder's own: a forked worker (a generate pool process, which
+    ``Pool.terminate`` stops with SIGTERM while it may wait for a task) keeps the default
+    one, so it dies at once; the default is back when the lock is released."""
+    import signal
+
+    # a library may have left its own handler in this test process (ray.init does), which
+    # the lock leaves alone: start from the default a `tags` process has, restore after
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        _lock_unwinds_on_sigterm(tmp_path)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _lock_unwinds_on_sigterm(tmp_path):
+    import os
+    import signal
+    import time
+
+    from tags.core.lock import OutputLock, Terminated
+
+    with OutputLock(tmp_path / "out.lock"):
+        pid = os.fork()
+        if pid == 0:  # the worker: nothing but the check, then out
+            os._exit(0 if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        with pytest.raises(Terminated) as stop:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # (the handler raises at once)
+        assert stop.value.code == 143
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert not (tmp_path / "out.lock").exists()
+
+
+def test_a_stopped_train_removes_its_lock_and_resumes_exactly(zygote, trained, tmp_path):
+    run = tmp_path / "run"
+    stopped = zygote.run([*TRAIN, f"output_dir={run}"], kill=Kill("log", 3, how="TERM"))
+    assert stopped.code == 143 and "terminated (SIGTERM)" in stopped.stderr, stopped.stderr
+    assert not (run / ".tags-train.lock").exists()
+    resumed = zygote.run([*TRAIN, f"output_dir={run}", "resume_from=latest"])
+    assert resumed.code == 0, resumed.stderr
+    straight, again = _weights(trained), _weights(run)
+    assert all(bool((straight[k] == again[k]).all()) for k in straight)
+    assert _losses(run) == _losses(trained)
+
+
 # ---------------------------------------------------------------------- a full disk
 def _clean_partial(out: Path, reference: Path) -> None:
     """What a failed write leaves: whole captions of the reference, at most one cut."""
@@ -195,6 +267,7 @@ def _files(root: Path) -> dict[str, Path]:
         "json": root / "bad.json",
         "csv": root / "bad.csv",
         "caps": root / "caps.txt",
+        "nonegs": root / "nonegs.txt",  # captions with nothing to edit: no negative
     }
     files["folder"].mkdir()
     files["binary"].write_bytes(bytes(range(256)) * 4)
@@ -204,6 +277,7 @@ def _files(root: Path) -> dict[str, Path]:
     files["json"].write_text('{"images": 3}')
     files["csv"].write_text("caption,scene_graph\nonly one column\n")
     files["caps"].write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:10]) + "\n")
+    files["nonegs"].write_text("hello\nyes\nok\nyes\nok\n")
     return files
 
 
@@ -223,6 +297,10 @@ BAD_INPUTS = [
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --vocab {binary}", "{binary}"),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --tokenizer {folder}",
      "--tokenizer {folder}"),
+    ("generate", "generate --captions {nonegs} --out {root}/o.jsonl --export negclip-csv",
+     "--export negclip-csv"),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --export sugarcrepe",
+     "--export sugarcrepe"),
     ("export", "export {missing} --format json", "{missing}"),
     ("export", "export {binary} --format json --out {root}/o.json", "{binary}"),
     ("export", "export {empty} --format json --out {root}/o.json", "{empty}"),

@@ -7,9 +7,9 @@ import json
 
 import pytest
 import torch
+from research.hf_tiny import MAKERS, render_images
 
 from tags.cli import main
-from tests._hf_tiny import MAKERS, render_images
 
 CAPTIONS = [
     "a red dog runs on the grass",
@@ -107,3 +107,35 @@ def test_image_names_outside_the_root_are_refused_unless_allowed(setup, tmp_path
     assert "--allow-outside-root" in err and "Traceback" not in err
     assert main([*args, "--overwrite", "--allow-outside-root"]) == 0
     assert records(out)
+
+
+def test_confine_to_root_refuses_a_symlink_out_of_the_images(setup, tmp_path, capsys):
+    dirs = setup[1]
+    secret = tmp_path / "secret.png"
+    render_images(1, seed=8)[0].save(secret)
+    tree = tmp_path / "untrusted"
+    tree.mkdir()
+    (tree / "leak.png").symlink_to(secret)
+    lines = [{"image_id": 0, "caption": CAPTIONS[0], "filename": "leak.png"}]
+    captions = tmp_path / "caps.jsonl"
+    captions.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    out = tmp_path / "neg.jsonl"
+    args = ["generate", "--captions", str(captions), "--out", str(out)]
+    args += ["--model", str(dirs["clip"]), "--images", str(tree), *FAST]
+    assert main([*args, "--confine-to-root"]) == 2
+    err = capsys.readouterr().err
+    assert "'leak.png' leads outside the image root" in err and str(secret) in err
+    assert "--confine-to-root" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(args) == 0  # followed by default (the user's own tree)
+    assert records(out)
+
+
+@pytest.mark.parametrize("command", ["generate", "evaluate", "report", "explain"])
+def test_every_command_reading_images_can_confine_them(command):
+    from tags.cli import build_parser
+
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices[command]
+    options = {o for action in sub._actions for o in action.option_strings}
+    assert {"--images", "--confine-to-root"} <= options

@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from research.hf_tiny import make_blip, render_images
 from safetensors.torch import load_file, save_file
 
 from tags.backends.masked_lm import load_tokenizer
 from tags.cli import main
 from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
-from tests._hf_tiny import make_blip, render_images
 
 
 def drop_weights(path: Path, prefix: str) -> None:

@@ -97,8 +97,9 @@ def test_hard_negative_term_is_cross_entropy_over_own_negatives_only():
 
 
 def test_hard_negative_weight_trains_the_term(tmp_path):
+    from research.hf_tiny import MAKERS
+
     from tags.training import load_config, training_function
-    from tests._hf_tiny import MAKERS
     from tests.test_training_backends import CONFIG, write_corpus
 
     clip = MAKERS["clip"](tmp_path / "clip")

@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "_dist_scripts" / "mining_dist.py"
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_two_processes_match_single_process():
     run_torchrun(str(SCRIPT))

@@ -490,6 +490,7 @@ def test_config_rejects_inconsistent_settings(overrides, message):
         tiny_config(**overrides)
 
 
+@pytest.mark.slow
 def test_import_tags_stays_light_and_exports_lazily():
     code = (
         "import sys, tags; assert 'torch' not in sys.modules, 'torch imported eagerly'; "

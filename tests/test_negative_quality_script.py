@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
+import runpy
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from research.hf_tiny import make_causal_lm
 
 from tags.core.types import Caption, Edit
-from tests._hf_tiny import make_causal_lm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))  # the research package the drivers share
@@ -102,7 +102,7 @@ def test_skip_reasons_count_captions_without_a_negative(script):
     assert script.skip_reasons(results) == {"no_parse": 2, "no_negative": 1}
 
 
-def test_each_corpus_gets_its_judge_figures_and_skip_report(tiny_lm_dir, tmp_path):
+def test_each_corpus_gets_its_judge_figures_and_skip_report(tiny_lm_dir, tmp_path, monkeypatch):
     corpus = tmp_path / "captions.txt"
     lines = [
         "a dog sitting on a bench",
@@ -115,7 +115,6 @@ def test_each_corpus_gets_its_judge_figures_and_skip_report(tiny_lm_dir, tmp_pat
     corpus.write_text("\n".join([*lines, "zzz"]) + "\n", encoding="utf-8")
     out = tmp_path / "out"
     argv = [
-        sys.executable,
         str(ROOT / "scripts" / "benchmarks" / "negative_quality.py"),
         "--rows",
         "minimal",
@@ -131,8 +130,10 @@ def test_each_corpus_gets_its_judge_figures_and_skip_report(tiny_lm_dir, tmp_pat
         "--out",
         str(out),
     ]
-    run = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
+    # the script as `python SCRIPT ARGV` runs it, in this process (no start-up)
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the script prepends scripts/
+    runpy.run_path(argv[0], run_name="__main__")
     report = json.loads((out / "report.json").read_text())
     row = report["corpora"]["tiny"]["rows"]["minimal"]
     assert row["captions"] == 19

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
@@ -156,16 +154,18 @@ def test_rules_from_the_fifth_blind_read(parser):
     assert not planner.similar_attributes("small", "large")
 
 
-def test_cli_background_option(tmp_path):
-    captions = tmp_path / "caps.txt"
-    captions.write_text("a dog running on the beach\na man riding a horse\n", encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+def test_cli_background_option(tmp_path, cli):
+    captions = tmp_path / "caps.jsonl"  # two captions of one image
+    rows = ("a dog running on the beach", "a man riding a horse")
+    captions.write_text(
+        "".join(json.dumps({"image_id": 0, "caption": c}) + "\n" for c in rows), encoding="utf-8"
+    )
 
-    def run(*extra: str) -> subprocess.CompletedProcess:
+    def run(*extra: str) -> subprocess.CompletedProcess:  # in this process (tests/conftest.py)
         out = tmp_path / f"neg{len(extra)}.jsonl"
-        cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
+        cmd = ["generate", "--captions", str(captions)]
         cmd += ["--out", str(out), "--no-progress", "--num-workers", "1", "--overwrite", *extra]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env)
+        return cli(*cmd)
 
     default = run()
     assert default.returncode == 0, default.stderr
@@ -219,18 +219,17 @@ def test_type_mix_of_synthetic_negatives():
     assert type_mix([]) == {"object": 0.0, "attribute": 0.0, "relation": 0.0}
 
 
-def test_cli_noun_classes(tmp_path):
+def test_cli_noun_classes(tmp_path, cli):
     captions = tmp_path / "caps.jsonl"  # one image per caption (no sibling filters them)
     lines = ["a red star above a blue circle", "a red square above a blue circle"] * 3
     rows = [json.dumps({"image_id": i, "caption": c}) for i, c in enumerate(lines)]
     captions.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
-    def run(*extra: str) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
+    def run(*extra: str) -> subprocess.CompletedProcess:  # in this process (tests/conftest.py)
+        cmd = ["generate", "--captions", str(captions)]
         cmd += ["--out", str(tmp_path / "neg.jsonl"), "--no-progress", "--overwrite"]
         cmd += ["--num-workers", "1", "--background", "none", *extra]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env)
+        return cli(*cmd)
 
     def replacements() -> set[tuple[str, str]]:
         rows = [json.loads(line) for line in (tmp_path / "neg.jsonl").read_text().splitlines()]

@@ -270,7 +270,7 @@ def test_paper_masking_keeps_several_units(parser, vocab, planner):
     assert max(len(r.edits) for r in records) >= 2
 
 
-def _run_with_hash_seed(seed: int, tmp_path) -> str:
+def _start_with_hash_seed(seed: int, tmp_path) -> subprocess.Popen:
     script = (
         "import json\n"
         "from tests.test_negatives_planner import CORPUS, generate\n"
@@ -284,17 +284,34 @@ def _run_with_hash_seed(seed: int, tmp_path) -> str:
     )
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    result = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=root, capture_output=True, text=True
+    return subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout
 
 
+def _output_of(run: subprocess.Popen) -> str:
+    stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr[-2000:]
+    return stdout
+
+
+@pytest.mark.slow
 def test_output_does_not_depend_on_the_hash_seed(tmp_path):
-    first = _run_with_hash_seed(1, tmp_path)
-    assert json.loads(first)
-    assert _run_with_hash_seed(2, tmp_path) == first
+    # the two processes run side by side
+    runs = [_start_with_hash_seed(1, tmp_path), _start_with_hash_seed(2, tmp_path)]
+    try:
+        first = _output_of(runs[0])
+        assert json.loads(first)
+        assert _output_of(runs[1]) == first
+    finally:
+        for run in runs:
+            run.kill()
+            run.wait()
 
 
 def test_worker_processes_give_the_same_output(parser, vocab, planner):

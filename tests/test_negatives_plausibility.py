@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from research.hf_tiny import make_causal_lm
 
 from tags.core.types import Candidate, Edit
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
@@ -18,9 +16,6 @@ from tags.negatives.pipeline import default_parser
 from tags.negatives.plausibility import CausalLM, PlausibilityFilter
 from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.vocabulary import SceneGraphVocabulary
-from tests._hf_tiny import make_causal_lm
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -157,30 +152,31 @@ def test_the_generator_drops_what_the_filter_refuses():
         )
 
 
-def _generate(tmp_path, *extra):
+def _generate(cli, tmp_path, *extra):
+    """``tags generate`` in this process (``cli``: tests/conftest.py)."""
     captions = tmp_path / "caps.txt"
     captions.write_text("\n".join(CORPUS[:10]) + "\n", encoding="utf-8")
     out = tmp_path / "neg.jsonl"
-    cmd = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
+    cmd = ["generate", "--captions", str(captions)]
     cmd += ["--format", "precomp", "--out", str(out), "--overwrite", "--no-progress", *extra]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path), out
+    return cli(*cmd), out
 
 
-def test_cli_plausibility_lm(tmp_path, tiny_lm_dir):
-    done, out = _generate(tmp_path, "--max-surprise", "2")
+def test_cli_plausibility_lm(tmp_path, tiny_lm_dir, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    done, out = _generate(cli, tmp_path, "--max-surprise", "2")
     assert done.returncode != 0 and "--max-surprise needs --plausibility-lm" in done.stderr
-    done, out = _generate(tmp_path, "--plausibility-lm", str(tmp_path / "nowhere"))
+    done, out = _generate(cli, tmp_path, "--plausibility-lm", str(tmp_path / "nowhere"))
     assert done.returncode != 0 and "--plausibility-lm: no causal LM" in done.stderr
-    done, out = _generate(tmp_path)
+    done, out = _generate(cli, tmp_path)
     assert done.returncode == 0, done.stderr
     every = [json.loads(line) for line in out.read_text().splitlines()]
     assert every
     lm = ["--plausibility-lm", str(tiny_lm_dir), "--max-surprise=-1e9"]
-    done, out = _generate(tmp_path, *lm)
+    done, out = _generate(cli, tmp_path, *lm)
     assert done.returncode == 0, done.stderr
     assert out.read_text() == ""  # every candidate refused
     assert int(re.search(r"implausible (\d+)", done.stderr).group(1)) >= len(every)
-    done, out = _generate(tmp_path, *lm[:2], "--max-surprise=1e9")
+    done, out = _generate(cli, tmp_path, *lm[:2], "--max-surprise=1e9")
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in out.read_text().splitlines()] == every  # none

@@ -6,11 +6,6 @@ from parsers import SceneGraphParser, split_factual
 from parsers.nlp import INSTALL_HINT, load_pipeline
 
 
-@pytest.fixture(scope="module")
-def parser():
-    return SceneGraphParser()
-
-
 def tuples(graph):
     return set(split_factual(graph.to_factual()))
 

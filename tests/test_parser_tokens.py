@@ -2,13 +2,14 @@
 
 import pytest
 
-from parsers.nlp import load_pipeline
 from parsers.tokens import snapshot
 
 
 @pytest.fixture(scope="module")
-def nlp():
-    return load_pipeline()
+def nlp(parser):
+    """The spaCy pipeline of the session's default parser (tests/conftest.py), as
+    ``load_pipeline()`` gives it."""
+    return parser.nlp
 
 
 @pytest.mark.parametrize(

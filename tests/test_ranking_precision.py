@@ -190,8 +190,9 @@ def test_itm_head_logits_are_fp32_and_keep_close_pairs_apart_under_bf16():
 def test_backend_pair_logits_are_fp32_under_bf16(tmp_path, name):
     """The score every backend ranks by leaves the model in fp32 (the evaluator's cross
     mode, the engine's top-m), and in fp32 runs it equals the model's own forward."""
+    from research.hf_tiny import MAKERS, render_images
+
     from tags.backends import load_backend
-    from tests._hf_tiny import MAKERS, render_images
 
     backend = load_backend(MAKERS[name](tmp_path / name))
     backend.model.eval()

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from research.hf_tiny import make_clip, render_images
 
 from tags.cli import main
 from tags.evaluation.bootstrap import paired_bootstrap
@@ -16,7 +17,6 @@ from tags.evaluation.suites.base import ImageRef, Suite, SuiteItem
 from tags.evaluation.suites.evaluate import summarize
 from tags.evaluation.suites.report import compare, format_suite, markdown_table
 from tags.evaluation.suites.sugarcrepe import GROUPS, SUBSETS
-from tests._hf_tiny import make_clip, render_images
 
 
 def paired(n: int, p_model: float, p_base: float, seed: int = 1):

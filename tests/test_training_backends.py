@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from research.hf_tiny import MAKERS, render_images
 
 from tags.cli import main as cli_main
 from tags.training import load_config, training_function
 from tags.training.state import load_custom_states
-from tests._hf_tiny import MAKERS, render_images
 
 CONFIG = Path(__file__).resolve().parents[1] / "scripts" / "configs" / "tiny_clip_vse_cpu.yaml"
 CAPTIONS = [
@@ -261,6 +261,7 @@ def test_tags_dc_on_blip_loss_falls_on_repeated_batch(corpus, tmp_path):
         assert sum(values[-3:]) / 3 < 0.98 * sum(values[:2]) / 2, (key, values)
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_clip_two_processes_equal_one(corpus, tmp_path):
     from _torchrun import run_torchrun

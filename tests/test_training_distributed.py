@@ -27,6 +27,7 @@ def ddp_run(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 @pytest.mark.parametrize("recipe", sorted(DDP_OVERRIDES))
 def test_two_processes_equal_one(ddp_run, recipe, tmp_path):

@@ -131,8 +131,14 @@ def _cut_weights(d: Path) -> None:
     _truncate(d / "model.safetensors")
 
 
+def _wider_config(d: Path) -> None:
+    config = json.loads((d / "config.json").read_text())
+    (d / "config.json").write_text(json.dumps({**config, "hidden_size": 64}))
+
+
 MODEL_DAMAGE = {
     "truncated safetensors": (_cut_weights, "deserializing header"),
+    "config.json sizes edited": (_wider_config, "config.json does not match the weights"),
     "garbage safetensors": (lambda d: (d / "model.safetensors").write_bytes(b"x" * 64), "header"),
     "config.json not JSON": (lambda d: (d / "config.json").write_text("{x"), "not valid JSON"),
     "config.json a list": (lambda d: (d / "config.json").write_text("[1]"), "not a JSON object"),
@@ -211,7 +217,7 @@ def test_debug_shows_the_traceback(tmp_path):
 def test_backend_directories_and_images(tmp_path, capsys):
     """A CLIP directory without its processor or with cut weights, and unreadable images
     with ``on_bad_image=error``: one line each (the bad images listed on it)."""
-    from tests._hf_tiny import MAKERS
+    from research.hf_tiny import MAKERS
 
     good = MAKERS["clip"](tmp_path / "clip")
     images = tmp_path / "images"
@@ -235,6 +241,12 @@ def test_backend_directories_and_images(tmp_path, capsys):
     _cut_weights(cut)
     code, line = train(tmp_path, capsys, *base, f"model.path={cut}")
     assert code == 2 and f"model.path {cut}: cannot be read" in line, line
+    edited = tmp_path / "edited"  # a config.json whose sizes do not match the weights
+    shutil.copytree(good, edited)
+    config = json.loads((edited / "config.json").read_text())
+    (edited / "config.json").write_text(json.dumps({**config, "projection_dim": 24}))
+    code, line = train(tmp_path, capsys, *base, f"model.path={edited}")
+    assert code == 2 and f"model.path {edited}: config.json does not match" in line, line
     code, line = train(tmp_path, capsys, *base, f"model.path={good}", "data.on_bad_image=error")
     assert code == 2 and "4 of 4 images could not be read" in line and "3.jpg" in line, line
     assert not (tmp_path / "run").exists()

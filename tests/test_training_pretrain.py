@@ -114,6 +114,7 @@ def test_pretrain_config_is_validated(tmp_path):
         tiny_config("pretrain", tmp_path, "phases.0.weights={istm: 1.0}")
 
 
+@pytest.mark.slow
 def test_pretrain_learns_on_the_shapes_benchmark(tmp_path):
     """200 rendered training images, 100 steps: the ITM loss falls and ITC's in-batch
     accuracy rises to 3x chance or more (measured ~5x; a broken loss, a detached branch or a

@@ -225,6 +225,8 @@ def test_a_crafted_checkpoint_state_is_refused_never_unpickled(tmp_path, layout)
         (checkpoint / "tags_state.pt").unlink(missing_ok=True)
         for index in range(3):
             torch.save(_RunsCode(marker), checkpoint / f"custom_checkpoint_{index}.pkl")
+    # an older version's marker (or a crafted one): no list of the files to check them against
+    (checkpoint / "COMPLETE").write_text("2\n")
     config = tiny_config("vse", run, *overrides, f"resume_from={checkpoint}")
     with pytest.raises(ConfigError, match=r"not a tags checkpoint state.*refused"):
         training_function(config)
@@ -241,6 +243,7 @@ def test_an_older_checkpoint_of_plain_states_still_resumes_exactly(tmp_path):
     for index, state in enumerate(load_custom_states(checkpoint)):
         torch.save(state, checkpoint / f"custom_checkpoint_{index}.pkl")
     (checkpoint / "tags_state.pt").unlink()
+    (checkpoint / "COMPLETE").write_text("2\n")  # an older version's marker: no file list
     resumed = training_function(
         tiny_config("vse", tmp_path / "b", *overrides, "resume_from=latest")
     )

@@ -5,9 +5,10 @@ A :class:`Zygote` is a ``tags`` process started once, with its modules imported 
 generate engine warmed, that runs no torch op itself; :meth:`Zygote.run` forks a child of it
 for each ``tags ARGV`` (no interpreter start, one torch thread), with optional faults:
 
-- ``kill``: a :class:`Kill` point: the child sends itself ``SIGKILL`` at the N-th call of a
-  function (a caption write of ``tags generate``, optionally after writing part of it; an
-  atomic rename; a training log row; a checkpoint's custom state);
+- ``kill``: a :class:`Kill` point: the child sends itself ``SIGKILL`` (or ``how``: ``TERM``,
+  ``HUP``) at the N-th call of a function (a caption write of ``tags generate``, optionally
+  after writing part of it; an atomic rename; a training log row; a checkpoint's custom
+  state);
 - ``fsize``: ``RLIMIT_FSIZE`` bytes with ``SIGXFSZ`` ignored: a write past it fails with
   ``EFBIG``, as a full disk fails with ``ENOSPC``;
 - ``hold``: seconds the child sleeps once its output is locked (concurrency tests).
@@ -35,12 +36,18 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Kill:
-    """``SIGKILL`` at call ``at`` (1-based) of ``target``; for ``"write"`` (a caption's
-    records) ``part`` of the bytes are written first (a partial record)."""
+    """``SIGKILL`` (``how``: ``SIG<how>``) at call ``at`` (1-based) of ``target``; for
+    ``"write"`` (a caption's records) ``part`` of the bytes are written first (a partial
+    record)."""
 
     target: str  # write | replace | log | checkpoint
     at: int
     part: float = 0.0
+    how: str = "KILL"  # KILL | TERM | HUP
+
+    def __str__(self) -> str:
+        text = f"Kill(target={self.target!r}, at={self.at}, part={self.part})"
+        return text if self.how == "KILL" else f"{text} SIG{self.how}"
 
 
 @dataclass
@@ -55,18 +62,20 @@ class Outcome:
         return self.signal == signal.SIGKILL
 
 
-def _die() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
+def _die(how: str = "KILL") -> None:
+    os.kill(os.getpid(), getattr(signal, f"SIG{how}"))
 
 
-def _counting(function: Callable[..., Any], at: int, before: Callable[..., None]) -> Callable:
+def _counting(
+    function: Callable[..., Any], at: int, before: Callable[..., None], how: str = "KILL"
+) -> Callable:
     calls = [0]
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         calls[0] += 1
         if calls[0] == at:
             before(*args, **kwargs)
-            _die()
+            _die(how)  # SIGTERM / SIGHUP: the run's handler unwinds from here
         return function(*args, **kwargs)
 
     return wrapper
@@ -86,18 +95,20 @@ def _install(kill: Kill) -> None:
                 self.handle.write(text[: int(len(text) * kill.part)])
                 self.handle.flush()
 
-        io.JsonlWriter.write = _counting(original, kill.at, partial)  # type: ignore[method-assign]
+        io.JsonlWriter.write = _counting(original, kill.at, partial, kill.how)  # type: ignore[method-assign]
     elif kill.target == "replace":
-        os.replace = _counting(os.replace, kill.at, lambda *a, **k: None)  # type: ignore[assignment]
+        os.replace = _counting(os.replace, kill.at, lambda *a, **k: None, kill.how)  # type: ignore[assignment]
     elif kill.target == "log":
         from tags.training import loop
 
         original = loop.JsonlTracker.log
-        loop.JsonlTracker.log = _counting(original, kill.at, lambda *a, **k: None)  # type: ignore[method-assign]
+        loop.JsonlTracker.log = _counting(original, kill.at, lambda *a, **k: None, kill.how)  # type: ignore[method-assign]
     elif kill.target == "checkpoint":  # after accelerate's files, before tags_state.pt
         from tags.training import loop
 
-        loop.save_custom_states = _counting(loop.save_custom_states, kill.at, lambda *a: None)
+        loop.save_custom_states = _counting(
+            loop.save_custom_states, kill.at, lambda *a: None, kill.how
+        )
     else:
         raise ValueError(f"unknown kill target {kill.target!r}")
 

@@ -33,10 +33,15 @@ def device_of(device: str | torch.device | None) -> torch.device:
 
 
 def load_tokenizer(path: str | Path) -> Any:
-    """A fast tokenizer from a local directory (offsets are needed for masking)."""
+    """A fast tokenizer from a local directory (offsets are needed for masking); a damaged
+    tokenizer file is a :class:`~tags.core.errors.CheckpointError` naming it."""
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    from tags.core.checkpoints import load_tokenizer_dir
+
+    tokenizer = load_tokenizer_dir(
+        path, lambda: AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    )
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"{path}: a fast tokenizer (tokenizer.json) is needed for offsets")
     return tokenizer
@@ -98,14 +103,32 @@ class HFMaskedLM(MaskedLMAdapter):
     def from_pretrained(
         cls, path: str | Path, device: str | torch.device | None = None
     ) -> tuple[HFMaskedLM, Any]:
-        """``(adapter, tokenizer)`` for a local ``*ForMaskedLM`` directory."""
+        """``(adapter, tokenizer)`` for a local ``*ForMaskedLM`` directory (a TagsModel
+        folder is refused: it loads with ``--model``)."""
         from transformers import AutoModelForMaskedLM
+        from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+        from tags.core.checkpoints import load_model_dir, read_config
+        from tags.core.errors import BackendError
 
         path = Path(path)
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"{path}: no config.json (a local model directory is needed)")
+        model_type = read_config(path).get("model_type")
+        if model_type == "tags":
+            raise BackendError(
+                f"{path} is a TagsModel folder (config.json model_type 'tags'), not a plain "
+                "masked LM: pass it with --model"
+            )
+        if model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+            raise BackendError(
+                f"{path}: config.json model_type {model_type!r} has no masked-LM head in "
+                "transformers; pass a *ForMaskedLM folder (BERT, RoBERTa, ...)"
+            )
         tokenizer = load_tokenizer(path)
-        model = AutoModelForMaskedLM.from_pretrained(str(path), local_files_only=True)
+        model = load_model_dir(
+            path, lambda: AutoModelForMaskedLM.from_pretrained(str(path), local_files_only=True)
+        )
         return cls(model, tokenizer, device), tokenizer
 
     def _logits(self, input_ids, attention_mask, masked_positions, images):

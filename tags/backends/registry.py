@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from tags.backends.base import VLBackend
 from tags.backends.hub import resolve_model
+from tags.core.checkpoints import WEIGHT_FILES, load_model_dir
 from tags.core.errors import BackendError
 
 _BACKENDS: dict[str, type[VLBackend]] = {}
@@ -19,12 +20,6 @@ _BUILTIN_MODULES = (
     "tags.backends.blip",
     "tags.backends.blip2",
     "tags.backends.clip",
-)
-WEIGHT_FILES = (
-    "model.safetensors",
-    "model.safetensors.index.json",
-    "pytorch_model.bin",
-    "pytorch_model.bin.index.json",
 )
 B = TypeVar("B", bound=type[VLBackend])
 
@@ -91,16 +86,13 @@ def load_backend(path: str | Path, **kwargs: Any) -> VLBackend:
     (model, tokenizer and processor).
 
     Nothing is downloaded. ``kwargs`` go to the backend's ``from_pretrained`` (e.g.
-    ``dtype``).
+    ``dtype``). No weights, damaged weights or a ``config.json`` that does not fit them are
+    one :class:`~tags.core.errors.CheckpointError` naming the folder and the file.
     """
     path = resolve_model(path)
     model_type, _ = read_model_type(path)
     cls = backend_class(model_type, f"{Path(path) / 'config.json'}: ")
-    if not any((Path(path) / name).is_file() for name in WEIGHT_FILES):
-        raise BackendError(
-            f"{path} has config.json but no weights (expected one of {', '.join(WEIGHT_FILES)})"
-        )
-    return cls.from_pretrained(path, **kwargs)
+    return load_model_dir(path, lambda: cls.from_pretrained(path, **kwargs))
 
 
 def as_backend(model: Any, tokenizer: Any = None, processor: Any = None) -> VLBackend:

@@ -7,7 +7,6 @@ A thin adapter: every call is the model's own entry point, so numbers are those 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,8 @@ from tags.backends.base import VLBackend
 from tags.backends.heads import require_heads
 from tags.backends.masked_lm import device_of, load_tokenizer
 from tags.backends.registry import register_backend
+from tags.core.checkpoints import load_tokenizer_dir, read_config
+from tags.core.errors import CheckpointError
 from tags.modeling.loading import HEAD_PREFIXES, head_problem, load_checked
 
 REGION_KEYS = ("region_features", "region_boxes", "region_mask")
@@ -38,8 +39,12 @@ class TagsBackend(VLBackend):
         from transformers import AutoTokenizer
 
         model = load_checked(path, **kwargs)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        try:  # a damaged tokenizer file is named; a folder without a tokenizer is fine
+            tokenizer = load_tokenizer_dir(
+                path, lambda: AutoTokenizer.from_pretrained(path, local_files_only=True)
+            )
+        except CheckpointError:
+            raise
         except (OSError, ValueError):
             tokenizer = None
         return cls(model, tokenizer)
@@ -154,7 +159,7 @@ def load_tags_model(
     config = path / "config.json"
     if not config.is_file():
         raise FileNotFoundError(f"{path}: no config.json (save the model with save_pretrained)")
-    if json.loads(config.read_text()).get("model_type") != "tags":
+    if read_config(path).get("model_type") != "tags":  # not JSON: named by read_config
         raise ValueError(f"{path} is not a TagsModel directory; use --mlm for a plain masked LM")
     model = load_checked(str(path))
     require_heads(TagsBackend(model), heads, "tags generate --model", path)

@@ -22,6 +22,7 @@ from tags.benchmark.features import Featurizer, crop_regions, make_featurizer, r
 from tags.benchmark.minimal_pairs import sample_minimal_pairs, write_pairs
 from tags.benchmark.render import render_scene
 from tags.benchmark.scenes import Scene, generate_scene
+from tags.core.errors import first_line, reading
 
 # v2: minimal pairs drawn by the ``balanced`` sampler by default (no text prior); v1 builds
 # (``uniform`` pairs) still load: :func:`pair_sampler_of` says which a build holds
@@ -91,14 +92,24 @@ def _cache_key(config: BenchmarkConfig) -> dict[str, Any]:
 
 
 def cached_manifest(root: str | Path, config: BenchmarkConfig) -> dict[str, Any] | None:
-    """The manifest of a complete, unmodified build with these arguments, else None."""
+    """The manifest of a complete, unmodified build with these arguments, else None (a
+    manifest cut short by a killed build too: it is rebuilt). A ``manifest.json`` that is
+    not UTF-8 text or not a JSON object was not written by tags: a ``ValueError`` naming it
+    (it is not replaced without ``--overwrite``)."""
     path = Path(root) / MANIFEST_FILE
     if not path.is_file():
         return None
+    hint = "choose another directory, or pass --overwrite to rebuild the benchmark there"
+    with reading(f"{path}", hint, ValueError):
+        text = path.read_text(encoding="utf-8")
     try:
-        manifest = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        manifest = json.loads(text)
+    except json.JSONDecodeError:
         return None
+    if not isinstance(manifest, dict):
+        raise ValueError(
+            f"{path}: holds a JSON {type(manifest).__name__}, not a tags benchmark manifest; {hint}"
+        )
     if manifest.get("format") != FORMAT or manifest.get("config") != _cache_key(config):
         return None
     return manifest if manifest.get("content_hash") == content_hash(Path(root)) else None
@@ -114,8 +125,8 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
         raise ValueError(
             f"{path} not found: build the benchmark with tags make-benchmark"
         ) from None
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: unreadable benchmark manifest ({err})") from None
+    except (OSError, ValueError) as err:  # JSON and UTF-8 errors are ValueErrors
+        raise ValueError(f"{path}: unreadable benchmark manifest ({first_line(err)})") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         found = manifest.get("format") if isinstance(manifest, dict) else None
         raise ValueError(f"{path}: format {found!r} is not one of {', '.join(FORMATS)}")

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 SPLITS: tuple[str, ...] = ("train", "val", "test")
 FEATURIZERS: tuple[str, ...] = ("auto", "efficientnet", "random")
 # minimal-pair samplers (see tags.benchmark.minimal_pairs); kept here so the CLI stays light
 PAIR_SAMPLERS: tuple[str, ...] = ("balanced", "uniform")
+#: the half side of the smallest shape, as a fraction of the image side (tags.benchmark.scenes)
+SMALLEST_RADIUS = 0.06
+#: pixels across the smallest shape must span at least (below that shapes are not told apart)
+MIN_SHAPE_PIXELS = 6
+#: the smallest image side whose smallest shape spans MIN_SHAPE_PIXELS
+MIN_IMAGE_SIZE = math.ceil(MIN_SHAPE_PIXELS / (2 * SMALLEST_RADIUS))
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,13 @@ class BenchmarkConfig:
             raise ValueError("split sizes must be >= 0 and not all zero")
         if not 2 <= self.min_objects <= self.max_objects <= 4:
             raise ValueError("objects per image: need 2 <= min_objects <= max_objects <= 4")
+        if self.image_size < MIN_IMAGE_SIZE:
+            across = 2 * SMALLEST_RADIUS * self.image_size
+            raise ValueError(
+                f"image_size {self.image_size} is too small: the smallest shape would span "
+                f"{across:.2g} pixels; need image_size >= {MIN_IMAGE_SIZE} (the smallest shape "
+                f"{MIN_SHAPE_PIXELS} pixels or more)"
+            )
         if not 32 <= self.crop_size <= 224:
             raise ValueError("crop_size must lie in [32, 224]")
         if self.pairs_per_type < 1:
@@ -53,4 +67,11 @@ class BenchmarkConfig:
         return self.train + self.val + self.test
 
 
-__all__ = ["FEATURIZERS", "PAIR_SAMPLERS", "SPLITS", "BenchmarkConfig"]
+__all__ = [
+    "FEATURIZERS",
+    "MIN_IMAGE_SIZE",
+    "PAIR_SAMPLERS",
+    "SMALLEST_RADIUS",
+    "SPLITS",
+    "BenchmarkConfig",
+]

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from tags.benchmark.config import SMALLEST_RADIUS
+
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "diamond", "hexagon")
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40),
@@ -31,7 +33,7 @@ RELATIONS: tuple[str, ...] = (
 )
 
 # Geometry, as fractions of the image side.
-_RADIUS = {"small": (0.06, 0.08), "large": (0.13, 0.16)}
+_RADIUS = {"small": (SMALLEST_RADIUS, 0.08), "large": (0.13, 0.16)}
 _MARGIN = 0.02  # minimum clear gap for left/right/above/below
 _TOUCH = 0.03  # maximum gap for "on top of"
 _NEAR = 0.12  # maximum horizontal gap for "next to"

@@ -111,11 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command(args: argparse.Namespace) -> int:
     """``args.func(args)`` under the one error handler of the CLI (see the module
     docstring); ``args.command`` names the command in messages."""
+    from tags.core.lock import Terminated
     from tags.core.noise import quiet_loading
 
     quiet_loading()
     try:
         return int(args.func(args) or 0)
+    except Terminated as stop:  # SIGTERM / SIGHUP while an output was locked: unwound
+        print(f"terminated ({stop.name})", file=sys.stderr)
+        return int(stop.code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -41,6 +41,7 @@ def run_images(args: argparse.Namespace) -> int:
             on_bad_image=args.on_bad_image,
             num_workers=args.num_workers,
             allow_outside_root=args.allow_outside_root,
+            confine_to_root=args.confine_to_root,
         )
     except (OSError, ValueError, BackendError, ImageError) as err:
         from tags.core.errors import as_command_error

@@ -24,6 +24,7 @@ def backend_components(
     from tags.backends import BackendError, load_backend
     from tags.backends.heads import require_heads
     from tags.backends.masked_lm import load_tokenizer
+    from tags.core.io import ErrorPolicy, read_captions
     from tags.data.images import RawImageStore
     from tags.negatives.refill import MLMRefiller, VocabularyRefiller
 
@@ -44,7 +45,13 @@ def backend_components(
     if device is not None:
         backend.model.to(device)
     backend.model.eval()
-    images = RawImageStore(args.images, backend.image_inputs, args.allow_outside_root)
+    images = RawImageStore(
+        args.images, backend.image_inputs, args.allow_outside_root, args.confine_to_root
+    )
+    # every caption's image name checked before anything is written (a name outside the root)
+    images.check_names(
+        read_captions(args.captions, args.format, on_error=ErrorPolicy("skip"), split=args.split)
+    )
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else backend.tokenizer
     vocabulary, planner = planning(
         args, parser, out, state, needs_vocab=not backend.supports("mlm")

@@ -150,6 +150,17 @@ def field_values(args: Any, flags: Iterable[FieldFlag]) -> dict[str, Any]:
     return {flag.field: getattr(args, flag.key) for flag in flags}
 
 
+def add_confine_to_root(p: Any) -> None:
+    """``--confine-to-root`` (``confine_to_root``): for untrusted image folders, refuse an
+    image file that a symlink inside the image root leads out of it (followed by default)."""
+    p.add_argument(
+        "--confine-to-root",
+        action="store_true",
+        help="for untrusted image folders: refuse an image file that a symlink inside the "
+        "image root leads out of it (by default symlinks are followed)",
+    )
+
+
 def add_overwrite(p: Any, what: str = "an existing output") -> None:
     """``--overwrite``: replace ``what`` (refused without it)."""
     p.add_argument("--overwrite", action="store_true", help=f"replace {what}")
@@ -179,6 +190,7 @@ __all__ = [
     "AUTO",
     "DeprecatedAlias",
     "FieldFlag",
+    "add_confine_to_root",
     "add_device",
     "add_field_flags",
     "add_out",

@@ -9,6 +9,7 @@ from typing import Any
 
 from tags.cli._flags import (
     FieldFlag,
+    add_confine_to_root,
     add_device,
     add_field_flags,
     add_out,
@@ -185,6 +186,7 @@ def _add_io_options(io: Any) -> None:
         help="image file names from the captions that are absolute or hold '..' are refused "
         "(--images, --export filepaths) unless this is given",
     )
+    add_confine_to_root(io)
     io.add_argument(
         "--export",
         choices=EXPORT_FORMATS,

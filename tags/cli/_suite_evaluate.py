@@ -49,7 +49,14 @@ def load_model(path: str, tokenizer: str | None, device: Any) -> Any:
     if tokenizer is not None:
         from transformers import AutoTokenizer
 
-        backend.tokenizer = AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+        from tags.core.checkpoints import load_tokenizer_dir
+        from tags.core.errors import reading
+
+        hint = "pass a folder a tokenizer was saved to (tokenizer.json)"
+        with reading(f"--tokenizer {tokenizer}", hint, CommandError):
+            backend.tokenizer = load_tokenizer_dir(
+                tokenizer, lambda: AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+            )
     backend.model.to(device).eval()
     return backend
 
@@ -68,6 +75,7 @@ def suite_options(args: argparse.Namespace) -> Any:
         num_workers=args.num_workers,
         use_logits=not args.use_scores,
         allow_outside_root=getattr(args, "allow_outside_root", False),
+        confine_to_root=getattr(args, "confine_to_root", False),
         text_score=text_baseline(args.text_baseline),
         progress=getattr(args, "progress", None),
     )

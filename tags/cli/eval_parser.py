@@ -62,10 +62,10 @@ def read_gold(path: str, limit: int | None) -> tuple[list[Any], list[Any]]:
 
 def run(args: argparse.Namespace) -> int:
     from parsers.evaluation import score_graphs
-    from parsers.scene_graph_parser import SceneGraphParser
+    from tags.cli._model import spacy_parser
 
     examples, gold = read_gold(args.csv, args.limit)
-    parser = SceneGraphParser(args.model)
+    parser = spacy_parser(args.model)
     start = time.perf_counter()
     predicted = parser.parse_batch([e.caption for e in examples])
     seconds = time.perf_counter() - start

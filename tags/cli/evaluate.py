@@ -8,11 +8,17 @@ shard of the images; the main process prints and writes the results). See
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
-from tags.cli._flags import add_device, add_out, add_overwrite, add_progress, uses_cpu
+from tags.cli._flags import (
+    add_confine_to_root,
+    add_device,
+    add_out,
+    add_overwrite,
+    add_progress,
+    uses_cpu,
+)
 from tags.cli._model import model_ref
 from tags.cli._outputs import check_out
 from tags.cli._retrieval_report import finish
@@ -72,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="image file names from the data that are absolute or hold '..' (outside the image "
         "root) are refused unless this is given",
     )
+    add_confine_to_root(p)
     # --- end issue 12
     # --- issue 14: compositional suites (tags.cli._suite_evaluate)
     from tags.cli._suite_evaluate import add_suite_arguments
@@ -132,10 +139,13 @@ def check_model_dir(path: str | Path) -> None:
             f"--model {path}: not a TagsModel directory (no config.json); pass the folder "
             "that save_pretrained wrote, e.g. OUTPUT_DIR/model of tags train"
         )
+    from tags.core.checkpoints import read_config
+    from tags.core.errors import CheckpointError
+
     try:
-        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        model_type = None
+        model_type = read_config(path).get("model_type")
+    except CheckpointError as err:  # config.json not JSON
+        raise CommandError(err.labelled(f"--model {path}")) from None
     if model_type != "tags":
         raise ValueError(
             f"--model {path}: config.json has model_type {model_type!r}, not 'tags' "
@@ -160,22 +170,27 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from transformers import AutoTokenizer
 
-    from tags.core.errors import reading
+    from tags.core.checkpoints import MODEL_HINT, load_tokenizer_dir
+    from tags.core.errors import CheckpointError, reading
     from tags.core.progress import bars
     from tags.evaluation.io import load_retrieval_split
     from tags.evaluation.retrieval import evaluate_retrieval
-    from tags.modeling import TagsModel
-    from tags.training.factory import MODEL_HINT
+    from tags.modeling.loading import load_checked
 
     accelerator = Accelerator(cpu=uses_cpu(args.device), mixed_precision=args.mixed_precision)
     say = accelerator.print
     try:
         check_model_dir(args.model)
         with reading(f"--model {args.model}", MODEL_HINT, CommandError):
-            model = TagsModel.from_pretrained(args.model).to(accelerator.device).eval()
+            model = load_checked(args.model).to(accelerator.device).eval()
         source = args.tokenizer or args.model
         try:
-            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+            tokenizer = load_tokenizer_dir(
+                source, lambda: AutoTokenizer.from_pretrained(source, local_files_only=True)
+            )
+        except CheckpointError as err:  # a damaged tokenizer file, named
+            option = "--tokenizer" if args.tokenizer else "--model"
+            raise CommandError(err.labelled(f"{option} {source}")) from None
         except (OSError, ValueError, ImportError) as err:
             raise ValueError(
                 f"no tokenizer in {source} ({type(err).__name__}): save it next to the model "

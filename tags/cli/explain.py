@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tags.cli._flags import add_device, add_out, add_overwrite, resolve_device
+from tags.cli._flags import add_confine_to_root, add_device, add_out, add_overwrite, resolve_device
 from tags.cli._model import model_ref
 from tags.cli._types import positive_int
 from tags.core.errors import CommandError
@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--features", default=None, help="region features: .npz file, .npz folder or _ims.npy"
     )
     img.add_argument("--images", default=None, help="image root (BLIP), or one image file")
+    add_confine_to_root(img)
     img.add_argument(
         "--captions", default=None, help="--negatives: caption file naming the images' files"
     )
@@ -108,7 +109,11 @@ class Explainer:
         from tags.data.images import RawImageStore
 
         root = Path(args.images)
-        store = RawImageStore(root.parent if root.is_file() else root, self.backend.image_inputs)
+        store = RawImageStore(
+            root.parent if root.is_file() else root,
+            self.backend.image_inputs,
+            confine=args.confine_to_root,
+        )
         return _SingleImage(store, root.name) if root.is_file() else store
 
     def item(self, image_id: Any, filename: str | None) -> Any:
@@ -152,18 +157,15 @@ def _pairs(args: argparse.Namespace) -> list[tuple[Any, str | None, str]]:
     """``(image_id, filename, caption)`` of ``--caption`` or ``--pairs``."""
     if args.caption:
         return [(args.image_id or "0", None, c) for c in args.caption]
+    from tags.core.io import json_lines
+
     out = []
-    with open(args.pairs, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                out.append((rec["image_id"], rec.get("filename"), rec["caption"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise ValueError(
-                    f"{args.pairs}:{number}: expected {{image_id, caption}} ({err})"
-                ) from err
+    hint = 'pass a JSONL of {"image_id", "caption", "filename"?} lines'
+    name = f"--pairs {args.pairs}"
+    for number, rec in json_lines(args.pairs, hint, name):  # not UTF-8 / JSON: file and line
+        if not isinstance(rec, dict) or "image_id" not in rec or "caption" not in rec:
+            raise ValueError(f"{name}:{number}: expected an object with image_id and caption")
+        out.append((rec["image_id"], rec.get("filename"), rec["caption"]))
     return out
 
 
@@ -230,10 +232,16 @@ def _accuracy(explainer: Explainer, args: argparse.Namespace) -> int:
     from tags.evaluation.explain import TokenAccuracy, label_records, token_accuracy
     from tags.negatives.exports import image_paths, read_records
 
-    records = list(read_records(args.negatives))[: args.limit]
+    records = list(read_records(args.negatives, labels=True))[: args.limit]
     if not records:
         raise ValueError(f"{args.negatives}: no records")
-    names = image_paths(args.captions) if args.captions else {}
+    names = {}
+    if args.captions:  # a file that is not captions: one line naming --captions
+        from tags.core.errors import reading
+
+        hint = "pass the caption file the negatives came from (Karpathy JSON or JSONL)"
+        with reading(f"--captions {args.captions}", hint, CommandError):
+            names = image_paths(args.captions)
     total = TokenAccuracy()
     start = time.perf_counter()
     for batch in _batches(records, args.batch_size):

@@ -83,11 +83,17 @@ def export_options(args: argparse.Namespace, captions: str | None, fmt: str | No
     """The :class:`ExportOptions` of the parsed arguments: ``--captions`` gives the image file
     names and every exported record is checked against it; a bare image id is refused for
     the formats that open images by name (``exports.NAMED_IMAGES``)."""
+    from tags.core.errors import reading
     from tags.negatives.exports import ExportOptions, caption_index, image_paths
 
+    paths = index = None
+    if captions:  # not UTF-8 or not its format: one line naming --captions and the file
+        hint = "pass the caption file the negatives came from (Karpathy JSON, JSONL or precomp)"
+        with reading(f"--captions {captions}", hint, CommandError):
+            paths, index = image_paths(captions, fmt), caption_index(captions, fmt)
     return ExportOptions(
         image_root=args.image_root,
-        paths=image_paths(captions, fmt) if captions else None,
+        paths=paths,
         negatives_per_row=args.negatives_per_row,
         list_column=args.neg_list,
         by_type=args.by_type,
@@ -96,7 +102,7 @@ def export_options(args: argparse.Namespace, captions: str | None, fmt: str | No
         image_ext=getattr(args, "image_ext", ""),
         bare_ids=None,
         neg_images=getattr(args, "neg_images", 3),
-        captions=caption_index(captions, fmt) if captions else None,
+        captions=index,
     )
 
 

@@ -99,10 +99,12 @@ def _reader(args: argparse.Namespace, policy: Any) -> Iterator[Any]:
 def _count(args: argparse.Namespace) -> tuple[int, int]:
     """(image groups, captions) of the whole input; bad lines raise only with --on-error stop,
     a caption id given twice always (one line naming it)."""
-    from tags.core.io import detect_format
+    from tags.core.io import check_precomp_lines, detect_format
     from tags.negatives.resume import count_unique
 
     fmt = args.format or detect_format(args.captions)
+    if fmt == "precomp":  # 5 lines per image, as train and evaluate check
+        check_precomp_lines(args.captions)
     return count_unique(_reader(args, _policy(args)), args.captions, fmt)
 
 
@@ -308,8 +310,9 @@ def run(args: argparse.Namespace) -> int:
         if lock is not None:
             lock.release()
         raise CommandError(f"{error}")
+    existed = {p for p in _own_files(out, args) if p.exists()}
     try:
-        return _run_locked(args, out, shard, state)
+        return _run_locked(args, out, shard, state, existed)
     finally:  # the main process merges the parts after every process is done, then unlocks
         if lock is not None:
             lock.release()
@@ -333,7 +336,36 @@ def _lock_output(out: Path, state: Any) -> tuple[Any, str | None]:
     return lock, error
 
 
-def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], state: Any) -> int:
+def _own_files(out: Path, args: argparse.Namespace) -> list[Path]:
+    """The files a run on ``out`` writes: ``OUT``, its ``.meta.json`` and (without
+    ``--vocab``) its ``.vocab.json``."""
+    sidecars = [".meta.json"] + ([] if args.vocab else [".vocab.json"])
+    return [out, *(out.with_name(out.name + side) for side in sidecars)]
+
+
+def _nothing_to_export(args: argparse.Namespace, out: Path, stats: Any, existed: set) -> None:
+    """A run with ``--export`` that generated no negative at all: its summary (why), then a
+    one-line error; the empty output and the sidecars this run created are removed, so the
+    same command runs again once the input is fixed (``--report-skipped`` is kept)."""
+    if not out.is_file() or out.stat().st_size > 0:
+        return
+    print(stats.summary(), file=sys.stderr)
+    for path in _own_files(out, args):
+        if path == out or path not in existed:
+            path.unlink(missing_ok=True)
+    skipped = (
+        f"; why each caption was skipped: {args.report_skipped}" if args.report_skipped else ""
+    )
+    raise CommandError(
+        f"--export {', '.join(args.export)}: no negatives were generated from --captions "
+        f"{args.captions} (see the summary above{skipped}): nothing to export; {out} "
+        "was not kept"
+    )
+
+
+def _run_locked(
+    args: argparse.Namespace, out: Path, shard: tuple[int, int], state: Any, existed: set
+) -> int:
     from tags.core.io import ErrorPolicy, InputError
     from tags.core.regions import MissingFeaturesError
     from tags.negatives.parts import merge_all, part_path
@@ -362,6 +394,7 @@ def _run_locked(args: argparse.Namespace, out: Path, shard: tuple[int, int], sta
             if args.report_skipped:
                 merge_all(Path(args.report_skipped), state.num_processes)
     if args.export and (state is None or state.is_main_process):
+        _nothing_to_export(args, out, stats, existed)
         try:
             for kind in args.export:
                 for path in export_paths(out, kind, args):
@@ -403,8 +436,16 @@ def _check_resumable(out: Path) -> str | None:
 def _check_exports(out: Path, args: argparse.Namespace) -> str | None:
     """A one-line error, before generating, for an ``--export`` target that is ``--out`` or
     exists (replaced only with ``--overwrite`` / ``--resume``: this run's own exports)."""
-    from tags.negatives.exports import check_target, default_target
+    from tags.core.io import detect_format
+    from tags.negatives.exports import NEEDS_NAMES, check_target, default_target
 
+    named = [kind for kind in args.export or () if kind in NEEDS_NAMES]
+    if named and not args.image_ext and (args.format or detect_format(args.captions)) == "precomp":
+        return (
+            f"--export {named[0]}: --captions {args.captions} names no image files (precomp "
+            "captions), so every exported row would be a bare image id; pass --image-ext "
+            "(e.g. .jpg) or captions with file names (Karpathy JSON, JSONL filename)"
+        )
     for kind in args.export or ():
         try:
             target = default_target(out, kind, args.by_type)

@@ -126,8 +126,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _parse(args: argparse.Namespace, parser_class: Any, default_max_chars: int) -> int:
-    parser = parser_class(
+    from tags.cli._model import spacy_parser
+
+    parser = spacy_parser(  # a spaCy model that is not installed: one line naming --model
         args.model,
+        parser_class,
         batch_size=args.batch_size,
         max_chars=args.max_chars or default_max_chars,
     )

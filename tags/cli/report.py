@@ -10,7 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tags.cli._flags import add_device, add_out, add_overwrite, add_progress, resolve_device
+from tags.cli._flags import (
+    add_confine_to_root,
+    add_device,
+    add_out,
+    add_overwrite,
+    add_progress,
+    resolve_device,
+)
 from tags.cli._model import model_ref, typed_name
 from tags.cli._types import non_negative_int, positive_int
 from tags.core.errors import CommandError
@@ -53,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=("full", "f30k-1k", "coco-1k", "coco-5k"), default="full")
     p.add_argument("--features", default=None, help="region features (TagsModel)")
     p.add_argument("--images", default=None, help="image root (pixel backends)")
+    add_confine_to_root(p)
     add_suite_arguments(p)
     p.add_argument("--mode", choices=("cross", "dual", "two-stage"), default="cross")
     p.add_argument("--topk", type=positive_int, default=128, help="two-stage: candidates reranked")
@@ -153,7 +161,7 @@ def retrieval(backend: Any, args: argparse.Namespace) -> Any:
             raise ValueError(f"--captions with a {backend.name} model needs --images")
         images, texts, notes = load_image_retrieval_split(
             args.captions, args.images, backend, max_length=args.max_length,
-            num_workers=args.num_workers, **common,
+            num_workers=args.num_workers, confine_to_root=args.confine_to_root, **common,
         )  # fmt: skip
     result = evaluate_retrieval(
         backend, images, texts, args.protocol, args.mode, topk=args.topk,

@@ -55,6 +55,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", required=True, help="YAML config (see scripts/configs/)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted config overrides")
     p.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    p.add_argument(
+        "--allow-inexact-resume",
+        action="store_true",
+        help="resume even when the checkpoint's optimizer, gradient scaler or random states "
+        "are missing or damaged: without them, named in a warning (the config key "
+        "allow_inexact_resume=true); by default such a resume is refused",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
 
     # bad input (ConfigError, ImageError, FeaturesError, ...): one line, exit 2, printed by
     # tags.cli.run_command
-    config = load_config(args.config, args.overrides)
+    overrides = list(args.overrides)
+    if getattr(args, "allow_inexact_resume", False):
+        overrides.append("allow_inexact_resume=true")
+    config = load_config(args.config, overrides)
     if args.print_config:
         print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
         return 0

@@ -80,7 +80,7 @@ def fix_articles(caption: str, edits: Sequence[Edit]) -> list[Edit]:
     return out
 
 
-__all__ = ["fix_articles", "make_edit", "match_case", "wants_an"]
+__all__ = ["edits_problem", "fix_articles", "make_edit", "match_case", "wants_an"]
 
 
 _WORD = re.compile(r"\w+|[^\w\s]")
@@ -144,3 +144,36 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     while end < len(text) and text[end].isalnum():
         end += 1
     return start, max(start, end)
+
+
+_EDIT_KEYS = ("type", "original", "replacement", "start", "end")
+
+
+def edits_problem(positive: str, edits: object, complete: bool = True) -> str | None:
+    """Why the ``edits`` of a ``tags generate`` record (its JSON list) do not fit its
+    ``positive`` caption, or ``None``: every edit is an object whose offsets lie inside the
+    caption (``0 <= start <= end <= len(positive)``) and mark its ``original`` there.
+    ``complete``: every edit must hold ``type``, ``original``, ``replacement``, ``start``
+    and ``end`` (what WoD/WoC labels are made from); else only the fields present are
+    checked."""
+    if not isinstance(edits, list):
+        return f"'edits' is a {type(edits).__name__}, not a list"
+    for number, edit in enumerate(edits):
+        if not isinstance(edit, dict) or (complete and not all(k in edit for k in _EDIT_KEYS)):
+            return f"edit {number} is not an object with {', '.join(_EDIT_KEYS)}"
+        if "start" not in edit or "end" not in edit:
+            continue
+        start, end = edit["start"], edit["end"]
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)):
+            return f"edit {number}: start and end must be integers, got {start!r}, {end!r}"
+        if not 0 <= start <= end <= len(positive):
+            return (
+                f"edit {number}: offsets {start}..{end} lie outside the positive caption "
+                f"({len(positive)} characters)"
+            )
+        if "original" in edit and positive[start:end] != edit["original"]:
+            return (
+                f"edit {number}: the positive holds {positive[start:end]!r} at {start}..{end}, "
+                f"not the edit's original {edit['original']!r}"
+            )
+    return None

@@ -37,6 +37,22 @@ class BackendError(UserError, ValueError):
     """A model directory or a request the backend cannot serve (the message says why)."""
 
 
+class CheckpointError(BackendError):
+    """A saved model or tokenizer folder that cannot be loaded (``tags.core.checkpoints``):
+    ``folder``, what is wrong with it (``reason``, naming the file) and what to do (``hint``).
+    :func:`reading` puts its own label (an option or config key and the path) in place of
+    the folder."""
+
+    def __init__(self, folder: str | Path, reason: str, hint: str = "", plain: bool = False):
+        self.folder, self.reason, self.hint, self.plain = str(folder), reason, hint, plain
+        super().__init__(self.labelled(self.folder))
+
+    def labelled(self, label: str) -> str:
+        """The message with ``label`` in place of the folder."""
+        text = f"{label}{' ' if self.plain else ': '}{self.reason}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
 class NonFiniteError(ArithmeticError):
     """A computation gave NaN or inf (diverged weights, an exploding learning rate): training
     turns it into a stop naming the step (exit 3)."""
@@ -79,7 +95,11 @@ def as_command_error(err: BaseException) -> CommandError:
     return CommandError(user_message(err) or one_line(worker_unwrapped(err)))
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
+    """The first line of ``err``'s message (a UTF-8 decode error: where the text is not
+    UTF-8, without the codec's wording)."""
+    if isinstance(err, UnicodeDecodeError):
+        return f"not UTF-8 text: {err.reason} at byte {err.start}"
     lines = str(err).strip().splitlines()
     return lines[0].strip() if lines else type(err).__name__
 
@@ -92,7 +112,7 @@ def check_config_json(directory: str | Path) -> None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
-        raise ValueError(f"config.json is not valid JSON ({_first_line(err)})") from None
+        raise ValueError(f"config.json is not valid JSON ({first_line(err)})") from None
     if not isinstance(data, dict):
         raise ValueError(f"config.json holds a {type(data).__name__}, not a JSON object")
 
@@ -101,9 +121,12 @@ def check_config_json(directory: str | Path) -> None:
 def reading(what: str, hint: str, error: Callable[[str], Exception]) -> Iterator[None]:
     """Turn what reading a damaged or missing file raises inside the block (``OSError``,
     ``ValueError``, a truncated safetensors/zip/pickle) into one ``error`` that names
-    ``what`` and ends with ``hint``; a :class:`UserError` passes unchanged."""
+    ``what`` and ends with ``hint``; a :class:`CheckpointError` gets ``what`` in place of its
+    folder, any other :class:`UserError` passes unchanged."""
     try:
         yield
+    except CheckpointError as err:  # a damaged model folder: named by this label instead
+        raise error(err.labelled(what)) from None
     except UserError:
         raise
     except Exception as err:
@@ -111,14 +134,17 @@ def reading(what: str, hint: str, error: Callable[[str], Exception]) -> Iterator
             type(err).__name__ not in _READ_ERRORS
         ):
             raise
-        raise error(f"{what}: cannot be read ({_first_line(err)}); {hint}") from None
+        raise error(f"{what}: cannot be read ({first_line(err)}); {hint}") from None
 
 
 __all__ = [
+    "BackendError",
+    "CheckpointError",
     "CommandError",
     "UserError",
     "as_command_error",
     "check_config_json",
+    "first_line",
     "one_line",
     "reading",
     "user_message",

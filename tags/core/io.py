@@ -68,6 +68,32 @@ def _decode(raw: bytes, where: str, on_error: ErrorPolicy) -> str | None:
         return None
 
 
+def json_lines(
+    path: str | Path, hint: str = "", name: str | None = None
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSON Lines file. A line that is
+    not UTF-8 text or not JSON is an :class:`InputError` naming the file (``name``: e.g. the
+    option and the file) and the line, ending with ``hint`` (what to pass instead); what each
+    value must hold is the caller's check."""
+    end = f"; {hint}" if hint else ""
+    name = name or str(path)
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(
+                    f"{name}:{number}: not UTF-8 text ({err.reason} at byte {err.start}){end}"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise InputError(f"{name}:{number}: invalid JSON ({err.msg}){end}") from None
+            yield number, value
+
+
 def read_precomp(
     path: str | Path, on_error: ErrorPolicy, per_image: int = 5
 ) -> Iterator[ImageGroup]:
@@ -363,6 +389,7 @@ __all__ = [
     "check_precomp_lines",
     "count_lines",
     "detect_format",
+    "json_lines",
     "karpathy_splits",
     "parse_shard",
     "read_captions",

@@ -7,7 +7,9 @@ Sources (all give :class:`ImageRecord`s, one per image, in caption-group order):
   then ``ROOT/*/filename``, so COCO's ``train2014/`` + ``val2014/`` layout and the flat
   Flickr30K ``flickr30k-images/`` layout both work with the dataset's root. A name that
   leaves the root (absolute, or with a ``..`` part: :func:`tags.core.paths.leaves_root`) is refused unless
-  the user allows it (``--allow-outside-root``, ``data.allow_outside_root``);
+  the user allows it (``--allow-outside-root``, ``data.allow_outside_root``); with ``confine``
+  (``--confine-to-root``, ``data.confine_to_root``, for untrusted data) so is a file that a
+  symlink inside the root takes out of it;
 - an HF ``datasets`` dataset with an ``Image`` column: :func:`records_from_hf_dataset`
   (images stay in the dataset and are decoded lazily).
 
@@ -20,7 +22,7 @@ named in an :class:`ImageProblem`; ``on_bad_image="error"`` stops with all of th
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,13 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from tags.core.errors import UserError
-from tags.core.paths import leaves_root, outside_root_message
+from tags.core.paths import (
+    confine_conflict_message,
+    escapes_root,
+    escapes_root_message,
+    leaves_root,
+    outside_root_message,
+)
 from tags.data.dataset import ImageTextDataset
 
 BAD_IMAGE_POLICIES = ("error", "skip")
@@ -74,17 +82,29 @@ def check_inside_root(name: str, root: str | Path, allow_outside_root: bool = Fa
 
 class ImageResolver:
     """``ROOT/name``, else ``ROOT/<subdir>/name`` (one level, listed once). A name that
-    leaves the root raises :class:`ImageError` unless ``allow_outside_root``."""
+    leaves the root raises :class:`ImageError` unless ``allow_outside_root``; with
+    ``confine``, so does a file whose real path (symlinks resolved) is outside the root."""
 
-    def __init__(self, root: str | Path, allow_outside_root: bool = False):
+    def __init__(self, root: str | Path, allow_outside_root: bool = False, confine: bool = False):
         self.root = Path(root)
         if not self.root.is_dir():
             raise ImageError(f"image directory not found: {self.root}")
+        if allow_outside_root and confine:
+            raise ImageError(confine_conflict_message())
         self.allow_outside_root = allow_outside_root
+        self.real_root = self.root.resolve() if confine else None
         self._subdirs: list[Path] | None = None
 
     def __call__(self, name: str) -> Path:
         check_inside_root(name, self.root, self.allow_outside_root)
+        found = self._find(name)
+        if self.real_root is not None:
+            real = escapes_root(found, self.real_root)
+            if real is not None:
+                raise ImageError(escapes_root_message(name, real, self.root))
+        return found
+
+    def _find(self, name: str) -> Path:
         direct = Path(name) if Path(name).is_absolute() else self.root / name
         if direct.is_file():
             return direct
@@ -97,11 +117,15 @@ class ImageResolver:
 
 
 def records_from_groups(
-    groups: Sequence[Any], image_root: str | Path, allow_outside_root: bool = False
+    groups: Sequence[Any],
+    image_root: str | Path,
+    allow_outside_root: bool = False,
+    confine: bool = False,
 ) -> list[ImageRecord]:
     """One record per caption group; the group's ``filename`` (or its id) under the root
-    (:class:`ImageError` for a name outside it, unless ``allow_outside_root``)."""
-    resolve = ImageResolver(image_root, allow_outside_root)
+    (:class:`ImageError` for a name outside it, unless ``allow_outside_root``; with
+    ``confine`` for a file a symlink takes out of it)."""
+    resolve = ImageResolver(image_root, allow_outside_root, confine)
     records = []
     for group in groups:
         name = getattr(group, "filename", None) or str(group.image_id)
@@ -280,16 +304,23 @@ class RawImageStore:
     """A region-store look-alike for the negative engine: ``get(image_id, filename)`` is the
     image's preprocessed pixels (``filename`` under the root, else the id), or an
     :class:`ImageError` naming the file (or a name outside the root, unless
-    ``allow_outside_root``)."""
+    ``allow_outside_root``; with ``confine``, a file a symlink takes out of the root)."""
 
     def __init__(
         self,
         root: str | Path,
         preprocess: Callable[[list[Any]], Any],
         allow_outside_root: bool = False,
+        confine: bool = False,
     ) -> None:
-        self.resolve = ImageResolver(root, allow_outside_root)
+        self.resolve = ImageResolver(root, allow_outside_root, confine)
         self.preprocess = preprocess
+
+    def check_names(self, groups: Iterable[Any]) -> None:
+        """Resolve every group's file name (or id) without opening a file: a name outside
+        the root (or, confined, a symlink out of it) is refused before anything is read."""
+        for group in groups:
+            self.resolve(getattr(group, "filename", None) or str(group.image_id))
 
     def get(self, image_id: Any, filename: str | None = None, position: int | None = None) -> Any:
         record = ImageRecord(image_id, self.resolve(filename or str(image_id)))
@@ -408,7 +439,10 @@ def build_pixel_dataset(
         data_config.captions, fmt, data_config.split, data_config.limit_images
     )
     records = records_from_groups(
-        groups, data_config.images, getattr(data_config, "allow_outside_root", False)
+        groups,
+        data_config.images,
+        getattr(data_config, "allow_outside_root", False),
+        getattr(data_config, "confine_to_root", False),
     )
     problems = check_images(records)
     apply_policy(problems, len(records), on_bad_image)

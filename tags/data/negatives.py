@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tags.core.edits import edits_problem
 from tags.core.types import Edit
 
 
@@ -116,6 +117,9 @@ def read_tags_jsonl(path: Path) -> Iterator[NegativeRow]:
                 caption_id, positive, negative = rec["caption_id"], rec["positive"], rec["negative"]
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise ValueError(f"{path}:{line_no}: not a `tags generate` record ({err})") from err
+            problem = edits_problem(str(positive), rec.get("edits", []))
+            if problem is not None:  # e.g. an offset outside the caption: wrong WoD/WoC labels
+                raise ValueError(f"{path}:{line_no}: not a `tags generate` record ({problem})")
             if row is None or str(row.caption_id) != str(caption_id):
                 if row is not None:
                     yield row

@@ -29,14 +29,16 @@ def load_image_retrieval_split(
     num_workers: int = 0,
     batch_size: int = 64,
     allow_outside_root: bool = False,
+    confine_to_root: bool = False,
 ) -> tuple[Any, RetrievalTexts, list[str]]:
     """``(images, texts, notes)`` of one split: :class:`~tags.data.images.PixelImages` and
     the backend's tokenization of the captions. An image file name outside ``image_root``
-    is refused unless ``allow_outside_root``."""
+    is refused unless ``allow_outside_root``; with ``confine_to_root`` so is a file that a
+    symlink takes out of it."""
     from tags.data.images import decode_images, records_from_groups
 
     groups = load_groups(captions, fmt, split, limit_images)
-    records = records_from_groups(groups, image_root, allow_outside_root)
+    records = records_from_groups(groups, image_root, allow_outside_root, confine_to_root)
     images, kept, stats = decode_images(
         records,
         backend.image_inputs,

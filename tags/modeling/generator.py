@@ -8,13 +8,13 @@ the TAGS ablation.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
+from tags.core.checkpoints import load_model_dir, read_config
 from tags.core.errors import BackendError
 from tags.modeling.conversion import find_mask_token_id
 from tags.modeling.loading import head_message, head_problem, load_checked
@@ -74,7 +74,7 @@ class StaticMLMGenerator(nn.Module):
         config_file = path / "config.json"
         if not config_file.is_file():
             raise FileNotFoundError(f"no config.json in {path}: not a local model directory")
-        model_type = json.loads(config_file.read_text()).get("model_type")
+        model_type = read_config(path).get("model_type")  # not JSON: one line naming it
         if model_type == "tags":
             model = load_checked(path, **kwargs)
             problem = head_problem(model, "mlm")
@@ -83,7 +83,10 @@ class StaticMLMGenerator(nn.Module):
                     head_message("mlm", problem, "the static generator", "tags", path)
                 )
         else:
-            model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, **kwargs)
+            model = load_model_dir(
+                path,
+                lambda: AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, **kwargs),
+            )
             mask_token_id = find_mask_token_id(path)
             if mask_token_id is not None:
                 return cls(model, mask_token_id=mask_token_id)

@@ -45,10 +45,15 @@ def head_message(
 
 def load_checked(path: str | Path, **kwargs: Any) -> Any:
     """``TagsModel.from_pretrained`` that notes, as ``model.tags_missing_heads``, the heads
-    whose weights the checkpoint lacked (transformers initialises them at random)."""
+    whose weights the checkpoint lacked (transformers initialises them at random). A damaged
+    folder (no or invalid ``config.json``, cut weights, sizes that do not match) is one
+    :class:`~tags.core.errors.CheckpointError` (:func:`tags.core.checkpoints.load_model_dir`)."""
+    from tags.core.checkpoints import load_model_dir
     from tags.modeling.modeling_tags import TagsModel
 
-    model, info = TagsModel.from_pretrained(path, output_loading_info=True, **kwargs)
+    model, info = load_model_dir(
+        path, lambda: TagsModel.from_pretrained(path, output_loading_info=True, **kwargs)
+    )
     model.tags_missing_heads = missing_head_weights(info.get("missing_keys", ()), HEAD_PREFIXES)
     return model
 

@@ -47,6 +47,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tags.core.edits import edits_problem
+from tags.core.io import json_lines
 from tags.core.paths import leaves_root, outside_root_message
 
 #: edit ``(operation, type)`` -> SugarCrepe subset name (flip = an opposite relation,
@@ -152,6 +154,9 @@ def caption_index(captions: str | Path, fmt: str | None = None) -> CaptionIndex:
 
 #: formats whose readers open the image files by name: ``bare_ids=None`` refuses a bare id
 NAMED_IMAGES = ("negclip", "sugarcrepe", "json", "parquet", "dataset")
+#: formats with a row per image file: every image needs a name (the datasets formats only
+#: add ``filename`` when some name is known)
+NEEDS_NAMES = ("negclip", "sugarcrepe")
 
 
 @dataclass
@@ -193,32 +198,22 @@ def list_exporters() -> list[str]:
     return sorted(EXPORTERS)
 
 
-def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+def read_records(path: str | Path, labels: bool = False) -> Iterator[dict[str, Any]]:
     """The records of a ``tags generate`` JSON Lines file (a bad line, undecodable or not a
-    record, raises a ``ValueError`` naming the file and line)."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise ValueError(
-                    f"{path}:{number}: not UTF-8 text ({err.reason} at byte {err.start}); "
-                    "pass a `tags generate` .jsonl output"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: invalid JSON ({err.msg})") from err
-            if not isinstance(record, dict) or not {"image_id", "positive", "negative"} <= set(
-                record
-            ):
-                raise ValueError(
-                    f"{path}:{number}: not a `tags generate` record (needs image_id, "
-                    "positive, negative)"
-                )
-            yield record
+    record, or edits that do not fit its caption, raises a ``ValueError`` naming the file
+    and line). ``labels``: every edit must hold what WoD/WoC labels are made from."""
+    for number, record in json_lines(path, "pass a `tags generate` .jsonl output"):
+        if not isinstance(record, dict) or not {"image_id", "positive", "negative"} <= set(record):
+            raise ValueError(
+                f"{path}:{number}: not a `tags generate` record (needs image_id, "
+                "positive, negative)"
+            )
+        problem = edits_problem(str(record["positive"]), record.get("edits", []), labels)
+        if problem is not None:  # e.g. an offset outside the caption: labels would be wrong
+            raise ValueError(
+                f"{path}:{number}: {problem}; pass `tags generate` output as it was written"
+            )
+        yield record
 
 
 def image_paths(captions: str | Path, fmt: str | None = None) -> dict[str, str]:
@@ -648,6 +643,7 @@ def export_file(
 __all__ = [
     "EXPORTERS",
     "NAMED_IMAGES",
+    "NEEDS_NAMES",
     "SUBSETS",
     "SUGARCREPE_FILES",
     "CaptionIndex",

@@ -76,6 +76,8 @@ class CausalLM:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from tags.core.checkpoints import load_model_dir
+
         if str(path) == "smollm2":
             found = smollm2_path()
             if found is None:
@@ -97,7 +99,8 @@ class CausalLM:
             gguf = files[0]
         kwargs = {"gguf_file": gguf} if gguf else {}
         self.tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-        self.model = AutoModelForCausalLM.from_pretrained(path, **kwargs).eval()
+        load = lambda: AutoModelForCausalLM.from_pretrained(path, **kwargs)  # noqa: E731
+        self.model = (load() if gguf else load_model_dir(path, load)).eval()
         self.device = torch.device(device or "cpu")
         self.model.to(self.device)
         self.name = gguf or path.name

@@ -21,10 +21,12 @@ def build_eval_sets(
     max_text_len: int,
     backend: Any = None,
     allow_outside_root: bool = False,
+    confine_to_root: bool = False,
 ) -> EvalSets:
     """The held-out images and captions of ``config`` (an ``EvalConfig``): region features
     (``features``), or raw images (``images``) preprocessed by ``backend``'s processor (file
-    names outside ``images`` refused unless ``allow_outside_root``)."""
+    names outside ``images`` refused unless ``allow_outside_root``; with ``confine_to_root``
+    files a symlink takes out of it too)."""
     if config.images:
         from tags.core.errors import ConfigError
         from tags.evaluation.images import load_image_retrieval_split
@@ -41,6 +43,7 @@ def build_eval_sets(
             max_length=max_text_len,
             limit_images=config.limit_images,
             allow_outside_root=allow_outside_root,
+            confine_to_root=confine_to_root,
         )
         return EvalSets(images, texts)
     from tags.core.regions import open_regions

@@ -7,11 +7,10 @@ from typing import Any
 
 from torch import nn
 
+from tags.core.checkpoints import MODEL_HINT, load_model_dir
 from tags.core.errors import check_config_json, reading
 
 ALIASES = ("minilm", "tiny-mlm")
-#: The end of every error about a model directory that cannot be loaded.
-MODEL_HINT = "pass a complete directory written by save_pretrained (copy or save it again)"
 
 
 def resolve_path(path: str) -> str:
@@ -72,9 +71,9 @@ def _create_model(config: Any, tokenizer: Any, feature_size: int | None) -> nn.M
     if config.source == "text":
         if feature_size is not None:
             overrides.setdefault("region_feature_size", feature_size)
-        return TagsModel.from_text_pretrained(path, **overrides)
+        return load_model_dir(path, lambda: TagsModel.from_text_pretrained(path, **overrides))
     if config.source == "tags":
-        return TagsModel.from_pretrained(path, **overrides)
+        return load_model_dir(path, lambda: TagsModel.from_pretrained(path, **overrides))
     if config.source == "uniter":
         if not Path(path).is_file():
             raise FileNotFoundError(f"UNITER checkpoint not found: {path}")
@@ -82,4 +81,4 @@ def _create_model(config: Any, tokenizer: Any, feature_size: int | None) -> nn.M
     raise ConfigError(f"unknown model.source {config.source!r}")
 
 
-__all__ = ["create_model", "create_tokenizer", "resolve_path"]
+__all__ = ["MODEL_HINT", "create_model", "create_tokenizer", "resolve_path"]

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from accelerate import Accelerator, DataLoaderConfiguration, DistributedDataParallelKwargs
-from accelerate.utils import ProjectConfiguration, broadcast_object_list, set_seed
+from accelerate.utils import ProjectConfiguration, broadcast_object_list, gather_object, set_seed
 from torch import nn
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
@@ -28,6 +29,18 @@ from tags.core.errors import ConfigError, NonFiniteError, UserError
 from tags.core.lock import LockError, OutputLock
 from tags.data import EpochSampler, PairCollator, build_dataset
 from tags.training.backends import build_backend_parts, uses_backend
+from tags.training.checkpoint import (
+    OPTIMIZER_FILE,
+    SCALER_FILE,
+    Problem,
+    check_files,
+    complete_text,
+    first_line,
+    inexact_warning,
+    problem,
+    refusal,
+    rng_differs,
+)
 from tags.training.config import TrainConfig, save_config, to_dict
 from tags.training.evaluation import build_eval_sets, evaluate
 from tags.training.factory import create_model, create_tokenizer
@@ -98,6 +111,19 @@ def resolve_checkpoint(resume_from: str | None, output_dir: str | Path) -> Path 
             f"another OUTPUT_DIR/{CHECKPOINTS}/step_N"
         )
     return path
+
+
+def earlier_checkpoint(checkpoint: Path) -> Path | None:
+    """The newest complete checkpoint of the run of ``checkpoint`` saved before it, if any."""
+
+    def step(path: Path) -> int:
+        tail = path.name.rsplit("_", 1)[-1]
+        return int(tail) if tail.isdigit() else -1
+
+    if checkpoint.parent.name != CHECKPOINTS:
+        return None
+    older = [p for p in checkpoint_dirs(checkpoint.parent.parent) if step(p) < step(checkpoint)]
+    return older[-1] if older else None
 
 
 def phase_dir(output_dir: str | Path, index: int, name: str) -> Path:
@@ -371,9 +397,9 @@ class _Run:
         """The checkpoint's state files and the eval sets; then the config is saved."""
         config, accelerator = self.config, self.accelerator
         self.checkpoint = resolve_checkpoint(config.resume_from, self.output_dir)
-        self.saved_states = (
-            load_custom_states(self.checkpoint) if self.checkpoint is not None else None
-        )
+        self.saved_states, self.saved_rng, self.unrestored = None, None, []
+        if self.checkpoint is not None:
+            self._check_checkpoint(self.checkpoint)
         self.eval_sets = None
         if config.eval.captions:
             with accelerator.main_process_first():
@@ -383,9 +409,64 @@ class _Run:
                     config.data.max_text_len,
                     self.parts.backend if self.parts else None,
                     allow_outside_root=config.data.allow_outside_root,
+                    confine_to_root=config.data.confine_to_root,
                 )
         if self.main:  # inputs loaded, model, recipe and checkpoint read: this run owns output_dir
             save_config(config, self.output_dir / "config.yaml")
+
+    def _agreed(self, problems: list[Problem]) -> list[Problem]:
+        """Every process's ``problems``, in one list (the same on each process)."""
+        if self.accelerator.num_processes > 1:
+            problems = [p for part in gather_object([problems]) for p in part]
+        return list(dict.fromkeys(problems))
+
+    def _check_checkpoint(self, checkpoint: Path) -> None:
+        """Every file the resume reads (weights, optimizer, scaler, random states, custom
+        states, the saved phase models it needs) read before anything is written: a damaged
+        or missing one refused, naming it (``allow_inexact_resume``: the optimizer, scaler
+        and random states left out, named in a warning)."""
+        config, accelerator = self.config, self.accelerator
+        found, self.saved_rng = check_files(
+            checkpoint,
+            process_index=accelerator.process_index,
+            num_processes=accelerator.num_processes,
+            scaler=accelerator.scaler is not None,
+            cuda=accelerator.device.type == "cuda",
+            contents=self.main,
+            marker=COMPLETE,
+        )
+        found = self._agreed(found)
+        if any(p.fatal for p in found) or (found and not config.allow_inexact_resume):
+            raise ConfigError(refusal(checkpoint, found, earlier_checkpoint(checkpoint)))
+        self.unrestored = found
+        self.saved_states = load_custom_states(checkpoint)
+        if len(self.saved_states) > 1 and isinstance(self.saved_states[1], dict):
+            saved = TrainState()
+            saved.load_state_dict(self.saved_states[1])
+            self._check_saved_models(checkpoint, saved)
+
+    def _check_saved_models(self, checkpoint: Path, saved: TrainState) -> None:
+        """The models of this run a resume at ``saved`` will load (a later phase's ``init``
+        weights, the best weights of early stopping) must still be there."""
+        config, out = self.config, self.output_dir
+        needs = []
+        for index in range(max(saved.phase, 0) + 1, len(config.phases)):
+            phase, before = config.phases[index], config.phases[index - 1]
+            if phase.init == "initial":
+                needs.append((phase_dir(out, -1, "initial"), f"phase {index} starts from it"))
+            ended = saved.step >= phase_bounds([p.steps for p in config.phases])[index - 1][1]
+            if phase.init == "previous" and index - 1 == saved.phase and ended:
+                needs.append(
+                    (phase_dir(out, index - 1, before.name), f"phase {index} starts from it")
+                )
+        if config.eval.patience and saved.best_step > 0:
+            needs.append((out / BEST, "early stopping ends with the best weights"))
+        for path, why in needs:
+            if not path.is_dir():
+                raise ConfigError(
+                    f"resume_from: {checkpoint} continues a run whose {path} is missing ({why}): "
+                    "restore it, or start a new output_dir"
+                )
 
     def _prepare(self) -> None:
         """``accelerator.prepare``; the recipe's stateful modules on the device; fresh state."""
@@ -419,8 +500,7 @@ class _Run:
         if checkpoint is not None:
             restore_custom_states(self.custom, checkpoint, self.saved_states)
             self.window.restore(state.log_window)  # a log window the checkpoint cut in two
-            with accelerate_view(checkpoint) as view:
-                accelerator.load_state(str(view))
+            self._load_state(checkpoint)
             accelerator.step = 0  # checkpoints sit at accumulation boundaries
             if state.phase >= 0:  # per-phase recipe state (miner override, AOQ offline negatives)
                 self.recipe.resume_phase(state.phase, config.phases[state.phase], self.module)
@@ -433,6 +513,41 @@ class _Run:
             )
             self.recipe.save_extras(phase_dir(output_dir, -1, "initial"))
         accelerator.wait_for_everyone()
+
+    def _load_state(self, checkpoint: Path) -> None:
+        """``accelerator.load_state`` (the files an inexact resume leaves out replaced by
+        fresh states), then a check that the random states in force are the checkpoint's."""
+        accelerator = self.accelerator
+        left_out = {p.name for p in self.unrestored}
+        fresh: dict[str, Any] = {}
+        if OPTIMIZER_FILE in left_out:  # a fresh optimizer, at the restored schedule's lr
+            fresh[OPTIMIZER_FILE] = self._fresh_optimizer_state
+        if SCALER_FILE in left_out and accelerator.scaler is not None:
+            fresh[SCALER_FILE] = lambda path: torch.save(accelerator.scaler.state_dict(), path)
+        try:
+            with accelerate_view(checkpoint, left_out - set(fresh), fresh) as view:
+                accelerator.load_state(str(view))
+        except (OSError, RuntimeError, ValueError, KeyError, EOFError) as err:
+            raise ConfigError(
+                f"resume_from: {checkpoint}: its state could not be restored ({first_line(err)})"
+                "; resume from an earlier checkpoint, or start a new output_dir"
+            ) from None
+        rng = f"random_states_{accelerator.process_index}.pkl"
+        differ = rng_differs(self.saved_rng, accelerator.device) if self.saved_rng else []
+        why = f"not applied: the {', '.join(differ)} generators kept their seeded state"
+        found = [problem(rng, why)] if differ else []
+        found = self._agreed(found)
+        if found and not self.config.allow_inexact_resume:
+            raise ConfigError(refusal(checkpoint, found, earlier_checkpoint(checkpoint)))
+        self.unrestored += found
+        if self.unrestored and self.main:
+            print(inexact_warning(checkpoint, self.unrestored), file=sys.stderr, flush=True)
+
+    def _fresh_optimizer_state(self, path: Path) -> None:
+        state = self.optimizer.state_dict()
+        for group, lr in zip(state["param_groups"], self.scheduler.get_last_lr()):
+            group["lr"] = lr
+        torch.save(state, path)
 
     def start(self) -> None:
         """Trackers, phase bounds, the step to stop at, the progress bar and the timer."""
@@ -686,7 +801,7 @@ class _Run:
             raise
         accelerator.wait_for_everyone()
         if main:
-            (path / COMPLETE).write_text(f"{state.step}\n")
+            (path / COMPLETE).write_text(complete_text(path, state.step, COMPLETE))
             for old in checkpoint_dirs(self.output_dir)[: -self.config.keep_checkpoints]:
                 shutil.rmtree(old, ignore_errors=True)
         accelerator.wait_for_everyone()

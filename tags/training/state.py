@@ -15,7 +15,7 @@ import dataclasses
 import pickle
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,8 @@ def _safe_load(path: Path) -> Any:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        first = str(err).strip().splitlines()[0].split(". ")[0] if str(err).strip() else ""
+        first = first or type(err).__name__
         raise ConfigError(
             f"resume_from: {path} is not a tags checkpoint state (plain tensors and values); "
             f"refused to load it ({first})"
@@ -115,18 +116,27 @@ def load_custom_states(directory: str | Path) -> list[Any]:
 
 
 @contextlib.contextmanager
-def accelerate_view(checkpoint: str | Path) -> Iterator[Path]:
+def accelerate_view(
+    checkpoint: str | Path,
+    leave_out: Collection[str] = (),
+    substitutes: Mapping[str, Callable[[Path], Any]] | None = None,
+) -> Iterator[Path]:
     """``checkpoint`` for ``accelerator.load_state``; for an older checkpoint holding
     ``custom_checkpoint_N.pkl`` (which ``load_state`` would unpickle with
-    ``weights_only=False``) a temporary folder of links to its other files."""
-    checkpoint = Path(checkpoint)
-    if not legacy_state_files(checkpoint):
+    ``weights_only=False``), or with files to ``leave_out`` or replace (``substitutes``:
+    name -> a function writing the file at the path given; an inexact resume), a temporary
+    folder of links to its other files."""
+    checkpoint, substitutes = Path(checkpoint), dict(substitutes or {})
+    if not (legacy_state_files(checkpoint) or leave_out or substitutes):
         yield checkpoint
         return
     with tempfile.TemporaryDirectory(prefix="tags-resume-") as tmp:
         for entry in checkpoint.iterdir():
-            if not LEGACY_STATE.match(entry.name):
+            skip = LEGACY_STATE.match(entry.name) or entry.name in leave_out
+            if not skip and entry.name not in substitutes:
                 (Path(tmp) / entry.name).symlink_to(entry.resolve())
+        for name, write in substitutes.items():
+            write(Path(tmp) / name)
         yield Path(tmp)
 
 
@@ -143,7 +153,15 @@ def restore_custom_states(
             "recipe or configuration"
         )
     for obj, state in zip(objects, states):
-        obj.load_state_dict(state)
+        try:
+            obj.load_state_dict(state)
+        except (KeyError, ValueError, TypeError, RuntimeError, AttributeError) as err:
+            why = (str(err).strip().splitlines() or [""])[0][:160]
+            raise ConfigError(
+                f"resume_from: {Path(directory) / CUSTOM_STATE_FILE}: the saved state of the "
+                f"{type(obj).__name__} does not fit this run ({type(err).__name__}: {why}): "
+                "a damaged checkpoint, or one of another recipe or configuration"
+            ) from None
 
 
 __all__ = [

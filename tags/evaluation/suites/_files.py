@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tags.core.errors import first_line
+from tags.core.io import InputError, json_lines
 from tags.evaluation.suites.base import SuiteError
 
 
@@ -26,23 +28,17 @@ def load_json(path: Path, suite: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise SuiteError(f"suite {suite}: {path} is not valid JSON ({err})") from None
+        raise SuiteError(f"suite {suite}: {path} is not valid JSON ({first_line(err)})") from None
 
 
 def iter_records(path: Path, suite: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(location, record)`` of a JSON list or a JSON Lines file of objects."""
     if path.suffix == ".jsonl":
-        with open(path, encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise SuiteError(
-                        f"suite {suite}: {path}:{line_no}: invalid JSON ({err.msg})"
-                    ) from None
+        try:  # a line that is not UTF-8 or not JSON: named with the file and line
+            for line_no, record in json_lines(path, name=f"suite {suite}: {path}"):
                 yield f"{path}:{line_no}", _object(record, f"{path}:{line_no}", suite)
+        except InputError as err:
+            raise SuiteError(str(err)) from None
         return
     data = load_json(path, suite)
     if not isinstance(data, list):

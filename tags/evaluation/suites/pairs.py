@@ -41,9 +41,20 @@ def write_pairs(pairs: Iterable[MinimalPair], path: str | Path) -> None:
 
 
 def read_pairs(path: str | Path) -> list[MinimalPair]:
-    """The :class:`MinimalPair` records of a file :func:`write_pairs` wrote."""
-    with open(path, encoding="utf-8") as f:
-        return [MinimalPair(**json.loads(line)) for line in f if line.strip()]
+    """The :class:`MinimalPair` records of a file :func:`write_pairs` wrote; a line that is
+    not UTF-8, not JSON or not a pair is an ``InputError`` naming the file and the line."""
+    from tags.core.io import InputError, json_lines
+
+    hint = "pass the test_minimal_pairs.jsonl of a tags make-benchmark directory"
+    fields = tuple(MinimalPair.__dataclass_fields__)
+    pairs = []
+    for number, record in json_lines(path, hint):
+        if not isinstance(record, dict) or set(record) != set(fields):
+            raise InputError(
+                f"{path}:{number}: not a minimal pair (an object with {', '.join(fields)}); {hint}"
+            )
+        pairs.append(MinimalPair(**record))
+    return pairs
 
 
 @register_suite("shapes", "shapes benchmark minimal pairs: a make-benchmark DIR (or its pairs)")
@@ -51,9 +62,13 @@ def read_shapes(path: Path) -> Suite:
     file = path if path.is_file() else path / PAIRS_FILE
     if not file.is_file():
         raise SuiteError(f"suite shapes: {file} not found (build it with tags make-benchmark)")
+    try:
+        pairs = read_pairs(file)
+    except ValueError as err:  # not UTF-8, not JSON or not pairs: the file and the line
+        raise SuiteError(f"suite shapes: {err}") from None
     items = [
         SuiteItem((ImageRef(f"{p.image_id}.png", key=p.image_id),), (p.caption, p.negative), p.type)
-        for p in read_pairs(file)
+        for p in pairs
     ]
     return Suite(
         "shapes",

@@ -40,6 +40,7 @@ class SuiteOptions:
     #: progress bars: None a bar on a terminal (lines elsewhere), True always a bar, False none
     progress: bool | None = None
     allow_outside_root: bool = False  # image names that leave the image root
+    confine_to_root: bool = False  # files that a symlink inside the root leads out of it
     #: a text-only model's ``score(caption)`` scored beside the model (``--text-baseline``)
     text_score: Callable[[str], float] | None = None
 
@@ -71,7 +72,9 @@ def make_source(backend: Any, suite: Suite, label: str, options: SuiteOptions) -
     root = options.suite_images.get(label) or suite.image_root or options.images
     if root is None:
         raise SuiteError(f"suite {label}: no image folder; give --images ROOT or --suite-images")
-    return PixelSource(root, backend.image_inputs, options.allow_outside_root)
+    return PixelSource(
+        root, backend.image_inputs, options.allow_outside_root, options.confine_to_root
+    )
 
 
 def _progress_fn(label: str, enabled: bool | None) -> tuple[Callable[[int, int], None], Callable]:

@@ -51,17 +51,19 @@ class ImageSource(Protocol):
 class PixelSource:
     """Raw image files under ``root`` (``ROOT/name``, ``ROOT/*/name``, a missing suffix
     tried as ``.png``/``.jpg``/...), cropped to the ref's box, through ``preprocess``; a name
-    outside the root is refused unless ``allow_outside_root``."""
+    outside the root is refused unless ``allow_outside_root``; with ``confine_to_root`` so is
+    a file that a symlink takes out of it."""
 
     def __init__(
         self,
         root: str | Path,
         preprocess: Callable[[list[Any]], dict[str, Any]],
         allow_outside_root: bool = False,
+        confine_to_root: bool = False,
     ):
         from tags.data.images import ImageResolver
 
-        self.resolve = ImageResolver(root, allow_outside_root)
+        self.resolve = ImageResolver(root, allow_outside_root, confine_to_root)
         self.preprocess = preprocess
         self.notes: list[str] = []
 
