@@ -5,6 +5,7 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tags-installed
+FLICKR := ../shared/data/flickr30k
 
 .PHONY: setup demo test lint bench-parser bench-negatives eval-parser clean
 
@@ -34,7 +35,8 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 
 bench-parser: setup
-	$(PY) scripts/benchmarks/parse_speed.py
+	# the full Flickr30K dev+test splits where ../shared has them, else the in-repo sample
+	$(PY) scripts/benchmarks/parse_speed.py $(if $(wildcard $(FLICKR)/test_caps.txt),--captions $(FLICKR)/dev_caps.txt $(FLICKR)/test_caps.txt)
 
 bench-negatives: setup
 	$(PY) -m pip install -q -e ".[bench]"
