@@ -14,11 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from research.hf_tiny import make_blip, make_clip, render_images
-
-from tags.backends.masked_lm import load_tokenizer
-from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
+from research.hf_tiny import make_blip, make_clip, make_tags, render_images
 
 #: bytes that are not UTF-8 from the first line on
 NOT_UTF8 = b"\xff\xfe\x00\x81 not text\n" * 4
@@ -29,15 +25,7 @@ def root(tmp_path_factory) -> Path:
     """A tiny TagsModel (``tags``), BLIP and CLIP, their damaged copies, region features,
     images and caption files."""
     root = tmp_path_factory.mktemp("damaged")
-    tokenizer = load_tokenizer(tiny_mlm_path())
-    config = TagsConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=37, max_position_embeddings=64,
-        region_feature_size=8, max_regions=8,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    TagsModel(config).save_pretrained(root / "tags")
-    tokenizer.save_pretrained(root / "tags")
+    make_tags(root / "tags")
     make_blip(root / "blip")
     make_clip(root / "clip")
     for name in ("tags", "blip", "clip"):  # weights cut in the middle

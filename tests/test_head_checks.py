@@ -11,13 +11,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
-from research.hf_tiny import make_blip, render_images
+from research.hf_tiny import make_blip, make_tags, render_images
 from safetensors.torch import load_file, save_file
 
 from tags.backends.masked_lm import load_tokenizer
 from tags.cli import main
-from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
+from tags.modeling import tiny_mlm_path
 
 
 def drop_weights(path: Path, prefix: str) -> None:
@@ -120,16 +119,7 @@ def test_trainable_module_still_adds_heads_for_training(blip_root):
 # ---------------------------------------------------------------------- TagsModel
 @pytest.fixture
 def tags_dir(tmp_path) -> Path:
-    tokenizer = load_tokenizer(tiny_mlm_path())
-    config = TagsConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=37, max_position_embeddings=64,
-        region_feature_size=8, max_regions=8,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    path = tmp_path / "tags"
-    TagsModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    path = make_tags(tmp_path / "tags")
     feats = tmp_path / "feats"
     feats.mkdir()
     np.savez(feats / "0.npz", features=np.ones((3, 8), np.float32),

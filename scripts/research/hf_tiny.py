@@ -266,3 +266,21 @@ def make_causal_lm(path: Path, seed: int = 0) -> Path:
     GPT2LMHeadModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def make_tags(path: Path) -> Path:
+    """A tiny random :class:`~tags.modeling.TagsModel` (1 layer, 8-d regions) with the tiny
+    BERT tokenizer saved beside it, seed 0."""
+    from tags.backends.masked_lm import load_tokenizer
+    from tags.modeling import TagsConfig, TagsModel, tiny_mlm_path
+
+    tokenizer = load_tokenizer(tiny_mlm_path())
+    config = TagsConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=37, max_position_embeddings=64,
+        region_feature_size=8, max_regions=8,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    TagsModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
