@@ -30,15 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
 from typing import Any
-
-from research.options import add_num_workers
 
 VARIANTS = ("tags", "tags-dc", "tags-dc-woc-random", "tags-dc-schedule", "tags-dc-continue")
 
@@ -84,7 +79,15 @@ def main() -> int:
     parser.add_argument("--out", default="runs/dc_ablation")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
-    add_num_workers(parser)
+    parser.add_argument(
+        "--num-workers",
+        "--jobs",
+        dest="jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs in parallel (--jobs: deprecated alias)",
+    )
     parser.add_argument("--budget", default="small", choices=sorted(BUDGETS))
     parser.add_argument(
         "--set",

@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
-from research.options import add_num_workers
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -32,7 +28,15 @@ def main() -> None:
     parser.add_argument("--budget", default="small", choices=sorted(BUDGETS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--methods", nargs="+", default=None, choices=list_methods())
-    add_num_workers(parser)
+    parser.add_argument(
+        "--num-workers",
+        "--jobs",
+        dest="jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs in parallel (--jobs: deprecated alias)",
+    )
     parser.add_argument("--data", default=None, help="benchmark directory (cached)")
     parser.add_argument(
         "--set",

@@ -10,8 +10,7 @@
 - :mod:`.hf_tiny`: tiny random Hugging Face checkpoints (BLIP, CLIP, a causal LM) for the
   campaign and the tests;
 - :mod:`.quality`: the text-only measures of ``scripts/benchmarks/negative_quality.py``;
-- :mod:`.controls`: the hidden controls of ``scripts/benchmarks/blind_read.py``;
-- :mod:`.options`: command-line options the drivers share (``--num-workers``).
+- :mod:`.controls`: the hidden controls of ``scripts/benchmarks/blind_read.py``.
 
 The tests import it too (``tests/conftest.py`` puts ``scripts/`` on ``sys.path``).
 
