@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from parsers.forking import fork_map
 from parsers.graph import SceneGraph
 from parsers.lexicon import LearnedLexicon
 from parsers.nlp import Lemmatizer, load_pipeline
@@ -124,10 +125,8 @@ class SceneGraphParser:
         global _WORKER_PARSER
         _WORKER_PARSER = self
         chunks = _chunks((self._clip(c) for c in captions), batch_size * 2)
-        ctx = mp.get_context("fork")
-        with ctx.Pool(n_process, initializer=_worker_init) as pool:
-            for graphs in pool.imap(_worker_parse, chunks):
-                yield from graphs
+        for graphs in fork_map(_worker_parse, chunks, n_process, initializer=_worker_init):
+            yield from graphs
 
 
 _WORKER_PARSER: SceneGraphParser | None = None

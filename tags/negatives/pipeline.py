@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import multiprocessing as mp
 import random
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from parsers.forking import fork_map
 from tags.core.regions import RegionStore
 from tags.core.types import Caption, Edit, ImageGroup
 from tags.negatives.config import GenerationConfig
@@ -274,14 +274,13 @@ class NegativeGenerator:
                 return
             global _WORKER
             _WORKER = self
-            pending: deque = deque()
-            with mp.get_context("fork").Pool(self.processes, initializer=_worker_init) as pool:
-                for batch in batches:  # at most 2 batches in flight per worker: flat memory
-                    pending.append(pool.apply_async(_worker_run, (batch,)))
-                    while len(pending) > 2 * self.processes:
-                        yield from self._collect(pending.popleft())
-                while pending:
-                    yield from self._collect(pending.popleft())
+            # at most 2 batches in flight per worker: flat memory
+            for results, stats in fork_map(
+                _worker_run, batches, self.processes, initializer=_worker_init
+            ):
+                stats.seconds /= self.processes  # workers run side by side
+                self.stats.merge(stats)
+                yield from results
 
     def generate_for(self, items: Iterable[tuple[Caption, ImageGroup]]) -> Iterator[CaptionResult]:
         """Yield one result per ``(caption, group)`` item, in order: negatives of chosen
@@ -324,12 +323,6 @@ class NegativeGenerator:
                 f"cannot resume: caption {resume_after!r} of the existing output is not in the "
                 "input (different captions file or split?)"
             )
-
-    def _collect(self, pending: Any) -> list[CaptionResult]:
-        results, stats = pending.get()
-        stats.seconds /= self.processes  # workers run side by side
-        self.stats.merge(stats)
-        return results
 
     # ------------------------------------------------------------------ stages
     def _prepare(self, caption: Caption, group: ImageGroup) -> _Work | None:
