@@ -4,7 +4,10 @@ Hugging Face ``datasets`` / Ray Data runs, each checked against ``tags generate`
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -158,6 +161,47 @@ def test_counting_pass_per_shard_merges_to_the_single_pass_file(reference, corpu
     assert (tmp_path / "short.json").read_bytes() != single
 
 
+def test_sharded_counting_from_the_cli_merges_to_the_single_pass(reference, corpus, tmp_path, cli):
+    """``tags generate --count-only --shard I/N`` per shard, then ``tags counts merge``: the
+    file of one pass byte for byte, and generation from it equals ``tags generate``."""
+    parts = []
+    for i in range(3):
+        part = tmp_path / f"counts-{i}.json"
+        done = cli(
+            "generate",
+            "--captions",
+            corpus,
+            "--count-only",
+            "--shard",
+            f"{i}/3",
+            "--out",
+            part,
+            "--num-workers",
+            "1",
+            "--no-progress",
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"shard {i}/3" in done.stderr and "tags counts merge" in done.stderr
+        assert not part.with_name(part.name + ".meta.json").exists()  # counts only
+        parts.append(part)
+    assert len({p.read_bytes() for p in parts}) == 3  # three different parts
+    merged = tmp_path / "merged.json"
+    done = cli("counts", "merge", *parts[::-1], "--out", merged)
+    assert done.returncode == 0, done.stderr
+    assert merged.read_bytes() == vocab_of(reference).read_bytes()
+    out = tmp_path / "negatives.jsonl"
+    done = cli("generate", "--captions", corpus, "--vocab", merged, "--out", out, *FAST)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == reference.read_bytes()
+    # refused: an existing --out, a part that is not counts, options that need negatives
+    assert "exists; pass --overwrite" in cli("counts", "merge", *parts, "--out", merged).stderr
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    done = cli("counts", "merge", parts[0], tmp_path / "bad.json", "--out", tmp_path / "m2.json")
+    assert done.returncode == 2 and "bad.json" in done.stderr and "Traceback" not in done.stderr
+    done = cli("generate", "--captions", corpus, "--count-only", "--resume", "--out", merged)
+    assert done.returncode == 2 and "--count-only" in done.stderr and "--resume" in done.stderr
+
+
 def test_bad_batches_and_counts_are_named(reference, tmp_path):
     fn = GenerateBatch(vocab_of(reference), **SETTINGS)
     with pytest.raises(InputError, match="'caption_ids' missing"):
@@ -195,16 +239,17 @@ def test_datasets_cache_key_follows_the_counts_file(reference, tmp_path):
     assert hasher.hash(GenerateBatch(counts, **SETTINGS)) != before
 
 
-@pytest.mark.slow
-def test_ray_map_batches_on_two_cpus_equals_tags_generate(reference, corpus):
-    ray = pytest.importorskip("ray", reason="Ray Data is the optional extra: pip install tags[ray]")
-    pa = pytest.importorskip("pyarrow")
+def ray_rows(counts_file: str, corpus_file: str) -> list[dict]:
+    """Ray Data's rows for the corpus, with the counts broadcast once (``ray.put``)."""
+    import pyarrow as pa
+    import ray
+
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        counts = ray.put(SceneGraphVocabulary.load(vocab_of(reference)))  # broadcast once
-        rows = rows_of(caption_columns(corpus))
+        counts = ray.put(SceneGraphVocabulary.load(Path(counts_file)))  # broadcast once
+        rows = rows_of(caption_columns(Path(corpus_file)))
         dataset = ray.data.from_items(rows, override_num_blocks=4)  # work for both actors
         out = dataset.map_batches(
             GenerateBatch,
@@ -214,7 +259,34 @@ def test_ray_map_batches_on_two_cpus_equals_tags_generate(reference, corpus):
             batch_size=4,
             batch_format="pyarrow",
         )
-        rows = pa.concat_tables(ray.get(out.to_arrow_refs())).to_pylist()
+        return pa.concat_tables(ray.get(out.to_arrow_refs())).to_pylist()
     finally:
         ray.shutdown()
-    assert by_id(rows) == by_id(read(reference))
+
+
+@pytest.mark.slow
+def test_ray_map_batches_on_two_cpus_equals_tags_generate(reference, corpus, tmp_path):
+    pytest.importorskip("ray", reason="Ray Data is the optional extra: pip install tags[ray]")
+    pytest.importorskip("pyarrow")
+    # Ray runs in its own interpreter: ray.shutdown() leaves gRPC threads behind, and a
+    # process holding them can deadlock when a later test forks workers.
+    script = (
+        "import json, sys\n"
+        "from test_engines import ray_rows\n"
+        "json.dump(ray_rows(sys.argv[1], sys.argv[2]), open(sys.argv[3], 'w'))\n"
+    )
+    out = tmp_path / "rows.json"
+    tests = Path(__file__).parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(vocab_of(reference)), str(corpus), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert by_id(json.loads(out.read_text())) == by_id(read(reference))

@@ -207,6 +207,13 @@ def _add_io_options(io: Any) -> None:
     )
     io.add_argument("--shard", default=None, metavar="I/N", help="process only shard I of N")
     io.add_argument(
+        "--count-only",
+        action="store_true",
+        help="only the counting pass: write the corpus counts of --captions (of its shard "
+        "with --shard) to --out, no negatives; sum the shards' files with `tags counts "
+        "merge` and generate from the sum with --vocab",
+    )
+    io.add_argument(
         "--report-skipped",
         default=None,
         metavar="FILE",

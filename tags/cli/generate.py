@@ -29,7 +29,7 @@ from tags.cli._generate_options import (
 )
 from tags.cli.export import export_options
 from tags.core.errors import CommandError, one_line
-from tags.core.progress import progress
+from tags.core.progress import progress, track
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--resume-changed-input goes with --resume")
     except ValueError as err:
         raise CommandError(f"{err}") from err
-    error = check_paths(args) or _option_files_problem(args)
+    error = check_paths(args) or _option_files_problem(args) or _count_only_problem(args)
     if error is not None:
         raise CommandError(f"{error}")
     state = _distributed_state()
@@ -312,10 +312,85 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{error}")
     existed = {p for p in _own_files(out, args) if p.exists()}
     try:
+        if args.count_only:
+            return _count_only(args, out, shard)
         return _run_locked(args, out, shard, state, existed)
     finally:  # the main process merges the parts after every process is done, then unlocks
         if lock is not None:
             lock.release()
+
+
+def _count_only_problem(args: argparse.Namespace) -> str | None:
+    """A one-line error for options that do not go with ``--count-only``."""
+    if not args.count_only:
+        return None
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return "--count-only runs as one process a shard: start one command per --shard I/N"
+    conflicts = [
+        flag
+        for flag, on in (
+            ("--resume", args.resume),
+            ("--vocab", args.vocab),
+            ("--export", args.export),
+            ("--report-skipped", args.report_skipped),
+        )
+        if on
+    ]
+    if conflicts:
+        return f"--count-only writes only the counts to --out; drop {', '.join(conflicts)}"
+    return None
+
+
+def _count_only(args: argparse.Namespace, out: Path, shard: tuple[int, int]) -> int:
+    """``--count-only``: the counting pass over the groups of ``shard``, saved to ``out`` (the
+    file ``tags generate`` would write as ``OUT.vocab.json`` for that part of the corpus)."""
+    from tags.core.io import ErrorPolicy, InputError, shard_bounds, take_shard
+    from tags.negatives.counts import count_groups
+    from tags.negatives.pipeline import default_parser
+    from tags.negatives.resume import no_captions
+
+    start = time.perf_counter()
+    policy = ErrorPolicy(args.on_error, warn=lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
+    try:
+        total_groups, total_captions = _count(args)
+        if total_captions == 0:
+            raise InputError(no_captions(args.captions, args.format, args.split))
+        first, stop = shard_bounds(total_groups, *shard)
+        bar = progress(
+            total=total_captions if shard[1] == 1 else None,
+            desc="count" if shard[1] == 1 else f"count shard {shard[0]}/{shard[1]}",
+            unit=" captions",
+            disable=args.progress is False,
+            force=args.progress is True,
+            every=args.progress_every,
+        )
+
+        counted = 0
+
+        def tracked(graphs: Iterable[Any]) -> Iterator[Any]:
+            nonlocal counted
+            with bar:
+                for graph in track(graphs, bar):
+                    counted += 1
+                    yield graph
+
+        vocab = count_groups(
+            take_shard(_reader(args, policy), first, stop),
+            parser=default_parser(),
+            n_process=_workers(args, None),
+            progress=tracked,
+        )
+        vocab.save(out)
+    except (InputError, FileNotFoundError, ValueError) as err:
+        raise CommandError(f"{one_line(err)}") from err
+    part = f" (images {first}-{stop - 1}, shard {shard[0]}/{shard[1]})" if shard[1] > 1 else ""
+    print(
+        f"counted {counted} captions{part} in {time.perf_counter() - start:.1f}s; bad input "
+        f"lines skipped: {policy.count}; counts: {out}"
+        + ("; sum the shards with `tags counts merge`" if shard[1] > 1 else ""),
+        file=sys.stderr,
+    )
+    return 0
 
 
 def _lock_output(out: Path, state: Any) -> tuple[Any, str | None]:
