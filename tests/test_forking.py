@@ -55,3 +55,21 @@ def test_inputs_are_drawn_lazily():
 def test_processes_must_be_positive():
     with pytest.raises(ValueError, match="processes"):
         list(fork_map(_square, [1], 0))
+
+
+def _dying_worker(batch):
+    os._exit(9)
+
+
+def test_generate_stops_in_one_line_when_a_worker_dies(cli, tmp_path, monkeypatch):
+    from _data import FLICKR_CAPTIONS
+
+    monkeypatch.setattr("tags.negatives.pipeline._worker_run", _dying_worker)
+    captions = tmp_path / "caps.txt"
+    captions.write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:20]) + "\n")
+    out = tmp_path / "negatives.jsonl"
+    done = cli("generate", "--captions", captions, "--out", out, "--num-workers", "2",
+               "--no-progress")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "worker process died" in done.stderr and "--resume" in done.stderr
+    assert "Traceback" not in done.stderr

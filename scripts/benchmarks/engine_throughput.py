@@ -153,11 +153,13 @@ class TreeMemory:
     """Peak RSS and CPU time per process of a process tree, sampled in a thread (a process
     that ends loses at most one interval of its CPU time)."""
 
-    def __init__(self, pid: int, every: float = 0.2):
+    def __init__(self, pid: int, every: float = 0.2, pss: bool = False):
         import psutil
 
         self.root = psutil.Process(pid)
         self.every = every
+        self.pss = pss  # also the peak of the tree's summed PSS (a shared page counted once)
+        self.peak_pss = 0
         self.peaks: dict[int, tuple[int, str, int]] = {}  # pid -> (rss, command, parent)
         self.cpu: dict[int, float] = {}  # pid -> user + system seconds, last seen
         self._stop = threading.Event()
@@ -179,8 +181,11 @@ class TreeMemory:
                 procs = [self.root, *self.root.children(recursive=True)]
             except psutil.Error:
                 return
+            total_pss = 0
             for proc in procs:
                 try:
+                    if self.pss:
+                        total_pss += proc.memory_full_info().pss
                     rss = proc.memory_info().rss
                     name = " ".join(proc.cmdline())[:120] or proc.name()
                     parent = proc.ppid()
@@ -190,6 +195,7 @@ class TreeMemory:
                 self.cpu[proc.pid] = times.user + times.system
                 peak = self.peaks.get(proc.pid, (0, name, parent))
                 self.peaks[proc.pid] = (max(peak[0], rss), name, parent)
+            self.peak_pss = max(self.peak_pss, total_pss)
             self._stop.wait(self.every)
 
     def summary(self, engine: str) -> dict:

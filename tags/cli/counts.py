@@ -1,5 +1,9 @@
-"""``tags counts merge``: sum the counting pass's parts (``tags generate --count-only
---shard I/N``) into the one counts file ``tags generate --vocab`` reads."""
+"""``tags counts``: the corpus counts files ``tags generate`` plans from.
+
+- ``merge``: sum the counting pass's parts (``tags generate --count-only --shard I/N``) into
+  the one counts file ``tags generate --vocab`` reads;
+- ``prune``: drop the rare combinations (:mod:`tags.negatives.pruning`), for less memory.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     merge.add_argument("--out", "-o", required=True, help="the summed counts file")
     add_overwrite(merge, "an existing --out")
     merge.set_defaults(func=run_merge)
+    prune = actions.add_parser(
+        "prune",
+        help="drop combinations seen fewer than K times (less memory; changes negatives)",
+        description="Drop the entries seen fewer than --min-count times from the combination "
+        "tables of a counts file (triples, objects seen together, the names of "
+        "one image's captions; the counts of single things stay whole). Generation from the "
+        "pruned file (--vocab) needs less memory; its negatives differ (docs/generate.md "
+        "gives the measured effect).",
+    )
+    prune.add_argument("counts", metavar="COUNTS", help="a counts file (OUT.vocab.json)")
+    prune.add_argument("--min-count", type=int, required=True, metavar="K", help="keep >= K")
+    prune.add_argument(
+        "--tables",
+        default=None,
+        help="comma-separated tables to prune (default: all of "
+        "triples, subject_predicate, predicate_object, attribute_object, "
+        "cooccurrence, verb_object, codescription, verb_codescription)",
+    )
+    prune.add_argument("--out", "-o", required=True, help="the pruned counts file")
+    add_overwrite(prune, "an existing --out")
+    prune.set_defaults(func=run_prune)
+
+
+def _check_out(out: Path, inputs: list[Path], overwrite: bool) -> None:
+    for part in inputs:
+        if part.is_dir():
+            raise CommandError(f"{part} is a directory; pass counts files")
+        if not part.is_file():
+            raise CommandError(f"{part}: no such counts file")
+        if part.resolve() == out.resolve():
+            raise CommandError(f"--out {out} is one of the inputs; write elsewhere")
+    if out.is_dir():
+        raise CommandError(f"--out {out} is a directory; pass a file name")
+    if not out.parent.is_dir():
+        raise CommandError(f"--out {out}: directory {out.parent} does not exist")
+    if out.exists() and not overwrite:
+        raise CommandError(f"--out {out} exists; pass --overwrite to replace it")
 
 
 def run_merge(args: argparse.Namespace) -> int:
@@ -39,19 +80,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     parts = [Path(part) for part in args.parts]
-    for part in parts:
-        if part.is_dir():
-            raise CommandError(f"{part} is a directory; pass counts files")
-        if not part.is_file():
-            raise CommandError(f"{part}: no such counts file")
-        if part.resolve() == out.resolve():
-            raise CommandError(f"--out {out} is one of the parts; write the sum elsewhere")
-    if out.is_dir():
-        raise CommandError(f"--out {out} is a directory; pass a file name")
-    if not out.parent.is_dir():
-        raise CommandError(f"--out {out}: directory {out.parent} does not exist")
-    if out.exists() and not args.overwrite:
-        raise CommandError(f"--out {out} exists; pass --overwrite to replace it")
+    _check_out(out, parts, args.overwrite)
     start = time.perf_counter()
     try:
         merge_counts(parts).save(out)
@@ -59,6 +88,34 @@ def run_merge(args: argparse.Namespace) -> int:
         raise CommandError(one_line(err)) from err
     print(
         f"merged {len(parts)} counts files in {time.perf_counter() - start:.1f}s: {out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    from tags.core.io import InputError
+    from tags.negatives.pruning import PRUNABLE, prune_counts
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    out, source = Path(args.out), Path(args.counts)
+    if args.min_count < 1:
+        raise CommandError(f"--min-count must be >= 1, got {args.min_count}")
+    tables = PRUNABLE if args.tables is None else [t.strip() for t in args.tables.split(",")]
+    _check_out(out, [source], args.overwrite)
+    start = time.perf_counter()
+    try:
+        pruned, kept = prune_counts(SceneGraphVocabulary.load(source), args.min_count, tables)
+        pruned.save(out)
+    except (InputError, ValueError) as err:
+        raise CommandError(one_line(err)) from err
+    before, after = (sum(n[i] for n in kept.values()) for i in (0, 1))
+    for name, (had, has) in kept.items():
+        print(f"  {name:20s} {had:9d} -> {has:9d}", file=sys.stderr)
+    print(
+        f"pruned {before - after} of {before} combination entries (kept >= {args.min_count}) "
+        f"in {time.perf_counter() - start:.1f}s: {source} "
+        f"({source.stat().st_size / 1e6:.1f} MB) -> {out} ({out.stat().st_size / 1e6:.1f} MB)",
         file=sys.stderr,
     )
     return 0

@@ -441,6 +441,7 @@ def _nothing_to_export(args: argparse.Namespace, out: Path, stats: Any, existed:
 def _run_locked(
     args: argparse.Namespace, out: Path, shard: tuple[int, int], state: Any, existed: set
 ) -> int:
+    from parsers.forking import WorkerDiedError
     from tags.core.io import ErrorPolicy, InputError
     from tags.core.regions import MissingFeaturesError
     from tags.negatives.parts import merge_all, part_path
@@ -456,6 +457,11 @@ def _run_locked(
         stats, point = _generate(args, out, target, shard, state, policy)
     except (InputError, MissingFeaturesError, FileNotFoundError, ValueError) as err:
         raise CommandError(f"{one_line(err)}") from err
+    except WorkerDiedError as err:  # e.g. out of memory: the finished captions stay
+        raise CommandError(
+            f"{one_line(err)} (--num-workers {_workers(args, state)}); the finished captions "
+            "are kept: run again with --resume"
+        ) from err
     except OSError as err:  # e.g. no space left: the finished captions stay, --resume goes on
         where = err.filename or target
         raise CommandError(
@@ -549,6 +555,7 @@ def _generate(
     """Write ``target``; returns the run's statistics and the resume point used."""
     from tags.core.io import InputError, JsonlWriter, shard_bounds, take_shard
     from tags.negatives.factory import create_generator
+    from tags.negatives.parses import ParseCache
     from tags.negatives.pipeline import default_parser
     from tags.negatives.resume import check_resume, no_captions, write_meta
 
@@ -568,7 +575,8 @@ def _generate(
         changed_input=args.resume_changed_input,
         warn=lambda message: print(message, file=sys.stderr),
     )
-    parser = default_parser()
+    # the counting pass's parses serve generation too (one parse per caption, bounded)
+    parser = ParseCache(default_parser())
     generator = create_generator(
         config,
         parser=parser,
