@@ -11,6 +11,8 @@
   campaign and the tests;
 - :mod:`.quality`: the text-only measures of ``scripts/benchmarks/negative_quality.py``;
 - :mod:`.controls`: the hidden controls of ``scripts/benchmarks/blind_read.py``.
+- :mod:`.headroom`: the shapes benchmark's headroom gate (a driver itself: fresh scenes every
+  step, plain vs oracle negatives, learning curves per minimal-pair kind).
 
 The tests import it too (``tests/conftest.py`` puts ``scripts/`` on ``sys.path``).
 

@@ -1,0 +1,753 @@
+"""Headroom gate of the shapes benchmark: can a training rung learn its relations?
+
+    python scripts/research/headroom.py --negatives oracle --variant tags-bind --pool gate \
+        --steps 600 --eval-every 50 --out oracle.json
+    python scripts/research/headroom.py --gate --variant tags-bind --pool gate --steps 600 \
+        --eval-every 50 --device cuda --workers 12 --sweep-seconds 240 --out gate/
+    python scripts/research/headroom.py --sweep --steps 1500 --device cuda --workers 12 \
+        --sweep-seconds 420 --out sweep/
+
+Trains an image-text matcher with binary ITM on **fresh procedural scenes every step**
+(the benchmark's own generator, captioner and truth: :mod:`tags.benchmark.scenes`,
+:func:`~tags.benchmark.captions.sample_claims`, :func:`~tags.benchmark.captions.holds`,
+:func:`~tags.benchmark.minimal_pairs.false_edits`, role swaps as
+:func:`~tags.benchmark.minimal_pairs.role_swap_pairs` builds them), and scores a fixed
+held-out set of 2-4 object scenes every ``--eval-every`` steps: per kind (attribute, object,
+relation, role), the share of minimal pairs whose true caption gets the higher ITM logit. The
+held-out pairs are drawn as the benchmark draws its test pairs (``balanced`` sampler, plus
+every role swap that is false of its scene); its generator seed is never a training seed.
+
+Perception is given (symbolic regions, what a pre-trained detector would bring): each object
+is one region whose feature is the sum of the word embeddings of its true shape, colour and
+size (tied to the text side: ``--embed tied``; ``free``: a one-hot through a linear layer),
+with its true box. Composition is not given: which mention names which region, and which
+role each plays, must be learned.
+
+Models (``--variant``), all the project's :class:`~tags.modeling.TagsModel` (a word-level
+vocabulary of the benchmark's grammar) whose ITM logit gets one added term:
+
+- ``tags``: nothing added;
+- ``tags-rel``: every ordered pair of region states after the encoder, with pairwise geometry
+  features of the two boxes (offsets, clear gaps, vertical overlap, radii), is scored by an
+  MLP that also reads the [CLS] state; pair scores pooled by logsumexp (an existential claim
+  holds when some pair satisfies it);
+- ``tags-bind``: the pair (i, j) scores how well region i matches the subject words and region
+  j the object words (cosine of the tied word and region embeddings through one learned
+  map, pooled over the tokens by learned per-role weights read from the encoder's text
+  states: ``--pool softmax`` weights or ``gate``, independent sigmoid gates), plus an MLP of
+  the relation words' pooled text state and the pair's geometry; logsumexp over pairs.
+  Which tokens form the subject, the object and the relation is learned, never given.
+
+Negatives (``--negatives``): ``plain``, per caption the caption of another scene of the batch
+(checked false of this scene); ``oracle``, that plus one scene-checked single edit of a kind
+drawn uniformly among ``--kinds`` (attribute, object, relation: one unit changed, false of the
+scene; role: the two mentions exchanged, false of the scene). Within a kind, the edit is
+drawn so that every word pair is used as often in both directions (online, as the
+benchmark's ``balanced`` sampler), so no word prior is taught.
+
+``--curriculum N``: 2-object scenes for the first N steps, then 2-4. ``--gate``: oracle and
+plain for seeds 0-2 of one configuration, the mean per kind at the end and at every evaluated
+step, and the verdict (oracle >= 90 % on attribute, relation, role; plain <= 60 % on relation,
+role). ``--sweep``: the grid :data:`SWEEP_GRID` (one seed). Both run one run after another,
+each stopping at ``--steps`` or its share of ``--sweep-seconds``, and write a curve per run,
+``summary.json`` (and ``gate.json``) under ``--out``. ``--workers N`` builds the batches in N
+processes (for a GPU; the step order is kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from tags.benchmark.captions import Claim, holds, sample_claims
+from tags.benchmark.minimal_pairs import (
+    MinimalPair,
+    false_edits,
+    role_swap_pairs,
+    sample_minimal_pairs,
+)
+from tags.benchmark.scenes import COLORS, RELATIONS, SHAPES, SIZES, Scene, generate_scene
+from tags.benchmark.truth import normalize
+
+KINDS: tuple[str, ...] = ("attribute", "object", "relation", "role")
+#: generator seed of the held-out scenes (training uses ``TRAIN_SEED_BASE + seed``)
+EVAL_SEED_BASE = 900_000
+TRAIN_SEED_BASE = 100
+SPECIAL = ("[PAD]", "[CLS]", "[SEP]", "[MASK]")
+_GRAMMAR = ["a", "an", "and", "there", "is", "shapes", "two", "three", "four", ",", ":"]
+VOCAB: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [
+            *SPECIAL,
+            *_GRAMMAR,
+            *(w for r in RELATIONS for w in r.split()),
+            *SHAPES,
+            *COLORS,
+            *SIZES,
+        ]
+    )
+)
+WORD_ID = {w: i for i, w in enumerate(VOCAB)}
+MAX_REGIONS = 4
+VARIANTS: tuple[str, ...] = ("tags", "tags-rel", "tags-bind")
+
+
+def tokenize(text: str) -> list[int]:
+    """``[CLS] words [SEP]`` ids of a caption of the benchmark's grammar."""
+    words = normalize(text).replace(",", " ,").replace(":", " :").split()
+    return [1, *(WORD_ID[w] for w in words), 2]
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def scene_tensors(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
+    """Per object: the word ids of its shape, colour, size ``[R, 3]`` and its box
+    ``(x1, y1, x2, y2)`` divided by the image side ``[R, 4]``."""
+    labels = np.array(
+        [[WORD_ID[o.shape], WORD_ID[o.color], WORD_ID[o.size]] for o in scene.objects]
+    )
+    boxes = np.array([o.box for o in scene.objects], np.float32) / np.float32(scene.width)
+    return labels, np.clip(boxes, 0.0, 1.0)
+
+
+def role_swap(claim: Claim) -> Claim | None:
+    """The claim with its two mentions exchanged (``role_swap_pairs``'s edit), or ``None``."""
+    if claim.relation is None or len(claim.mentions) != 2:
+        return None
+    return replace(claim, mentions=claim.mentions[::-1])
+
+
+def edit_options(claim: Claim, scene: Scene, kinds: Sequence[str]) -> dict[str, list]:
+    """Per kind, the false single edits ``(original, replacement, claim)`` of ``claim``."""
+    options = {k: v for k, v in false_edits(claim, scene).items() if k in kinds and v}
+    swapped = role_swap(claim)
+    if (
+        "role" in kinds
+        and swapped is not None
+        and swapped.text != claim.text
+        and not holds(swapped, scene)
+    ):
+        a, b = claim.mentions
+        options["role"] = [(a.text, b.text, swapped)]
+    return options
+
+
+@dataclass
+class NegativeSampler:
+    """Scene-checked single-edit negatives; within a kind, directions are balanced online
+    (an edit ``a -> b`` is preferred while ``b -> a`` has been used more often)."""
+
+    kinds: Sequence[str]
+    debt: dict[str, Counter] = field(default_factory=dict)
+
+    def draw(
+        self, claim: Claim, scene: Scene, rng: np.random.Generator
+    ) -> tuple[str, Claim] | None:
+        options = edit_options(claim, scene, self.kinds)
+        if not options:
+            return None
+        kind = sorted(options)[int(rng.integers(len(options)))]
+        debt = self.debt.setdefault(kind, Counter())
+        edits = options[kind]
+        owed = [k for k, (old, new, _) in enumerate(edits) if debt[(old, new)] > 0]
+        pool = owed or list(range(len(edits)))
+        old, new, edited = edits[pool[int(rng.integers(len(pool)))]]
+        debt[(old, new)] -= 1
+        debt[(new, old)] += 1
+        return kind, edited
+
+
+@dataclass
+class Batch:
+    """Rows of (caption, scene index, target); ``kinds`` names each row's origin."""
+
+    labels: np.ndarray  # [S, 4, 3]
+    boxes: np.ndarray  # [S, 4, 4]
+    region_mask: np.ndarray  # [S, 4]
+    texts: list[str]
+    scene_index: list[int]
+    targets: list[float]
+    kinds: list[str]
+    scenes: list[Scene] = field(default_factory=list)
+
+
+def stack_scenes(scenes: Sequence[Scene]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    labels = np.zeros((len(scenes), MAX_REGIONS, 3), np.int64)
+    boxes = np.zeros((len(scenes), MAX_REGIONS, 4), np.float32)
+    mask = np.zeros((len(scenes), MAX_REGIONS), np.int64)
+    for i, scene in enumerate(scenes):
+        lab, box = scene_tensors(scene)
+        labels[i, : len(lab)], boxes[i, : len(box)], mask[i, : len(lab)] = lab, box, 1
+    return labels, boxes, mask
+
+
+def make_batch(
+    step: int, seed: int, scenes_per_step: int, negatives: str, max_objects: int,
+    sampler: NegativeSampler,
+) -> Batch:  # fmt: skip
+    """Step ``step``'s fresh scenes (one true caption each), their negatives and targets;
+    deterministic in ``(seed, step)`` (and the sampler's running balance)."""
+    rng = np.random.default_rng([TRAIN_SEED_BASE + seed, step, 7])
+    scenes, claims = [], []
+    for k in range(scenes_per_step):
+        image_id = step * scenes_per_step + k
+        scene = generate_scene(image_id, TRAIN_SEED_BASE + seed, 192, 2, max_objects)
+        claim = sample_claims(
+            scene, np.random.default_rng([TRAIN_SEED_BASE + seed, image_id, 1]), 1
+        )
+        scenes.append(scene)
+        claims.append(claim[0])
+    texts = [c.text for c in claims]
+    index, targets, kinds = (
+        list(range(len(scenes))),
+        [1.0] * len(scenes),
+        ["positive"] * len(scenes),
+    )
+    shift = int(rng.integers(1, len(scenes))) if len(scenes) > 1 else 0
+    for i, scene in enumerate(scenes):
+        for tries in range(len(scenes) - 1):  # another scene's caption, false of this one
+            other = claims[(i + shift + tries) % len(scenes)]
+            if (i + shift + tries) % len(scenes) != i and not holds(other, scene):
+                texts.append(other.text)
+                index.append(i), targets.append(0.0), kinds.append("random")
+                break
+        if negatives == "oracle":
+            drawn = sampler.draw(claims[i], scene, rng)
+            if drawn is not None:
+                texts.append(drawn[1].text)
+                index.append(i), targets.append(0.0), kinds.append(drawn[0])
+    labels, boxes, mask = stack_scenes(scenes)
+    return Batch(labels, boxes, mask, texts, index, targets, kinds, scenes)
+
+
+@dataclass
+class EvalSet:
+    """Held-out scenes (2-4 objects) and their minimal and role pairs."""
+
+    scenes: dict[int, Scene]
+    pairs: list[MinimalPair]
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(p.type for p in self.pairs))
+
+
+def eval_set(seed: int = 0, num_scenes: int = 200, captions: int = 5) -> EvalSet:
+    """The fixed held-out set: scenes of generator seed ``EVAL_SEED_BASE + seed`` (never a
+    training seed), 5 captions each as the builder samples them, the ``balanced`` minimal
+    pairs of the split and every false role swap."""
+    gen_seed = EVAL_SEED_BASE + seed
+    items = []
+    for image_id in range(num_scenes):
+        scene = generate_scene(image_id, gen_seed, 192, 2, 4)
+        items.append(
+            (scene, sample_claims(scene, np.random.default_rng([gen_seed, image_id, 1]), captions))
+        )
+    pairs = sample_minimal_pairs(items, gen_seed, 1, "balanced")
+    for scene, claims in items:
+        pairs += role_swap_pairs(scene, claims)
+    return EvalSet({s.image_id: s for s, _ in items}, pairs)
+
+
+# ---------------------------------------------------------------------------- model
+
+
+def geometry(boxes):
+    """Pairwise geometry of ``[N, R, 4]`` boxes: ``[N, R, R, 10]`` features of (i, j)."""
+    import torch
+
+    x1, y1, x2, y2 = boxes.unbind(-1)
+    cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1) / 2
+    i = (slice(None), slice(None), None)  # [N, R, 1]
+    j = (slice(None), None, slice(None))  # [N, 1, R]
+    min_r = torch.minimum(r[i], r[j]).clamp(min=1e-3)
+    v_overlap = (torch.minimum(y2[i], y2[j]) - torch.maximum(y1[i], y1[j])) / (2 * min_r)
+    feats = [
+        10 * (cx[j] - cx[i]),
+        10 * (cy[j] - cy[i]),
+        10 * (x1[j] - x2[i]),  # clear gap, i left of j
+        10 * (x1[i] - x2[j]),  # i right of j
+        10 * (y1[j] - y2[i]),  # i above j
+        10 * (y1[i] - y2[j]),  # i below j
+        v_overlap,
+        (cx[j] - cx[i]).abs() / min_r,
+        10 * r[i].expand_as(min_r),
+        10 * r[j].expand_as(min_r),
+    ]
+    return torch.stack(feats, -1)
+
+
+def build_model(variant: str, hidden: int, layers: int, embed: str, pool: str = "softmax"):
+    import torch
+    from torch import nn
+
+    from tags.modeling import TagsConfig, TagsModel
+
+    class HeadroomModel(nn.Module):
+        """TagsModel over ``[caption ; object regions]``, optionally with a pair block."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            config = TagsConfig(
+                vocab_size=len(VOCAB), mask_token_id=3, hidden_size=hidden,
+                num_hidden_layers=layers, num_attention_heads=4,
+                intermediate_size=2 * hidden, max_position_embeddings=48,
+                region_feature_size=hidden if embed == "tied" else len(VOCAB),
+                max_regions=MAX_REGIONS, initializer_range=0.02, hidden_dropout_prob=0.0,
+                attention_probs_dropout_prob=0.0, use_mlm_head=False, use_wod_head=False,
+                use_woc_head=False,
+            )  # fmt: skip
+            self.tags = TagsModel(config)
+            if embed == "tied":  # region feature = sum of its words' embeddings
+                with torch.no_grad():
+                    self.tags.img_embeddings.img_linear.weight.copy_(torch.eye(hidden))
+                    self.tags.img_embeddings.img_linear.bias.zero_()
+            self.pairs = None
+            if variant == "tags-bind":  # word-region match, learned role pooling
+                self.match = nn.Linear(hidden, hidden, bias=False)
+                with torch.no_grad():
+                    self.match.weight.copy_(torch.eye(hidden))
+                self.match_scale = nn.Parameter(torch.tensor(5.0))
+                self.roles = nn.Linear(hidden, 3)  # subject, object, relation pooling
+            if variant in ("tags-rel", "tags-bind"):
+                self.pair_in = nn.ModuleDict(
+                    {
+                        k: nn.Linear(hidden if k != "geo" else 10, hidden)
+                        for k in ("s", "o", "c", "geo")
+                    }
+                )
+                self.pairs = nn.Sequential(
+                    nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, 1)
+                )
+
+        def region_features(self, labels):
+            if embed == "tied":
+                return self.tags.embeddings.word_embeddings(labels).sum(-2)
+            return torch.nn.functional.one_hot(labels, len(VOCAB)).sum(-2).float()
+
+        def bound_pairs(self, input_ids, attention_mask, labels, out, geo):
+            """Pair (i, j): how well region i matches the subject words, region j the
+            object words (cosine of word and region embeddings, pooled over the tokens by a
+            learned attention per role from the text states), plus an MLP of the relation
+            words' pooled state and the pair's geometry. ``[N, R, R]``."""
+            words = self.match(self.tags.embeddings.word_embeddings(input_ids))
+            regions = self.match(self.tags.img_embeddings.img_linear(self.region_features(labels)))
+            sim = torch.einsum(
+                "ntd,nrd->ntr",
+                torch.nn.functional.normalize(words, dim=-1),
+                torch.nn.functional.normalize(regions, dim=-1),
+            ).float()  # [N, T, R]
+            text = out.text_hidden_state
+            role_logits = (
+                self.roles(text).float().masked_fill(~attention_mask.bool()[..., None], -1e4)
+            )
+            alpha = role_logits.softmax(1)  # [N, T, 3]
+            gates = alpha if pool == "softmax" else torch.sigmoid(role_logits)
+            subject = torch.einsum("nt,ntr->nr", gates[..., 0], sim)
+            obj = torch.einsum("nt,ntr->nr", gates[..., 1], sim)
+            relation = torch.einsum("nt,ntd->nd", alpha[..., 2].to(text.dtype), text)
+            h = geo + self.pair_in["c"](relation)[:, None, None]
+            match = self.match_scale * (subject[:, :, None] + obj[:, None, :])
+            return match + self.pairs(h).squeeze(-1).float()
+
+        def forward(self, input_ids, attention_mask, labels, boxes, region_mask):
+            x1, y1, x2, y2 = boxes.unbind(-1)
+            box7 = torch.stack([x1, y1, x2, y2, x2 - x1, y2 - y1, (x2 - x1) * (y2 - y1)], -1)
+            out = self.tags(
+                input_ids=input_ids, attention_mask=attention_mask,
+                region_features=self.region_features(labels), region_boxes=box7,
+                region_mask=region_mask, heads="itm",
+            )  # fmt: skip
+            logit = out.itm_logits.reshape(-1).float()
+            if self.pairs is None:
+                return logit
+            reg, cls = out.region_hidden_state, out.last_hidden_state[:, 0]
+            p = self.pair_in
+            geo = p["geo"](geometry(boxes).to(reg.dtype))
+            if variant == "tags-bind":
+                scores = self.bound_pairs(input_ids, attention_mask, labels, out, geo)
+            else:
+                h = (
+                    p["s"](reg)[:, :, None]
+                    + p["o"](reg)[:, None, :]
+                    + geo
+                    + p["c"](cls)[:, None, None]
+                )
+                scores = self.pairs(h).squeeze(-1).float()  # [N, R, R]
+            m = region_mask.bool()
+            valid = (
+                m[:, :, None]
+                & m[:, None, :]
+                & ~torch.eye(m.shape[1], dtype=torch.bool, device=m.device)
+            )
+            return logit + scores.masked_fill(~valid, -1e4).flatten(1).logsumexp(-1)
+
+    return HeadroomModel()
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def to_device(batch: Batch, rows: Sequence[int] | None, device):
+    """Model inputs of ``batch`` (all rows, or ``rows``) on ``device``."""
+    import torch
+
+    from tags.modeling.padding import pad_text
+
+    rows = range(len(batch.texts)) if rows is None else rows
+    ids, attn = pad_text([tokenize(batch.texts[r]) for r in rows])
+    idx = torch.as_tensor([batch.scene_index[r] for r in rows])
+    return dict(
+        input_ids=ids.to(device), attention_mask=attn.to(device),
+        labels=torch.as_tensor(batch.labels)[idx].to(device),
+        boxes=torch.as_tensor(batch.boxes)[idx].to(device),
+        region_mask=torch.as_tensor(batch.region_mask)[idx].to(device),
+    )  # fmt: skip
+
+
+def evaluate(model, data: EvalSet, device, bf16: bool, chunk: int = 1024) -> dict[str, float]:
+    """Per kind (and ``overall``), the share of pairs whose caption scores above its negative."""
+    import torch
+
+    ids = sorted(data.scenes)
+    pos = {i: k for k, i in enumerate(ids)}
+    labels, boxes, mask = stack_scenes([data.scenes[i] for i in ids])
+    texts = [p.caption for p in data.pairs] + [p.negative for p in data.pairs]
+    index = [pos[p.image_id] for p in data.pairs] * 2
+    batch = Batch(labels, boxes, mask, texts, index, [0.0] * len(texts), [])
+    logits = []
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode(), autocast(device, bf16):
+        for start in range(0, len(texts), chunk):
+            rows = range(start, min(start + chunk, len(texts)))
+            logits.append(model(**to_device(batch, rows, device)).float().cpu())
+    model.train(was_training)
+    scores = torch.cat(logits).numpy()
+    wins = scores[: len(data.pairs)] > scores[len(data.pairs) :]
+    types = np.array([p.type for p in data.pairs])
+    result = {"overall": float(wins.mean())}
+    for kind in KINDS:
+        if (types == kind).any():
+            result[kind] = float(wins[types == kind].mean())
+    return result
+
+
+def autocast(device, bf16: bool):
+    import contextlib
+
+    import torch
+
+    if bf16 and device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def batches(args, start: int = 1) -> Iterator[Batch]:
+    """The training batches of ``args`` from step ``start``; with ``--workers`` built in
+    worker processes (each takes every W-th step, so the order stays by step)."""
+    sampler = NegativeSampler(args.kinds)
+
+    def build(step: int) -> Batch:
+        max_objects = 2 if step <= args.curriculum else 4
+        return make_batch(step, args.seed, args.batch_size, args.negatives, max_objects, sampler)
+
+    if args.workers <= 0:
+        for step in range(start, args.steps + 1):
+            yield build(step)
+        return
+    import torch
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            info = torch.utils.data.get_worker_info()
+            for step in range(start + info.id, args.steps + 1, info.num_workers):
+                yield build(step)
+
+    loader = torch.utils.data.DataLoader(
+        Stream(), batch_size=None, num_workers=args.workers, collate_fn=lambda b: b,
+        prefetch_factor=4, persistent_workers=False,
+    )  # fmt: skip
+    yield from loader
+
+
+def resolve_device(name: str):
+    import torch
+
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)
+
+
+def train(args, keep: dict | None = None) -> dict:
+    """One run: train, evaluate every ``--eval-every`` steps; returns (and writes) the curve.
+    ``keep``, a dict, receives the trained ``model`` and the ``held_out`` set."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(args.seed)
+    device = resolve_device(args.device)
+    model = build_model(args.variant, args.hidden, args.layers, args.embed, args.pool)
+    model = model.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    warmup = max(1, min(args.warmup, args.steps // 10))
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup))
+    held_out = eval_set(args.eval_seed, args.eval_scenes)
+    curve: list[dict] = []
+    started = time.perf_counter()
+    train_seconds, losses, step = 0.0, [], 0
+
+    def record(step: int) -> None:
+        t = time.perf_counter()
+        acc = evaluate(model, held_out, device, args.bf16)
+        row = {
+            "step": step,
+            "train_seconds": round(train_seconds, 1),
+            "loss": float(np.mean(losses)) if losses else None,
+            **acc,
+        }
+        losses.clear()
+        curve.append(row)
+        print(format_row(row), f"(eval {time.perf_counter() - t:.1f}s)", flush=True)
+
+    print(f"held-out pairs: {held_out.counts()}", flush=True)
+    record(0)
+    t0 = time.perf_counter()
+    for step, batch in enumerate(batches(args), start=1):
+        with autocast(device, args.bf16):
+            logits = model(**to_device(batch, None, device))
+        target = torch.as_tensor(batch.targets, device=device)
+        loss = F.binary_cross_entropy_with_logits(logits.float(), target)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+        out_of_time = args.max_seconds and time.perf_counter() - started > args.max_seconds
+        if step % args.eval_every == 0 or step == args.steps or out_of_time:
+            train_seconds += time.perf_counter() - t0
+            record(step)
+            t0 = time.perf_counter()
+        if out_of_time:
+            break
+    result = {
+        "config": {k: v for k, v in vars(args).items() if k not in ("sweep", "out")},
+        "eval_pairs": held_out.counts(),
+        "steps_done": step,
+        "steps_per_s": round(step / max(train_seconds, 1e-9), 2),
+        "seconds": round(time.perf_counter() - started, 1),
+        "curve": curve,
+        "final": curve[-1],
+    }
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=1))
+    if keep is not None:
+        keep.update(model=model, held_out=held_out, device=device)
+    return result
+
+
+def format_row(row: dict) -> str:
+    cells = " | ".join(f"{100 * row[k]:5.1f}" if k in row else "    -" for k in (*KINDS, "overall"))
+    loss = f"{row['loss']:.3f}" if row.get("loss") is not None else "  -  "
+    return f"| {row['step']:6d} | {row['train_seconds']:7.1f} | {loss} | {cells} |"
+
+
+HEADER = "|   step | train s | loss  | attr  |  obj  |  rel  | role  |  all  |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
+
+#: the sweep's grid: (negatives, variant, tags-bind pooling, curriculum as a share of
+#: ``--steps``, lr); 8 runs, each ``--sweep-seconds`` / 8 at most
+SWEEP_GRID: tuple[tuple[str, str, str, float, float], ...] = (
+    ("oracle", "tags-bind", "softmax", 0.0, 1e-3),
+    ("oracle", "tags-bind", "gate", 0.0, 1e-3),
+    ("oracle", "tags-bind", "gate", 0.0, 3e-3),
+    ("oracle", "tags-bind", "gate", 0.3, 1e-3),
+    ("oracle", "tags-rel", "softmax", 0.0, 1e-3),
+    ("oracle", "tags", "softmax", 0.0, 1e-3),
+    ("plain", "tags-bind", "gate", 0.0, 1e-3),
+    ("plain", "tags-bind", "gate", 0.3, 1e-3),
+)
+GATE_SEEDS = (0, 1, 2)
+#: the gate: oracle >= 90 % on these kinds, plain <= 60 % on those (mean over GATE_SEEDS)
+ORACLE_AT_LEAST = {"attribute": 0.9, "relation": 0.9, "role": 0.9}
+PLAIN_AT_MOST = {"relation": 0.6, "role": 0.6}
+
+
+def _runs(args, plan: Sequence[tuple[str, str, str, str, float, float, int]]) -> list[dict]:
+    """Train every ``(name, negatives, variant, pool, curriculum share, lr, seed)`` of ``plan``
+    one after another, each with ``--steps`` and its share of ``--sweep-seconds`` at most."""
+    out = Path(args.out or "headroom_sweep")
+    out.mkdir(parents=True, exist_ok=True)
+    share = args.sweep_seconds / len(plan)
+    summary = []
+    for name, negatives, variant, pool, curriculum, lr, seed in plan:
+        run = argparse.Namespace(**vars(args))
+        run.negatives, run.variant, run.pool, run.lr, run.seed = negatives, variant, pool, lr, seed
+        run.curriculum = int(curriculum * args.steps)
+        run.max_seconds = max(share - 15, 5)  # start-up and the final evaluation
+        run.out = str(out / f"{name}.json")
+        print(f"\n### {name}\n{HEADER}", flush=True)
+        result = train(run)
+        keys = ("steps_done", "steps_per_s", "seconds", "final", "curve")
+        summary.append({"name": name, "negatives": negatives, **{k: result[k] for k in keys}})
+    print(
+        "\n| run | steps | steps/s | s | attr | obj | rel | role |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    for s in summary:
+        cells = " | ".join(f"{100 * s['final'].get(k, float('nan')):.1f}" for k in KINDS)
+        print(
+            f"| {s['name']} | {s['steps_done']} | {s['steps_per_s']} | {s['seconds']} | {cells} |"
+        )
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def sweep(args) -> list[dict]:
+    """Every configuration of :data:`SWEEP_GRID` (seed ``--seed``); prints and writes a
+    summary (``OUT/summary.json``, a curve per run)."""
+    plan = []
+    for n, v, p, c, lr in SWEEP_GRID:
+        name = f"{n}-{v}{'-' + p if v == 'tags-bind' else ''}-c{c:g}-lr{lr:g}"
+        plan.append((name, n, v, p, c, lr, args.seed))
+    return _runs(args, plan)
+
+
+def gate(args) -> dict:
+    """The headroom gate for the configuration of ``args``: oracle and plain for each of
+    :data:`GATE_SEEDS`, the mean and sample std per kind, and whether it passes."""
+    share = args.curriculum / args.steps
+    plan = [
+        (f"{n}-seed{s}", n, args.variant, args.pool, share, args.lr, s)
+        for n in ("oracle", "plain")
+        for s in GATE_SEEDS
+    ]
+    summary = _runs(args, plan)
+    verdict: dict = {}
+    print("\n| negatives | " + " | ".join(KINDS) + " |\n|---|" + "---:|" * len(KINDS))
+    for negatives in ("oracle", "plain"):
+        finals = [s["final"] for s in summary if s["negatives"] == negatives]
+        stats = {
+            k: (
+                float(np.mean([f[k] for f in finals])),
+                float(np.std([f[k] for f in finals], ddof=1)),
+            )
+            for k in KINDS
+        }
+        verdict[negatives] = stats
+        print(
+            f"| {negatives} | "
+            + " | ".join(f"{100 * m:.1f} ± {100 * sd:.1f}" for m, sd in stats.values())
+            + " |"
+        )
+    passed = all(verdict["oracle"][k][0] >= v for k, v in ORACLE_AT_LEAST.items()) and all(
+        verdict["plain"][k][0] <= v for k, v in PLAIN_AT_MOST.items()
+    )
+    verdict["passed"] = passed
+    verdict["by_step"] = gate_by_step(summary)
+    print(
+        f"gate {'PASSED' if passed else 'not passed'}: oracle >= 90 on attribute, relation, role; plain <= 60 on relation, role"
+    )
+    (Path(args.out or "headroom_sweep") / "gate.json").write_text(json.dumps(verdict, indent=1))
+    return verdict
+
+
+def gate_by_step(summary: Sequence[dict]) -> list[dict]:
+    """The gate at every evaluated step that all runs reached: the mean over seeds of the
+    oracle's attribute, relation, role and the plain runs' relation, role; printed."""
+    common = set.intersection(*({row["step"] for row in s["curve"]} for s in summary))
+    rows = []
+    print("\n| step | oracle attr | oracle rel | oracle role | plain rel | plain role | gate |")
+    print("|---:|---:|---:|---:|---:|---:|---|")
+    for step in sorted(common):
+        means = {}
+        for negatives in ("oracle", "plain"):
+            at = [
+                r
+                for s in summary
+                if s["negatives"] == negatives
+                for r in s["curve"]
+                if r["step"] == step
+            ]
+            means[negatives] = {k: float(np.mean([r[k] for r in at])) for k in KINDS}
+        passed = all(means["oracle"][k] >= v for k, v in ORACLE_AT_LEAST.items()) and all(
+            means["plain"][k] <= v for k, v in PLAIN_AT_MOST.items()
+        )
+        rows.append({"step": step, **means, "passed": passed})
+        o, p = means["oracle"], means["plain"]
+        cells = [o["attribute"], o["relation"], o["role"], p["relation"], p["role"]]
+        print(
+            f"| {step} | "
+            + " | ".join(f"{100 * c:.1f}" for c in cells)
+            + f" | {'pass' if passed else '-'} |"
+        )
+    return rows
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--negatives", choices=("plain", "oracle"), default="oracle")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--variant", choices=VARIANTS, default="tags-bind")
+    parser.add_argument("--embed", choices=("tied", "free"), default="tied")
+    parser.add_argument(
+        "--pool",
+        choices=("softmax", "gate"),
+        default="gate",
+        help="tags-bind: a role's word matches pooled by softmax weights or summed by sigmoid gates",
+    )
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--curriculum", type=int, default=0, help="2-object scenes for N steps")
+    parser.add_argument("--batch-size", type=int, default=64, help="scenes (captions) a step")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-seed", type=int, default=0)
+    parser.add_argument("--eval-scenes", type=int, default=200)
+    parser.add_argument("--eval-every", type=int, default=250)
+    parser.add_argument("--max-seconds", type=float, default=0.0, help="stop a run after this")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--bf16", action="store_true", help="bf16 autocast (cuda only)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--workers", type=int, default=0, help="batch-building processes")
+    parser.add_argument("--out", default=None, help="the curve JSON (sweep: a folder)")
+    parser.add_argument("--sweep", action="store_true", help="run the grid (SWEEP_GRID)")
+    parser.add_argument(
+        "--gate", action="store_true", help="oracle and plain, 3 seeds, this configuration"
+    )
+    parser.add_argument("--sweep-seconds", type=float, default=420.0)
+    args = parser.parse_args(argv)
+    if args.negatives == "plain" and "--kinds" in (argv or sys.argv):
+        parser.error("--kinds applies to --negatives oracle")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import torch
+
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.sweep or args.gate:
+        (sweep if args.sweep else gate)(args)
+        return 0
+    print(HEADER, flush=True)
+    result = train(args)
+    print(f"steps/s {result['steps_per_s']}, {result['seconds']} s in all")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
