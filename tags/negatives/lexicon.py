@@ -274,6 +274,7 @@ NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def near_synonyms(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name the same thing in :data:`NEAR_SYNONYMS` (head words,
     singular or plural)."""

@@ -39,6 +39,9 @@ def words_of(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+#: The most entries a query memo of :class:`SceneCounts` keeps before it starts afresh.
+_MEMO_SIZE = 1 << 17
+
 #: Tags of a plural noun head.
 PLURAL_TAGS = frozenset({"NNS", "NNPS"})
 
@@ -246,9 +249,11 @@ class SceneCounts:
         if self._index is None:
             objects_by_number: dict[bool, Counter] = defaultdict(Counter)
             surfaces: dict[tuple[str, bool], Counter] = defaultdict(Counter)
+            object_totals: Counter = Counter()  # both numbers (:meth:`object_count`)
             for (name, surface, plural), count in self.objects.items():
                 objects_by_number[plural][name] += count
                 surfaces[(name, plural)][surface] += count
+                object_totals[name] += count
             by_attribute: dict[str, Counter] = defaultdict(Counter)
             attrs_by_object: dict[str, Counter] = defaultdict(Counter)
             for (value, name), count in self.attribute_object.items():
@@ -287,6 +292,7 @@ class SceneCounts:
                 "noun_words": noun_words,
                 "total": sum(self.unigrams.values()),
                 "objects_by_number": objects_by_number,
+                "object_totals": object_totals,
                 "surfaces": surfaces,
                 "objects_with_attribute": by_attribute,
                 "attributes_of_object": attrs_by_object,
@@ -296,8 +302,18 @@ class SceneCounts:
                 "predicates_of_object": preds_of_object,
                 "relation_surfaces": relation_surfaces,
                 "attribute_surface": attribute_surface,
+                "memos": {},  # of pure queries over these counts (:meth:`memo`)
             }
         return self._index
+
+    def memo(self, name: str) -> dict:
+        """A dictionary to cache a pure query over these counts in, by the query's ``name``:
+        emptied whenever the counts change (with the index)."""
+        memos = (self._index if self._index is not None else self.index)["memos"]
+        found = memos.get(name)
+        if found is None:
+            found = memos[name] = {}
+        return found
 
     def verb_like(self, surface: str) -> bool:
         """Whether the corpus uses the last word of an object surface more often as a verb
@@ -307,8 +323,7 @@ class SceneCounts:
         return index["verb_words"].get(word, 0) > index["noun_words"].get(word, 0)
 
     def object_count(self, name: str) -> int:
-        index = self.index["objects_by_number"]
-        return index[False].get(name, 0) + index[True].get(name, 0)
+        return self.index["object_totals"].get(name, 0)
 
     def surface(self, name: str, plural: bool) -> str | None:
         """The most frequent written form of object ``name`` in the given number."""
@@ -317,7 +332,16 @@ class SceneCounts:
 
     def bigram_logp(self, previous: str, word: str, discount: float = 0.75) -> float:
         """log P(word | previous): absolute discounting, interpolated with add-one unigrams."""
-        index = self.index
+        memo = self.memo("bigram_logp")
+        key = (previous, word, discount)
+        found = memo.get(key)
+        if found is None:
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            found = memo[key] = self._bigram_logp(self.index, previous, word, discount)
+        return found
+
+    def _bigram_logp(self, index: dict, previous: str, word: str, discount: float) -> float:
         unigram = (self.unigrams.get(word, 0) + 1) / (index["total"] + len(self.unigrams) + 1)
         context = self.unigrams.get(previous, 0)
         if not context:
@@ -335,7 +359,7 @@ class SceneCounts:
             edited.append(surface)
             cursor = end
         edited.append(text[cursor:])
-        before = ["<s>", *words_of(text), "</s>"]
+        before = self._sentence(text)
         after = ["<s>", *words_of("".join(edited)), "</s>"]
         # the common prefix and suffix add the same terms to both: score the middle only
         head = 0
@@ -352,7 +376,26 @@ class SceneCounts:
             window = tokens[start : len(tokens) - tail + 1]
             return sum(self.bigram_logp(a, b) for a, b in itertools.pairwise(window))
 
-        return score(after) - score(before)
+        # the original's score over the same window, asked again for each substitute
+        memo = self.memo("fluency_before")
+        key = (text, start, tail)
+        original = memo.get(key)
+        if original is None:
+            if len(memo) >= 4096:
+                memo.clear()
+            original = memo[key] = score(before)
+        return score(after) - original
+
+    def _sentence(self, text: str) -> list[str]:
+        """``<s>``, the words of ``text``, ``</s>`` (a caption's, asked for each substitute:
+        kept for the last few captions). Callers must not change the list."""
+        memo = self.memo("sentence")
+        found = memo.get(text)
+        if found is None:
+            if len(memo) >= 64:
+                memo.clear()
+            found = memo[text] = ["<s>", *words_of(text), "</s>"]
+        return found
 
     def context_logp(
         self, name: str, context: Iterable[str], own: int = 0, prior: float = 5.0
@@ -446,12 +489,19 @@ class SceneCounts:
         """log of how much more often than chance captions using ``verb`` have a sibling
         caption of the same image using ``other``: (observed + 1) / (expected + 1), 0
         without grouped captions ("jump" / "fly": log 2 on Flickr30K, said of one leap)."""
+        memo = self.memo("verb_codescription_lift")
+        found = memo.get((verb, other))
+        if found is not None:
+            return found
         captions = self.verb_grouped.get("<s>", 0)
         if not captions:
             return 0.0
         expected = self.verb_grouped.get(verb, 0) * self.verb_sibling.get(other, 0) / captions
         observed = self.verb_codescription.get((verb, other), 0)
-        return math.log((observed + 1.0) / (expected + 1.0))
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        found = memo[(verb, other)] = math.log((observed + 1.0) / (expected + 1.0))
+        return found
 
     def verb_lift(self, name: str, verb: str, own: int = 0) -> float:
         """log of how much more often than chance captions naming ``name`` use ``verb``:

@@ -37,6 +37,9 @@ from parsers.morphology import Lemmatizer
 _FOR_ONE = re.compile(r"\bfor one (?:person|occupant|passenger|rider)\b")
 
 
+#: The WordNet index files read line by line (``index.sense`` is searched by seeking).
+_LINE_FILES = frozenset({"index.noun", "index.verb", "index.adj", "index.adv"})
+
 #: Coarse part of speech (spaCy's names, :class:`~parsers.morphology.Lemmatizer`) -> WordNet's.
 _WORDNET_POS = {"noun": "n", "propn": "n", "verb": "v", "aux": "v", "adj": "a", "adv": "r"}
 
@@ -481,11 +484,33 @@ def wordnet() -> WordNetService:
         )
         return _NoWordNet()
     import nltk
+    from nltk.corpus.reader import wordnet as nltk_wordnet
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    guarded = getattr(nltk_wordnet, "redos", None)  # NLTK >= 3.9.3: every regex timed
 
     class _Reader(WordNetCorpusReader):
         def map_wn(self, version: str = "wordnet") -> None:  # no OMW mapping needed
             return None
+
+        def open(self, fileid: str) -> Any:
+            # the index and exception files are read once, line by line, at load: a plain
+            # file reads them several times faster than NLTK's seekable stream reader
+            if fileid in _LINE_FILES or fileid.endswith(".exc"):
+                return open(os.path.join(root, fileid), encoding="utf8", newline="")  # builtin
+            return super().open(fileid)
+
+        def _synset_from_pos_and_line(self, pos: str, data_file_line: str) -> Any:
+            # NLTK runs its three fixed patterns on each synset's line under a timed
+            # ``regex`` match (~80 us a synset, a third of a cold WordNet query); the data
+            # files are the package's own, and ``re`` matches those patterns the same way
+            if guarded is None:
+                return super()._synset_from_pos_and_line(pos, data_file_line)
+            nltk_wordnet.redos = re
+            try:
+                return super()._synset_from_pos_and_line(pos, data_file_line)
+            finally:
+                nltk_wordnet.redos = guarded
 
     if os.path.dirname(root) not in nltk.data.path:
         nltk.data.path.append(os.path.dirname(root))  # NLTK only opens known data roots

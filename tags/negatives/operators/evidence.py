@@ -22,7 +22,7 @@ May import: ``proposals``, :mod:`tags.negatives.backoff`, ``edits``, ``lexicon``
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -157,6 +157,7 @@ class SceneEvidence:
         self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
         self._written: frozenset[tuple[str, str]] | None = None
         self._frames: dict[str, Counter] = {}
+        self._frame_totals: dict[str, int] = {}  # uses of each object after any frame
         self._partner_index: dict[tuple[str, str, str], tuple[str, ...]] | None = None
         self._partner_cache: dict[tuple[str, str, str], frozenset[str | None]] = {}
         self._surfaces: dict[tuple[str, bool], str | None] = {}
@@ -190,6 +191,7 @@ class SceneEvidence:
         self.acts_of("person")
         self.people_places()
         self.category_triples()
+        self.object_category_predicates("man")
         self.wordnet.related("dog", "cat")
 
     # --------------------------------------------------------------- words
@@ -304,7 +306,13 @@ class SceneEvidence:
         new, old = frames.get(substitute), frames.get(original)
         if not new or not old:
             return True
-        new_total, old_total = sum(new.values()), sum(old.values())
+        totals = self._frame_totals
+        new_total = totals.get(substitute)
+        if new_total is None:
+            new_total = totals[substitute] = sum(new.values())
+        old_total = totals.get(original)
+        if old_total is None:
+            old_total = totals[original] = sum(old.values())
         if new_total < FRAME_MIN_USES:
             return True
         return all(
@@ -516,14 +524,14 @@ class SceneEvidence:
         category = self.category(obj)
         if category is None:
             return Counter()
-        found = self._object_category_counts.get(category)
-        if found is None:
-            found = Counter()
+        if not self._object_category_counts:  # every category in one pass over the objects
+            by_category: dict[str, Counter] = defaultdict(Counter)
             for name, predicates in self.scenes.index["predicates_of_object"].items():
-                if self.category(name) == category:
-                    found.update(predicates)
-            self._object_category_counts[category] = found
-        return found
+                found = self.category(name)
+                if found is not None:
+                    by_category[found].update(predicates)
+            self._object_category_counts = dict(by_category)
+        return self._object_category_counts.get(category, Counter())
 
     def category_triple(self, subject: str, predicate: str, obj: str) -> int:
         """How often the corpus relates a thing of ``subject``'s WordNet category to one of

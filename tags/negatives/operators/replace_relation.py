@@ -259,9 +259,17 @@ def group_verb(scenes: SceneCounts, predicate: str, tag_shape: str) -> str:
     """The key of ``predicate``'s verb in the image-group verb counts: the lemma of its most
     frequent written form (:func:`~tags.negatives.scenes.verbs_of` counts written verbs, and
     a parser name may differ: "riding" is relation ``ride`` but verb ``rid``)."""
-    surfaces = scenes.index["relation_surfaces"].get((tag_shape, predicate))
-    word = " ".join(min(surfaces.items(), key=lambda kv: (-kv[1], kv[0]))[0]) if surfaces else ""
-    return verb_lemma(word.split()[0] if word else predicate.split()[0])
+    memo = scenes.memo("group_verb")
+    found = memo.get((predicate, tag_shape))
+    if found is None:
+        surfaces = scenes.index["relation_surfaces"].get((tag_shape, predicate))
+        word = (
+            " ".join(min(surfaces.items(), key=lambda kv: (-kv[1], kv[0]))[0]) if surfaces else ""
+        )
+        found = memo[(predicate, tag_shape)] = verb_lemma(
+            word.split()[0] if word else predicate.split()[0]
+        )
+    return found
 
 
 @dataclass
@@ -334,7 +342,8 @@ def _verb(
         with_object = with_object + _with_particle(backed, EXCLUSIVE_VERBS, particle)
     elif support and not made:
         with_object = with_object + support_postures(evidence, with_object, obj, particle)
-    others = ((set(with_subject) | postures) & set(with_object)) | opposites
+    # ((with_subject | postures) & with_object) | opposites, without copying the counters
+    others = {p for p in with_object if p in with_subject or p in postures} | opposites
     moving = sum(n for p, n in with_object.items() if p.split()[0] in MOVING_VERBS)
     still_frames = _still_frames(with_object) if stillable and verb in MOVING_VERBS else frozenset()
     return _Verb(
