@@ -16,7 +16,17 @@ OLD = {"--output", "--cpu", "--workers", "--force", "--json"}
 #: Except: eval-parser's ``--json`` prints the scores as JSON (a format switch, no file).
 KEEP = {("eval-parser", "--json")}
 #: Commands that write an output (file or folder).
-WRITES = {"parse", "generate", "export", "evaluate", "report", "explain", "make-benchmark", "demo"}
+WRITES = {
+    "parse",
+    "generate",
+    "balance",
+    "export",
+    "evaluate",
+    "report",
+    "explain",
+    "make-benchmark",
+    "demo",
+}
 #: Writers without --overwrite, and why: demo reuses its finished steps when re-run (it
 #: never replaces a finished step).
 NO_OVERWRITE = {"demo"}

@@ -10,7 +10,10 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from pathlib import Path
 from typing import Any
+
+from tags.core.errors import CommandError
 
 #: Progress setting when neither ``--progress`` nor ``--quiet`` is given: a bar when stderr
 #: is a terminal (see :func:`progress_enabled`).
@@ -186,6 +189,25 @@ def add_out(
         deprecated(p, old, "--out", "out")
 
 
+def check_output_file(out: Path, inputs: list[Path], overwrite: bool) -> None:
+    """One-line :class:`CommandError` for input files that are missing or folders, or an
+    ``--out`` that is one of them, a folder, in a missing folder, or exists (without
+    ``overwrite``)."""
+    for part in inputs:
+        if part.is_dir():
+            raise CommandError(f"{part} is a directory; pass a file")
+        if not part.is_file():
+            raise CommandError(f"{part} not found")
+        if part.resolve() == out.resolve():
+            raise CommandError(f"--out {out} is one of the inputs; write elsewhere")
+    if out.is_dir():
+        raise CommandError(f"--out {out} is a directory; pass a file name")
+    if not out.parent.is_dir():
+        raise CommandError(f"--out {out}: directory {out.parent} does not exist")
+    if out.exists() and not overwrite:
+        raise CommandError(f"--out {out} exists; pass --overwrite to replace it")
+
+
 __all__ = [
     "AUTO",
     "DeprecatedAlias",
@@ -196,6 +218,7 @@ __all__ = [
     "add_out",
     "add_overwrite",
     "add_progress",
+    "check_output_file",
     "deprecated",
     "field_values",
     "progress_enabled",

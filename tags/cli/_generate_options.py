@@ -147,6 +147,7 @@ RESUME_KEYS = (
     "tokenizer",
     "plausibility_lm",
     "max_surprise",
+    "balance",
     *(flag.key for flag in FLAGS.values() if flag.field != "batch_size"),
 )
 
@@ -206,6 +207,14 @@ def _add_io_options(io: Any) -> None:
         "saved vocabulary (not byte-identical to a fresh run on the new file)",
     )
     io.add_argument("--shard", default=None, metavar="I/N", help="process only shard I of N")
+    io.add_argument(
+        "--balance",
+        action="store_true",
+        help="when the run ends, drop negatives until no edited word (alone, or with the "
+        "word before or after it) is the false word more often than the true word, within "
+        "each kind (x1.25 + 3), and back: no text shortcut (costs some coverage; "
+        "docs/generate.md). Shards: balance their concatenation with `tags balance`",
+    )
     io.add_argument(
         "--count-only",
         action="store_true",

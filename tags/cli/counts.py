@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tags.cli._flags import add_overwrite
+from tags.cli._flags import add_overwrite, check_output_file
 from tags.core.errors import CommandError, one_line
 
 
@@ -58,29 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prune.set_defaults(func=run_prune)
 
 
-def _check_out(out: Path, inputs: list[Path], overwrite: bool) -> None:
-    for part in inputs:
-        if part.is_dir():
-            raise CommandError(f"{part} is a directory; pass counts files")
-        if not part.is_file():
-            raise CommandError(f"{part}: no such counts file")
-        if part.resolve() == out.resolve():
-            raise CommandError(f"--out {out} is one of the inputs; write elsewhere")
-    if out.is_dir():
-        raise CommandError(f"--out {out} is a directory; pass a file name")
-    if not out.parent.is_dir():
-        raise CommandError(f"--out {out}: directory {out.parent} does not exist")
-    if out.exists() and not overwrite:
-        raise CommandError(f"--out {out} exists; pass --overwrite to replace it")
-
-
 def run_merge(args: argparse.Namespace) -> int:
     from tags.core.io import InputError
     from tags.negatives.counts import merge_counts
 
     out = Path(args.out)
     parts = [Path(part) for part in args.parts]
-    _check_out(out, parts, args.overwrite)
+    check_output_file(out, parts, args.overwrite)
     start = time.perf_counter()
     try:
         merge_counts(parts).save(out)
@@ -102,7 +86,7 @@ def run_prune(args: argparse.Namespace) -> int:
     if args.min_count < 1:
         raise CommandError(f"--min-count must be >= 1, got {args.min_count}")
     tables = PRUNABLE if args.tables is None else [t.strip() for t in args.tables.split(",")]
-    _check_out(out, [source], args.overwrite)
+    check_output_file(out, [source], args.overwrite)
     start = time.perf_counter()
     try:
         pruned, kept = prune_counts(SceneGraphVocabulary.load(source), args.min_count, tables)

@@ -296,6 +296,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise CommandError(f"{err}") from err
     error = check_paths(args) or _option_files_problem(args) or _count_only_problem(args)
+    if error is None and args.balance and shard[1] > 1:
+        error = (
+            "--balance weighs the whole output: generate the shards without it, concatenate "
+            "them in shard order and run `tags balance` on the result"
+        )
     if error is not None:
         raise CommandError(f"{error}")
     state = _distributed_state()
@@ -329,6 +334,7 @@ def _count_only_problem(args: argparse.Namespace) -> str | None:
     conflicts = [
         flag
         for flag, on in (
+            ("--balance", args.balance),
             ("--resume", args.resume),
             ("--vocab", args.vocab),
             ("--export", args.export),
@@ -453,6 +459,8 @@ def _run_locked(
         target = part_path(out, state.process_index, procs)
     policy = ErrorPolicy(args.on_error, warn=lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
     start = time.perf_counter()
+    if args.resume and _balanced_before(out):  # the run had finished: only its balancing
+        return _balance(out) if state is None or state.is_main_process else 0
     try:
         stats, point = _generate(args, out, target, shard, state, policy)
     except (InputError, MissingFeaturesError, FileNotFoundError, ValueError) as err:
@@ -474,6 +482,8 @@ def _run_locked(
             merge_all(out, state.num_processes)
             if args.report_skipped:
                 merge_all(Path(args.report_skipped), state.num_processes)
+    if args.balance and (state is None or state.is_main_process):
+        _balance(out)
     if args.export and (state is None or state.is_main_process):
         _nothing_to_export(args, out, stats, existed)
         try:
@@ -499,6 +509,27 @@ def _run_locked(
         f"{where}{resumed}",
         file=sys.stderr,
     )
+    return 0
+
+
+def _balanced_before(out: Path) -> bool:
+    """Whether ``--resume`` finds a finished run that began balancing ``out``."""
+    from tags.negatives.resume import balance_state
+
+    return balance_state(out.with_name(out.name + ".meta.json")) is not None
+
+
+def _balance(out: Path) -> int:
+    """``--balance``: balance the finished ``out`` in place (the meta records it first, so
+    a resume after a kill balances again instead of generating)."""
+    from tags.negatives.balance import balance_file
+    from tags.negatives.resume import mark_balance
+
+    meta = out.with_name(out.name + ".meta.json")
+    mark_balance(meta, "started")
+    stats = balance_file(out, out)
+    mark_balance(meta, "done")
+    print(stats.summary(), file=sys.stderr)
     return 0
 
 

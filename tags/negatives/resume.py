@@ -54,6 +54,7 @@ LATER_SETTINGS = {
     "background": "factual",
     "noun_classes": None,
     "adds": False,
+    "balance": False,
 }
 
 
@@ -132,6 +133,23 @@ def write_meta(meta: Path, settings: dict[str, Any], input_print: dict[str, Any]
     tmp = meta.with_name(f".{meta.name}.tmp")
     tmp.write_text(json.dumps({**settings, "input": input_print}, indent=1))
     os.replace(tmp, meta)
+
+
+def mark_balance(meta: Path, state: str) -> None:
+    """Record in ``meta`` that the finished run's balancing ``state`` is ``started`` or
+    ``done`` (:mod:`tags.negatives.balance`): a resume then balances again, never generates."""
+    saved = read_meta(meta) if meta.exists() else {}
+    tmp = meta.with_name(f".{meta.name}.tmp")
+    tmp.write_text(json.dumps({**saved, "balanced": state}, indent=1))
+    os.replace(tmp, meta)
+
+
+def balance_state(meta: Path) -> str | None:
+    """``started`` / ``done`` when the run of ``meta`` finished and began balancing."""
+    if not meta.exists():
+        return None
+    state = read_meta(meta).get("balanced")
+    return state if state in ("started", "done") else None
 
 
 def no_captions(path: str | Path, fmt: str | None = None, split: str | None = None) -> str:

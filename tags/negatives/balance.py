@@ -1,0 +1,224 @@
+"""Dataset-level balance: no word tells a negative from its caption.
+
+A (caption, negative) pair differs only where it was edited, so what a text-only model can
+learn from a set of pairs is which edited words are more often false than true: "below"
+when every "on top of" became "below", "woman" when most captions say "man", "pink" after
+"man in a". :func:`balance_records` drops negatives until, within each kind of edit (object,
+attribute, relation...), every edited word is the false word (in a negative) at most
+``ratio`` times as often as it is the true word (in its caption), plus ``slack``, and the
+other way round; the same holds for the word together with the word after it ("pink shirt")
+and with the word before it ("a woman"). Swaps (the same words exchanged) and additions are
+neutral and kept.
+
+The drop is greedy and deterministic: the most unbalanced key first, and for it first the
+negatives of captions that keep another negative, then those whose other words are
+unbalanced the same way, then the later ones. The result depends only on the records, so a
+resumed run and the concatenation of shard outputs give the same balanced set as one run.
+A balanced set is balanced again unchanged.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: A word may be the false word this many times as often as the true word (and back) ...
+RATIO = 1.25
+#: ... plus this many times: a word a corpus offers on one side only may appear 3 times.
+SLACK = 3.0
+
+_WORD = re.compile(r"\w+")
+Key = tuple[str, str]  # (kind, words)
+
+
+def edit_sides(record: dict[str, Any]) -> list[tuple[Key, Key]]:
+    """The (true key, false key) pairs a negative record adds to the balance: per replaced
+    unit, its words, the words with the next word, and with the previous word."""
+    caption = record["positive"]
+    sides = []
+    for edit in record.get("edits") or ():
+        original = str(edit.get("original", "")).lower().strip()
+        replacement = str(edit.get("replacement", "")).lower().strip()
+        if edit.get("operation") in ("swap", "add") or not original or not replacement:
+            continue
+        kind = str(edit.get("type", ""))
+        after = _WORD.findall(caption[edit["end"] :].lower())[:1] or ["</s>"]
+        before = _WORD.findall(caption[: edit["start"]].lower())[-1:] or ["<s>"]
+        sides.append(((kind, original), (kind, replacement)))
+        sides.append(
+            ((kind + ">", f"{original} {after[0]}"), (kind + ">", f"{replacement} {after[0]}"))
+        )
+        sides.append(
+            ((kind + "<", f"{before[0]} {original}"), (kind + "<", f"{before[0]} {replacement}"))
+        )
+    return sides
+
+
+class _Keys:
+    """Keys as small integers (a large output repeats a few thousand words)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Key, int] = {}
+
+    def sides(self, record: dict[str, Any]) -> tuple[int, ...]:
+        """The record's (true, false) keys, flat: ``(t0, f0, t1, f1, ...)``."""
+        ids = self.ids
+        return tuple(ids.setdefault(key, len(ids)) for pair in edit_sides(record) for key in pair)
+
+
+def balance_records(
+    records: Sequence[dict[str, Any]], ratio: float = RATIO, slack: float = SLACK
+) -> list[bool]:
+    """Which records to keep (a mask in input order) so that the set is balanced."""
+    keys = _Keys()
+    sides = [keys.sides(r) for r in records]
+    captions: dict[str, int] = {}
+    owners = [captions.setdefault(str(r.get("caption_id")), len(captions)) for r in records]
+    return balance_mask(sides, owners, ratio, slack)
+
+
+def balance_mask(
+    sides: Sequence[tuple[int, ...]],
+    captions: Sequence[int],
+    ratio: float = RATIO,
+    slack: float = SLACK,
+) -> list[bool]:
+    """:func:`balance_records` on the records' flat (true, false) key ids and caption
+    numbers: the mask of records to keep."""
+    if ratio < 1 or slack < 0:
+        raise ValueError(f"need ratio >= 1 and slack >= 0, got {ratio} and {slack}")
+    true: Counter = Counter()
+    false: Counter = Counter()
+    holders: dict[tuple[int, bool], list[int]] = defaultdict(list)  # (key, false side) -> ids
+    for i, flat in enumerate(sides):
+        for t, f in zip(flat[::2], flat[1::2]):
+            true[t] += 1
+            false[f] += 1
+            holders[(t, False)].append(i)
+            holders[(f, True)].append(i)
+    alive = [True] * len(sides)
+    per_caption = Counter(captions)
+
+    def excess(key: int) -> float:
+        return max(false[key] - ratio * true[key] - slack, true[key] - ratio * false[key] - slack)
+
+    def gain(i: int) -> int:  # how many of the record's other keys its removal helps
+        flat = sides[i]
+        return sum(
+            (1 if true[t] > false[t] else -1) + (1 if false[f] > true[f] else -1)
+            for t, f in zip(flat[::2], flat[1::2])
+        )
+
+    def priority(i: int) -> tuple[int, int, int]:  # negated: heapq pops the smallest
+        return (-int(per_caption[captions[i]] > 1), -gain(i), i)
+
+    changed = True
+    while changed:
+        changed = False
+        for key in sorted((k for k in set(true) | set(false) if excess(k) > 0),
+                          key=lambda k: (-excess(k), k)):  # fmt: skip
+            over_false = false[key] > true[key]
+            # a heap with lazy updates: a popped record whose priority fell since it was
+            # pushed goes back in, so each drop takes the best record at that moment
+            heap = [(priority(i), i) for i in holders[(key, over_false)] if alive[i]]
+            heapq.heapify(heap)
+            while heap and excess(key) > 0:
+                stored, i = heapq.heappop(heap)
+                now = priority(i)
+                if now != stored and heap and now > heap[0][0]:
+                    heapq.heappush(heap, (now, i))
+                    continue
+                alive[i] = False
+                changed = True
+                per_caption[captions[i]] -= 1
+                flat = sides[i]
+                for t, f in zip(flat[::2], flat[1::2]):
+                    true[t] -= 1
+                    false[f] -= 1
+    return alive
+
+
+def renumbered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with ``negative_index`` / ``num_negatives`` counted again per caption."""
+    records = list(records)
+    totals = Counter(str(r.get("caption_id")) for r in records)
+    seen: Counter = Counter()
+    out = []
+    for record in records:
+        caption = str(record.get("caption_id"))
+        out.append({**record, "negative_index": seen[caption], "num_negatives": totals[caption]})
+        seen[caption] += 1
+    return out
+
+
+@dataclass
+class BalanceStats:
+    """What :func:`balance_file` kept."""
+
+    negatives: int = 0
+    kept: int = 0
+    captions: int = 0
+    captions_kept: int = 0
+
+    def summary(self) -> str:
+        return (
+            f"balance: kept {self.kept} of {self.negatives} negatives; captions with a negative "
+            f"{self.captions} -> {self.captions_kept}"
+        )
+
+
+def balance_file(
+    source: str | Path, out: str | Path, ratio: float = RATIO, slack: float = SLACK
+) -> BalanceStats:
+    """Balance a ``tags generate`` output (JSON Lines) into ``out`` (may be ``source``:
+    written through a temporary file, so a kill leaves either file whole). Two passes over
+    the file; only the records' key ids stay in memory."""
+    source, out = Path(source), Path(out)
+    keys = _Keys()
+    sides: list[tuple[int, ...]] = []
+    owners: list[int] = []
+    captions: dict[str, int] = {}
+    with open(source, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            sides.append(keys.sides(record))
+            owners.append(captions.setdefault(str(record.get("caption_id")), len(captions)))
+    keep = balance_mask(sides, owners, ratio, slack)
+    del sides, keys
+    totals = Counter(o for o, k in zip(owners, keep) if k)
+    seen: Counter = Counter()
+    tmp = out.with_name(f".{out.name}.balance.tmp")
+    try:
+        with open(source, encoding="utf-8") as handle, open(tmp, "w", encoding="utf-8") as dest:
+            for line, owner, kept in zip(handle, owners, keep):
+                if not kept:
+                    continue
+                record = json.loads(line)
+                record["negative_index"], record["num_negatives"] = seen[owner], totals[owner]
+                seen[owner] += 1
+                dest.write(json.dumps(record, ensure_ascii=False) + "\n")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return BalanceStats(
+        negatives=len(keep), kept=sum(keep), captions=len(captions), captions_kept=len(totals)
+    )
+
+
+__all__ = [
+    "RATIO",
+    "SLACK",
+    "BalanceStats",
+    "balance_file",
+    "balance_mask",
+    "balance_records",
+    "edit_sides",
+    "renumbered",
+]
