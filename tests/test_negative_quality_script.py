@@ -143,6 +143,24 @@ def test_each_corpus_gets_its_judge_figures_and_skip_report(tiny_lm_dir, tmp_pat
     assert "zzz" in {s["caption"] for s in skipped}
     assert sum(row["skipped"].values()) == len(skipped) == round(row["without"] * 19)
     assert "generate minimal" in report["corpora"]["tiny"]["speed"]
+    trained = row["trained"]  # the trained text-only check, as generated and balanced
+    assert trained["plain"]["pairs"] == row["negatives"]
+    assert 0.0 <= trained["plain"]["overall"] <= 1.0
+    assert trained["balanced"]["pairs"] <= row["negatives"]
+    assert trained["balanced_captions"] <= 19
+
+
+def test_shortcut_figures_split_by_caption_and_kind(script):
+    from research.quality import shortcut_figures
+
+    rows = []
+    for i in range(120):  # every negative says "below" where its caption says "above"
+        rows.append({"caption_id": i, "positive": f"a thing {i % 7} above a box",
+                     "negative": f"a thing {i % 7} below a box",
+                     "edits": [{"type": "relation"}]})  # fmt: skip
+    found = shortcut_figures(rows, min_pairs=100)
+    assert found["pairs"] == 120 and found["overall"] > 0.95 and found["relation"] > 0.95
+    assert "object" not in found  # fewer than min_pairs of that kind
 
 
 def test_each_distinct_text_is_scored_once_per_judge(script):

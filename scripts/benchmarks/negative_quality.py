@@ -15,6 +15,11 @@ For each generation setting (rows), on the same captions:
   ``--no-judge`` leaves the LM out, ``--report-skipped`` writes the captions left without a
   negative with their reason (``OUT/skipped_<corpus>_<row>.jsonl``) and counts the reasons.
 
+* **trained text-only check** (``trained`` in the report): a 1-4-gram logistic regression
+  fitted on the pairs of half the captions and scored on the other half (what a model
+  fine-tuned on the negatives can learn from the words alone; 50 %: nothing), overall and
+  per kind, as generated and after ``--balance``'s balancing, with the coverage left.
+
 Rows: ``minimal`` is the default of ``tags generate``; ``minimal-adds`` adds ``--adds``.
 
 Corpus files: a SCAN ``*_caps.txt`` (five captions an image), a FACTUAL ``.csv`` (its
@@ -50,7 +55,14 @@ from pathlib import Path
 from tags.negatives.mix import type_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
-from research.quality import judge_pairs, load_judge, operations_of, skip_reasons
+from research.quality import (
+    KINDS,
+    judge_pairs,
+    load_judge,
+    operations_of,
+    skip_reasons,
+    trained_shortcut,
+)
 
 #: The default captions: the Flickr30K test sample shipped with the tests (300 captions).
 SAMPLE = Path(__file__).resolve().parents[2] / "tests" / "data" / "flickr30k_test_caps_sample.txt"
@@ -305,6 +317,9 @@ def main() -> None:
             if judge is not None:
                 sample = random.Random(args.seed).sample(picks, min(args.pairs, len(picks)))
                 summary.update(judge_pairs(judge, sample))
+            rows = [rec.to_dict() for res in results for rec in res.records]
+            if len({r["caption_id"] for r in rows}) > 1:
+                summary["trained"] = trained_shortcut(rows)
             part["rows"][name] = summary
             blind = rng.sample(picks, min(args.read, len(picks)))
             with open(out / f"read_{prefix}{name}.md", "w", encoding="utf-8") as f:
@@ -333,6 +348,20 @@ def write_skipped(path: Path, results: list) -> None:
                     "reason": result.skipped or "no_negative",
                 }
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _trained(trained: dict, captions: int) -> str:
+    """The trained text-only check, overall and per kind, as generated and balanced."""
+
+    def figures(found: dict) -> str:
+        keys = ["overall", *(k for k in KINDS if k in found)]
+        return " ".join(f"{k} {100 * found[k]:.1f}" for k in keys if k in found)
+
+    covered = 100 * trained["balanced_captions"] / max(captions, 1)
+    return (
+        f"{figures(trained['plain'])}; balanced: {figures(trained['balanced'])} "
+        f"({trained['balanced']['pairs']} pairs, {covered:.1f}% of captions covered)"
+    )
 
 
 def _allowed(mix: dict) -> str:
@@ -366,6 +395,8 @@ def print_corpus(corpus: str, part: dict, judged: bool) -> None:
         print(line)
         kinds = {k: round(100 * v, 1) for k, v in mix.items() if "(" not in k}
         print(f"{'':<14} kinds (%) {kinds}")
+        if "trained" in r:
+            print(f"{'':<14} trained text-only (%) {_trained(r['trained'], r['captions'])}")
         if "skipped" in r:
             top = dict(list(r["skipped"].items())[:6])
             print(f"{'':<14} skipped {top}")

