@@ -30,6 +30,10 @@ def main() -> None:
     cli.add_argument("--out", default=str(BUILTIN["factual"]))
     cli.add_argument("--num-workers", "--workers", dest="workers", type=int, default=1)
     args = cli.parse_args()
+    if not Path(args.train_csv).is_file():
+        raise SystemExit(
+            f"{args.train_csv}: not found; pass FACTUAL train.csv, e.g. ../shared/data/factual/train.csv"
+        )
     with open(args.train_csv, newline="", encoding="utf-8") as handle:
         texts = [" ".join(row["caption"].split()) for row in csv.DictReader(handle)]
     counts = SceneCounts()

@@ -55,6 +55,10 @@ def main() -> None:
     ap.add_argument("train_csv")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
+    if not Path(args.train_csv).is_file():
+        raise SystemExit(
+            f"{args.train_csv}: not found; pass FACTUAL train.csv, e.g. ../shared/data/factual/train.csv"
+        )
 
     examples = read_factual_csv(args.train_csv)
     parser = SceneGraphParser()

@@ -31,6 +31,10 @@ def main() -> None:
     cli.add_argument("captions", help="precomp captions (5 lines an image), e.g. dev_caps.txt")
     cli.add_argument("--out", default=str(VERB_TABLE))
     args = cli.parse_args()
+    if not Path(args.captions).is_file():
+        raise SystemExit(
+            f"{args.captions}: not found; pass precomp captions, e.g. ../shared/data/flickr30k/dev_caps.txt"
+        )
     groups = [[c.text for c in g.captions] for g in read_captions(args.captions, "precomp")]
     texts = [" ".join(text.split()) for group in groups for text in group]
     graphs = iter(tqdm(default_parser().pipe(texts), total=len(texts)))

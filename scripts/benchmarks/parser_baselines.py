@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from parsers import Attribute, Entity, Relation, SceneGraph, read_factual, read_factual_csv
 from parsers.evaluation import score_graphs
@@ -50,6 +51,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     args = ap.parse_args()
+    if not Path(args.csv).is_file():
+        raise SystemExit(
+            f"{args.csv}: not found; pass a FACTUAL CSV (caption, scene_graph), e.g. ../shared/data/factual/dev.csv"
+        )
 
     examples = read_factual_csv(args.csv)
     captions = [e.caption for e in examples]
