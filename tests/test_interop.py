@@ -123,7 +123,11 @@ def test_sugarcrepe_subsets_by_edit_type(tmp_path):
     ]
     src = tmp_path / "g.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
-    written = export_file(src, "sugarcrepe", options=ExportOptions(by_type=True))
+    with pytest.raises(ValueError, match=r"no negative of add_obj, add_att .*--adds"):
+        export_file(src, "sugarcrepe", options=ExportOptions(by_type=True))
+    assert not (tmp_path / "sub").exists() or not any((tmp_path / "sub").iterdir())
+    options = ExportOptions(by_type=True, allow_empty=True)
+    written = export_file(src, "sugarcrepe", options=options)
     names = {p.stem: json.loads(p.read_text()) for p in written}
     assert set(names) == {"replace_obj", "replace_att", "replace_rel", "swap_obj", "swap_att",
                           "swap_rel", "mixed", "add_obj", "add_att"}  # fmt: skip
@@ -322,7 +326,7 @@ def test_export_never_overwrites_its_input_or_an_existing_file_unasked(tmp_path,
 
 def test_export_folders_replaced_only_when_they_hold_an_export(tmp_path, capsys):
     src = _one_record(tmp_path)
-    options = ExportOptions(by_type=True)
+    options = ExportOptions(by_type=True, allow_empty=True)
     (folder,) = {p.parent for p in export_file(src, "sugarcrepe", options=options)}
     with pytest.raises(FileExistsError, match="--overwrite"):
         export_file(src, "sugarcrepe", options=options)
@@ -528,10 +532,17 @@ def test_sugarcrepe_by_type_loads_in_main_eval(generated, tmp_path, capsys):
     folder = tmp_path / "sc"
     argv = ["export", str(generated["out"]), "--format", "sugarcrepe", "--by-type",
             "--captions", str(generated["captions"]), "--out", str(folder)]  # fmt: skip
-    assert main(argv) == 0
+    code = main(argv)
+    if code == 2:  # a subset these 60 captions give no negative of (a swap, say) is refused,
+        # named in one line, nothing written: main_eval divides by every file's length
+        err = capsys.readouterr().err
+        assert "--allow-empty-subsets" in err and len(err.strip().splitlines()) == 1
+        assert not folder.exists()
+        assert main([*argv, "--allow-empty-subsets"]) == 0
+    else:
+        assert code == 0
     items = sugarcrepe_items(folder, ROOT)
-    # add edits fill add_obj / add_att; a subset these 60 captions give no negative of (a
-    # swap, say) is written {} and named, since main_eval divides by every file's length
+    # add edits fill add_obj / add_att; an empty subset (written with the flag) is named
     assert items["add_obj"] and items["add_att"]
     empty = [name for name in SUGARCREPE_NAMES if not items[name]]
     err = capsys.readouterr().err
@@ -556,7 +567,10 @@ def test_sugarcrepe_refuses_bare_image_ids_unless_an_extension_is_given(tmp_path
     err = capsys.readouterr().err
     assert "no image file name for image id 0" in err and "--image-ext" in err
     assert len(err.strip().splitlines()) == 1 and not folder.exists()
-    assert main([*argv, "--image-ext", ".jpg"]) == 0
+    assert main([*argv, "--image-ext", ".jpg"]) == 2  # six of the seven subsets are empty
+    err = capsys.readouterr().err
+    assert "add_obj/add_att come from `tags generate --adds`" in err and not folder.exists()
+    assert main([*argv, "--image-ext", ".jpg", "--allow-empty-subsets"]) == 0
     assert all(items == [] for items in sugarcrepe_items(folder, "/coco").values())
     assert "add_obj/add_att come from `tags generate --adds`" in capsys.readouterr().err
     assert json.loads((folder / "mixed.json").read_text())["0"]["filename"] == "0.jpg"  # no edits

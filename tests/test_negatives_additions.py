@@ -155,7 +155,7 @@ def test_generation_adds_only_when_asked(parser, vocab, tmp_path):
     # each file's length works on all seven files
     rows = [{**r.to_dict(), "filename": f"{r.image_id}.jpg"} for r in records]
     target = tmp_path / "sc"
-    export_sugarcrepe(rows, target, ExportOptions(by_type=True))
+    export_sugarcrepe(rows, target, ExportOptions(by_type=True, allow_empty=True))
     loaded = {n: json.loads((target / f"{n}.json").read_text()) for n in SUGARCREPE_FILES}
     assert loaded["add_obj"] and loaded["add_att"]
     item = next(iter(loaded["add_obj"].values()))

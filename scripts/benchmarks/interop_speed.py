@@ -69,7 +69,7 @@ def exports(captions: int) -> None:
                 ExportOptions(image_root="/data", negatives_per_row=3),
             ),
             ("sugarcrepe", "", "sc.json", ExportOptions()),
-            ("sugarcrepe", "by type", "sc_types", ExportOptions(by_type=True)),
+            ("sugarcrepe", "by type", "sc_types", ExportOptions(by_type=True, allow_empty=True)),
             ("parquet", "", "neg.parquet", ExportOptions()),
             ("dataset", "", "neg_dataset", ExportOptions()),
         ]

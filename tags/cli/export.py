@@ -74,8 +74,15 @@ def add_export_options(group: argparse._ArgumentGroup) -> None:
     group.add_argument(
         "--by-type",
         action="store_true",
-        help="sugarcrepe: SugarCrepe's seven subset files (add_obj ... swap_att, empty {} "
-        "when no negative is of that kind) plus swap_rel / mixed, in a folder",
+        help="sugarcrepe: SugarCrepe's seven subset files (add_obj ... swap_att) plus "
+        "swap_rel / mixed, in a folder; refused when one of the seven would be empty "
+        "(SugarCrepe's main_eval.py stops on it) unless --allow-empty-subsets",
+    )
+    group.add_argument(
+        "--allow-empty-subsets",
+        action="store_true",
+        help="sugarcrepe --by-type: write a subset no negative falls in as {} (leave it out "
+        "of main_eval.py's data_dict)",
     )
 
 
@@ -97,6 +104,7 @@ def export_options(args: argparse.Namespace, captions: str | None, fmt: str | No
         negatives_per_row=args.negatives_per_row,
         list_column=args.neg_list,
         by_type=args.by_type,
+        allow_empty=getattr(args, "allow_empty_subsets", False),
         allow_outside_root=getattr(args, "allow_outside_root", False),
         separator=getattr(args, "csv_separator", None),
         image_ext=getattr(args, "image_ext", ""),

@@ -168,6 +168,7 @@ class ExportOptions:
     negatives_per_row: int | None = None  # negclip-csv: k (default 1); negclip: up to k (all)
     list_column: bool = False  # negclip-csv: NegCLIP's list-literal neg_caption
     by_type: bool = False  # sugarcrepe: one file per edit kind
+    allow_empty: bool = False  # sugarcrepe by_type: write a subset with no pair as {}
     allow_outside_root: bool = False  # image names that are absolute or hold ".."
     separator: str | None = None  # negclip: tab; negclip-csv: tab for .tsv, else comma
     image_ext: str = ""  # an image no caption file names: image id + this (".jpg")
@@ -464,23 +465,27 @@ def export_sugarcrepe(
     if not options.by_type:
         target.write_text(json.dumps(subsets.get("", {}), ensure_ascii=False, indent=1))
         return [target]
+    empty = [name for name in SUGARCREPE_FILES if not subsets[name]]
+    adds = " (add_obj/add_att come from `tags generate --adds`)"
+    adds = adds if {"add_obj", "add_att"} & set(empty) else ""
+    if empty and not options.allow_empty:
+        raise ValueError(
+            f"sugarcrepe --by-type: no negative of {', '.join(empty)}{adds}; SugarCrepe's "
+            "main_eval.py divides by the size of each of its seven files, so it would stop "
+            "on an empty one: export without --by-type, or pass --allow-empty-subsets to "
+            "write them as {} and leave them out of its data_dict"
+        )
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name in sorted(subsets):
         path = target / f"{name}.json"
         path.write_text(json.dumps(subsets[name], ensure_ascii=False, indent=1))
         written.append(path)
-    empty = [name for name in SUGARCREPE_FILES if not subsets[name]]
     if empty:
         print(
             f"sugarcrepe: {', '.join(empty)} written empty ({{}}: no such negatives); "
             "SugarCrepe's main_eval.py divides by each file's size, so leave them out of its "
-            "data_dict"
-            + (
-                " (add_obj/add_att come from `tags generate --adds`)"
-                if {"add_obj", "add_att"} & set(empty)
-                else ""
-            ),
+            f"data_dict{adds}",
             file=sys.stderr,
         )
     return written
