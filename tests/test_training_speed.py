@@ -159,6 +159,38 @@ def test_planner_is_built_once_per_corpus(monkeypatch):
     assert other is not first and len(calls) == 2
 
 
+def test_engine_source_reuses_the_planners_parses(monkeypatch):
+    """The per-step parses of training captions come from the planner's counting pass."""
+    from parsers.graph import SceneGraph
+    from tags.negatives import pipeline
+    from tags.training import synthetic
+
+    class Parser:
+        def __init__(self):
+            self.parsed = []
+
+        def pipe(self, texts, **kwargs):
+            for text in texts:
+                self.parsed.append(text)
+                yield SceneGraph(caption=text)
+
+        def parse_batch(self, texts, **kwargs):
+            return list(self.pipe(texts))
+
+    parser = Parser()
+    monkeypatch.setattr(pipeline, "default_parser", lambda: parser)
+    monkeypatch.setattr(synthetic, "_PLANNERS", {})
+    config = SimpleNamespace(masking="unit", planner=True, noun_classes=None)
+    tokenizer = load_tokenizer(tiny_mlm_path())
+    source = synthetic.EngineSource(tokenizer, config, corpus=["a red dog", "a  cat"])
+    assert parser.parsed == ["a red dog", "a cat"]
+    graphs = source.parser.parse_batch(["a cat", "a bird"])
+    assert [g.caption for g in graphs] == ["a cat", "a bird"]
+    assert parser.parsed == ["a red dog", "a cat", "a bird"]  # "a cat" was not parsed again
+    # the wrapped parser shares the planner of the bare one (the demo's sample negatives)
+    assert synthetic.build_planner(parser, ["a red dog", "a cat"]) is source.planner
+
+
 def test_stage_timer_and_timed_iter():
     timer = StageTimer()
     with timer("a"):

@@ -6,7 +6,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -343,8 +343,16 @@ def run_demo(
     # the pre-trained model's evaluation and the fine-tunings, side by side
     t = time.perf_counter()
     stages.set_postfix_str(", ".join(METHODS))
+    negatives: dict[str, Any] = {}
+
+    def draw_negatives(record: dict[str, Any]) -> None:  # TAGS-DC trained: its negatives
+        start = time.perf_counter()
+        samples = _tags_dc_samples(record, data, budget, seed)
+        negatives["truth"] = judge_samples(samples, data.scenes)
+        negatives["samples"], negatives["seconds"] = samples, time.perf_counter() - start
+
     results, text_only, timings["text_only"] = _side_by_side(
-        trained, data, budget, out, seed, jobs, stages
+        trained, data, budget, out, seed, jobs, stages, draw_negatives
     )
     timings["side_by_side"] = time.perf_counter() - t
     timings["pretrained_evaluate"] = results["pretrained"]["evaluate_s"]
@@ -355,10 +363,10 @@ def run_demo(
     }
 
     stages.set_postfix_str("negatives")
-    t = time.perf_counter()
-    samples = _tags_dc_samples(results["tags-dc"], data, budget, seed)
-    sample_truth = judge_samples(samples, data.scenes)
-    timings["negatives"] = time.perf_counter() - t
+    if not negatives:  # not drawn while TAGS-DC's evaluation ran (one process, or cached)
+        draw_negatives(results["tags-dc"])
+    samples, sample_truth = negatives["samples"], negatives["truth"]
+    timings["negatives"] = negatives["seconds"]
     stages.update()
 
     timings["total"] = time.perf_counter() - started
@@ -390,10 +398,13 @@ def _side_by_side(
     seed: int,
     jobs: int,
     stages: Any,
+    on_tags_dc: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, dict[str, float]], float]:
     """The fine-tunings of :data:`METHODS` and the pre-trained model's evaluation, in
-    ``jobs`` worker processes (finished runs reused), and the text-only baselines meanwhile:
-    ``(results by run, text-only baselines, their seconds)``."""
+    ``jobs`` worker processes (finished runs reused), and the text-only baselines on a core
+    a worker left idle: ``(results by run, text-only baselines, their seconds)``. With
+    workers, ``on_tags_dc(trained record)`` runs here while TAGS-DC's evaluation runs in
+    a worker (the demo's sample negatives: both read the trained model only)."""
     assets = {"pretrained": trained["model_dir"]}
     raws = {
         m: enable_truth_audit(
@@ -412,24 +423,39 @@ def _side_by_side(
             results[name] = cached
             del tasks[name]
             stages.update()
-    if len(tasks) > 1 and jobs > 1:
-        threads = max(1, (os.cpu_count() or 1) // jobs)
-        with ProcessPoolExecutor(
-            max_workers=min(jobs, len(tasks)),
-            mp_context=get_context("spawn"),
-            initializer=worker_init,
-            initargs=(threads,),
-        ) as pool:
-            futures = {pool.submit(fn, *args): name for name, (fn, args) in tasks.items()}
-            text_only, seconds = _text_only(data.root)  # while the workers train
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                stages.update()
-    else:
+    if len(tasks) <= 1 or jobs <= 1:
         text_only, seconds = _text_only(data.root)
         for name, (fn, args) in tasks.items():
             results[name] = fn(*args)
             stages.update()
+        return results, text_only, seconds
+    if "tags-dc" in tasks and on_tags_dc is not None:  # train, then evaluate as a new task
+        tasks["tags-dc"] = (train_run, (raws["tags-dc"], data))
+    workers = min(jobs, len(tasks))
+    text_only = None
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=get_context("spawn"),
+        initializer=worker_init,
+        initargs=(max(1, (os.cpu_count() or 1) // jobs),),
+    ) as pool:
+        pending = {pool.submit(fn, *args): name for name, (fn, args) in tasks.items()}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                name, value = pending.pop(future), future.result()
+                if name == "tags-dc" and tasks[name][0] is train_run:
+                    tasks[name] = (evaluate_run, (value, "cross", data, budget))
+                    pending[pool.submit(evaluate_run, *tasks[name][1])] = name
+                    on_tags_dc(value)  # while a worker evaluates the trained model
+                    continue
+                results[name] = value
+                stages.update()
+            if text_only is None and len(pending) < workers:
+                # on a core a worker left idle: not beside the long TAGS-DC run's start
+                text_only, seconds = _text_only(data.root)
+    if text_only is None:
+        text_only, seconds = _text_only(data.root)
     return results, text_only, seconds
 
 

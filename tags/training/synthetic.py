@@ -160,9 +160,12 @@ class EngineSource:
         self.parser = None
         self.planner = None
         if config.masking == "unit":
+            from tags.negatives.parses import ParseCache
             from tags.negatives.pipeline import default_parser
 
-            self.parser = default_parser()
+            # the planner's parses of the training captions serve the steps' captions
+            # (the same graphs, one parse per caption; tags.negatives.parses)
+            self.parser = ParseCache(default_parser())
             if getattr(config, "planner", False) and corpus:
                 classes = getattr(config, "noun_classes", None)
                 self.planner = build_planner(self.parser, corpus, planner_cache, classes)
@@ -257,7 +260,8 @@ def build_planner(
 
     texts = [" ".join(t.split()) for t in corpus]
     digest = hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
-    key = (id(parser), digest, json.dumps(noun_classes, sort_keys=True))
+    # a ParseCache shares the planner of the parser it wraps
+    key = (id(getattr(parser, "parser", parser)), digest, json.dumps(noun_classes, sort_keys=True))
     if key in _PLANNERS:
         return _PLANNERS[key]
     path = Path(cache) if cache is not None else None
