@@ -325,6 +325,19 @@ def run(args: argparse.Namespace) -> int:
             lock.release()
 
 
+def _caption_bar(args: argparse.Namespace, shard: tuple[int, int], total: int, stage: str) -> Any:
+    """The progress bar of a pass over the captions: their count unsharded, else none known."""
+    whole = shard[1] == 1
+    return progress(
+        total=total if whole else None,
+        desc=stage if whole else f"{stage} shard {shard[0]}/{shard[1]}",
+        unit=" captions",
+        disable=args.progress is False,
+        force=args.progress is True,
+        every=args.progress_every,
+    )
+
+
 def _count_only_problem(args: argparse.Namespace) -> str | None:
     """A one-line error for options that do not go with ``--count-only``."""
     if not args.count_only:
@@ -362,14 +375,7 @@ def _count_only(args: argparse.Namespace, out: Path, shard: tuple[int, int]) -> 
         if total_captions == 0:
             raise InputError(no_captions(args.captions, args.format, args.split))
         first, stop = shard_bounds(total_groups, *shard)
-        bar = progress(
-            total=total_captions if shard[1] == 1 else None,
-            desc="count" if shard[1] == 1 else f"count shard {shard[0]}/{shard[1]}",
-            unit=" captions",
-            disable=args.progress is False,
-            force=args.progress is True,
-            every=args.progress_every,
-        )
+        bar = _caption_bar(args, shard, total_captions, "count")
 
         counted = 0
 
@@ -622,14 +628,7 @@ def _generate(
         print(
             f"resume: dropped {point.dropped_bytes} bytes of an unfinished caption", file=sys.stderr
         )
-    bar = progress(
-        total=total_captions if shard[1] == 1 else None,
-        desc="generate" if shard[1] == 1 else f"shard {shard[0]}/{shard[1]}",
-        unit=" captions",
-        disable=args.progress is False,
-        force=args.progress is True,
-        every=args.progress_every,
-    )
+    bar = _caption_bar(args, shard, total_captions, "generate")
     groups = take_shard(_reader(args, policy), first, stop)
     report = _skip_report(args, out, target)
     with writer, bar, report or contextlib.nullcontext():
