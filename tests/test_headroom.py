@@ -144,3 +144,155 @@ def test_gate_runs_oracle_and_plain_per_seed_and_judges_the_means(tmp_path, monk
     expected = all(verdict["oracle"][k][0] >= 0.9 for k in ("attribute", "relation", "role"))
     expected = expected and all(verdict["plain"][k][0] <= 0.6 for k in ("relation", "role"))
     assert verdict["passed"] is expected
+
+
+def _tags_records(texts):
+    """tags generate records for ``texts``: one relation flip or attribute edit each (the
+    benchmark's own single edits, with the edit fields tags generate writes)."""
+    records = []
+    for text in texts:
+        claim = parse_claim(text)
+        for kind, old, new, edited in single_edits(claim):
+            if kind in ("attribute", "relation"):
+                edit = {"type": kind, "original": old, "replacement": new, "operation": "replace"}
+                records.append({"positive": text, "negative": edited.text, "edits": [edit]})
+    swap = {"type": "attribute", "operation": "swap"}
+    records.append({"positive": texts[0], "negative": "x", "edits": [swap, swap]})
+    records.append({"positive": texts[0], "negative": "y", "edits": []})  # no kind: skipped
+    return records
+
+
+def test_write_captions_lists_the_positives_the_batches_train_on(tmp_path):
+    out = tmp_path / "caps.jsonl"
+    argv = ["--write-captions", str(out), "--steps", "3", "--batch-size", "4", "--seeds", "0", "1"]
+    assert headroom.main(argv) == 0
+    expected = []
+    for seed in (0, 1):
+        for step in (1, 2, 3):
+            expected += headroom.make_batch(step, seed, 4, "plain", 4, _sampler()).texts[:4]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["caption"] for r in records] == list(dict.fromkeys(expected))
+    assert [r["image_id"] for r in records] == list(range(len(records)))  # one image each
+
+
+def test_tags_pool_draws_by_kind_and_counts_negatives_true_of_their_scene(tmp_path):
+    from research.tags_pool import TagsPool, record_kind
+
+    assert record_kind([{"type": "relation", "operation": "flip"}]) == "relation"
+    assert record_kind([{"type": "object", "operation": "swap"}] * 2) == "swap"
+    assert record_kind([]) is None
+    batch = headroom.make_batch(1, 0, 8, "plain", 4, _sampler())
+    texts = batch.texts[:8]
+    path = tmp_path / "tags.jsonl"
+    records = _tags_records(texts)
+    true_text = texts[1]  # a "negative" that is the caption itself: true of its scene
+    records.append({"positive": texts[1], "negative": true_text, "edits": [{"type": "object"}]})
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    pool = TagsPool.load(path)
+    assert set(pool.by_caption[texts[0]]) >= {"swap"}
+    assert pool.by_caption[texts[1]]["object"] == [true_text]
+    tagged = headroom.make_batch(1, 0, 8, "tags", 4, pool)
+    rows = list(zip(tagged.texts, tagged.scene_index, tagged.kinds, strict=True))[8:]
+    from_pool = [(t, i, k) for t, i, k in rows if k != "random"]
+    assert from_pool
+    for text, i, kind in from_pool:
+        assert text in pool.by_caption[texts[i]][kind]
+    assert sum(pool.drawn.values()) == len(from_pool)
+    true_drawn = sum(1 for t, i, _ in from_pool if holds(parse_claim(t), tagged.scenes[i]))
+    assert sum(pool.true_of_scene.values()) == true_drawn
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps(records[-2]) + "\n")
+    with pytest.raises(SystemExit, match="no tags generate records"):
+        TagsPool.load(empty)
+
+
+def test_gate_with_tags_reports_the_gap_closed(tmp_path, monkeypatch):
+    caps = tmp_path / "caps.jsonl"
+    headroom.main(
+        ["--write-captions", str(caps), "--steps", "2", "--batch-size", "4", "--seeds", "0"]
+    )
+    pool = tmp_path / "tags.jsonl"
+    pool.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in _tags_records(
+                [json.loads(x)["caption"] for x in caps.read_text().splitlines()]
+            )
+        )
+        + "\n"
+    )
+    argv = ["--gate", "--methods", "tags", "--tags-negatives", str(pool), "--seeds", "0"]
+    argv += ["--steps", "2", "--eval-every", "2", "--eval-scenes", "8", "--batch-size", "4"]
+    assert headroom.main([*argv, "--out", str(tmp_path / "g")]) == 0
+    verdict = json.loads((tmp_path / "g" / "gate.json").read_text())
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    assert [s["name"] for s in summary] == ["oracle-seed0", "plain-seed0", "tags-seed0"]
+    o, p, t = (verdict[n] for n in ("oracle", "plain", "tags"))
+    for kind, gap in verdict["gap_closed"]["tags"].items():
+        if o[kind][0] > p[kind][0]:
+            assert gap == pytest.approx((t[kind][0] - p[kind][0]) / (o[kind][0] - p[kind][0]))
+        else:
+            assert gap != gap  # nan: no gap to close
+    assert "tags_gap_closed" in verdict["by_step"][-1]
+
+
+def test_tags_negatives_need_their_file(tmp_path):
+    with pytest.raises(SystemExit):
+        headroom.parse_args(["--negatives", "tags"])
+    with pytest.raises(SystemExit):
+        headroom.parse_args(["--negatives", "tags", "--tags-negatives", str(tmp_path / "no")])
+
+
+def test_judge_reads_single_runs_made_side_by_side(tmp_path):
+    argv = ["--steps", "2", "--eval-every", "2", "--eval-scenes", "8", "--batch-size", "4"]
+    for negatives, seed in (("oracle", 0), ("plain", 0), ("oracle", 1), ("plain", 1)):
+        out = str(tmp_path / f"{negatives}{seed}.json")
+        assert (
+            headroom.main([*argv, "--negatives", negatives, "--seed", str(seed), "--out", out]) == 0
+        )
+    labelled = ["--negatives", "oracle", "--label", "other", "--out", str(tmp_path / "x.json")]
+    assert headroom.main([*argv, *labelled]) == 0
+    verdict = headroom.judge_folder(tmp_path)
+    assert set(verdict["gap_closed"]) == {"other"}
+    finals = [json.loads((tmp_path / f"oracle{s}.json").read_text())["final"] for s in (0, 1)]
+    assert verdict["oracle"]["relation"][0] == pytest.approx(
+        (finals[0]["relation"] + finals[1]["relation"]) / 2
+    )
+    assert (tmp_path / "gate.json").is_file()
+    (tmp_path / "plain0.json").unlink(), (tmp_path / "plain1.json").unlink()
+    with pytest.raises(SystemExit, match="no curve of plain"):
+        headroom.judge_folder(tmp_path)
+
+
+def test_mined_negatives_are_the_candidates_the_miner_ranks_highest():
+    torch = pytest.importorskip("torch")
+    from tags.mining import get_miner
+
+    class IdSum(torch.nn.Module):  # a score the test can compute: the sum of the token ids
+        def forward(self, input_ids, attention_mask, **_):
+            return (input_ids * attention_mask).sum(1).float()
+
+    batch = headroom.make_batch(2, 0, 12, "mined", 4, _sampler())
+    assert batch.kinds == ["positive"] * 12 and len(batch.candidates) == 12
+    for i, texts in enumerate(batch.candidates):
+        assert 0 < len(texts) <= headroom.MINING_CANDIDATES
+        assert all(t in batch.texts and t != batch.texts[i] for t in texts)
+        assert not any(holds(parse_claim(t), batch.scenes[i]) for t in texts)
+    mined = headroom.mine(IdSum(), batch, get_miner("hardest"), torch.device("cpu"), False)
+    assert mined.texts[:12] == batch.texts and mined.kinds[12:] == ["mined"] * 12
+    for text, i in zip(mined.texts[12:], mined.scene_index[12:], strict=True):
+        best = max(batch.candidates[i], key=lambda t: sum(headroom.tokenize(t)))
+        assert sum(headroom.tokenize(text)) == sum(headroom.tokenize(best))
+    assert mined.targets[12:] == [0.0] * 12
+
+
+def test_drawn_shortcut_finds_a_word_that_marks_the_negatives():
+    from research.tags_pool import TagsPool, drawn_shortcut, training_captions
+
+    texts = training_captions([0], 20, 16, 0, headroom.TRAIN_SEED_BASE)
+    marked = TagsPool({t: {"attribute": [t + " now"]} for t in texts})
+    assert drawn_shortcut(marked, texts)["overall"] > 0.9
+    others = training_captions([1], 20, 16, 0, headroom.TRAIN_SEED_BASE)
+    unrelated = TagsPool({t: {"object": [others[k]]} for k, t in enumerate(texts)})
+    found = drawn_shortcut(unrelated, texts)  # negatives drawn as the captions are
+    assert found["pairs"] == len(texts) and 0.35 < found["overall"] < 0.65

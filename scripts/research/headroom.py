@@ -80,6 +80,9 @@ from tags.benchmark.minimal_pairs import (
 from tags.benchmark.scenes import COLORS, RELATIONS, SHAPES, SIZES, Scene, generate_scene
 from tags.benchmark.truth import normalize
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from research.tags_pool import TagsPool, drawn_shortcut, step_scenes, training_captions
+
 KINDS: tuple[str, ...] = ("attribute", "object", "relation", "role")
 #: generator seed of the held-out scenes (training uses ``TRAIN_SEED_BASE + seed``)
 EVAL_SEED_BASE = 900_000
@@ -181,6 +184,8 @@ class Batch:
     targets: list[float]
     kinds: list[str]
     scenes: list[Scene] = field(default_factory=list)
+    #: ``mined``: per scene, the other scenes' captions (false of it) the miner chooses from
+    candidates: list[list[str]] = field(default_factory=list)
 
 
 def stack_scenes(scenes: Sequence[Scene]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -195,20 +200,15 @@ def stack_scenes(scenes: Sequence[Scene]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def make_batch(
     step: int, seed: int, scenes_per_step: int, negatives: str, max_objects: int,
-    sampler: NegativeSampler,
+    sampler: NegativeSampler | TagsPool,
 ) -> Batch:  # fmt: skip
     """Step ``step``'s fresh scenes (one true caption each), their negatives and targets;
-    deterministic in ``(seed, step)`` (and the sampler's running balance)."""
+    deterministic in ``(seed, step)`` (and the sampler's running balance). ``negatives``:
+    ``plain``, ``oracle`` (``sampler`` a :class:`NegativeSampler`) or ``tags`` (a
+    :class:`~research.tags_pool.TagsPool`)."""
     rng = np.random.default_rng([TRAIN_SEED_BASE + seed, step, 7])
-    scenes, claims = [], []
-    for k in range(scenes_per_step):
-        image_id = step * scenes_per_step + k
-        scene = generate_scene(image_id, TRAIN_SEED_BASE + seed, 192, 2, max_objects)
-        claim = sample_claims(
-            scene, np.random.default_rng([TRAIN_SEED_BASE + seed, image_id, 1]), 1
-        )
-        scenes.append(scene)
-        claims.append(claim[0])
+    drawn = step_scenes(step, TRAIN_SEED_BASE + seed, scenes_per_step, max_objects)
+    scenes, claims = [s for s, _ in drawn], [c for _, c in drawn]
     texts = [c.text for c in claims]
     index, targets, kinds = (
         list(range(len(scenes))),
@@ -216,6 +216,10 @@ def make_batch(
         ["positive"] * len(scenes),
     )
     shift = int(rng.integers(1, len(scenes))) if len(scenes) > 1 else 0
+    if negatives == "mined":
+        labels, boxes, mask = stack_scenes(scenes)
+        candidates = [mining_candidates(i, claims, scenes, rng) for i in range(len(scenes))]
+        return Batch(labels, boxes, mask, texts, index, targets, kinds, scenes, candidates)
     for i, scene in enumerate(scenes):
         for tries in range(len(scenes) - 1):  # another scene's caption, false of this one
             other = claims[(i + shift + tries) % len(scenes)]
@@ -223,13 +227,63 @@ def make_batch(
                 texts.append(other.text)
                 index.append(i), targets.append(0.0), kinds.append("random")
                 break
-        if negatives == "oracle":
+        if negatives in ("oracle", "tags"):
             drawn = sampler.draw(claims[i], scene, rng)
             if drawn is not None:
-                texts.append(drawn[1].text)
-                index.append(i), targets.append(0.0), kinds.append(drawn[0])
+                kind, negative = drawn
+                texts.append(negative if isinstance(negative, str) else negative.text)
+                index.append(i), targets.append(0.0), kinds.append(kind)
     labels, boxes, mask = stack_scenes(scenes)
     return Batch(labels, boxes, mask, texts, index, targets, kinds, scenes)
+
+
+#: ``mined``: candidates per scene the miner chooses from (other scenes' captions)
+MINING_CANDIDATES = 8
+
+
+def mining_candidates(
+    i: int, claims: Sequence[Claim], scenes: Sequence[Scene], rng: np.random.Generator
+) -> list[str]:
+    """Up to :data:`MINING_CANDIDATES` captions of other scenes of the batch, false of scene
+    ``i``, drawn at random (what a retrieval miner would rank)."""
+    others = [j for j in rng.permutation(len(scenes)) if j != i]
+    picked = [claims[j].text for j in others if not holds(claims[j], scenes[i])]
+    return picked[:MINING_CANDIDATES]
+
+
+def mine(model, batch: Batch, miner, device, bf16: bool) -> Batch:
+    """``batch`` with one negative per scene chosen by ``miner`` (a :mod:`tags.mining` miner
+    that returns an ``index``) from the model's current ITM scores of its candidates: the
+    cross-encoder's retrieved hard negative, trained with the same binary ITM loss."""
+    import torch
+
+    rows = [(text, i) for i, texts in enumerate(batch.candidates) for text in texts]
+    width = max((len(t) for t in batch.candidates), default=0)
+    if not rows or width == 0:
+        return batch
+    scored = replace(batch, texts=[t for t, _ in rows], scene_index=[i for _, i in rows])
+    positives = range(len(batch.scenes))
+    was_training = model.training
+    model.eval()
+    with torch.no_grad(), autocast(device, bf16):
+        cand = model(**to_device(scored, None, device)).float().cpu()
+        pos = model(**to_device(batch, positives, device)).float().cpu()
+    model.train(was_training)
+    scores = torch.full((len(batch.scenes), width), float("-inf"))
+    valid = torch.zeros((len(batch.scenes), width), dtype=torch.bool)
+    k = 0
+    for i, texts in enumerate(batch.candidates):
+        scores[i, : len(texts)] = cand[k : k + len(texts)]
+        valid[i, : len(texts)] = True
+        k += len(texts)
+    index = miner(scores.masked_fill(~valid, 0.0), pos, valid).index
+    texts, scene_index = list(batch.texts), list(batch.scene_index)
+    targets, kinds = list(batch.targets), list(batch.kinds)
+    for i, j in enumerate(index.tolist()):
+        if j >= 0:
+            texts.append(batch.candidates[i][j])
+            scene_index.append(i), targets.append(0.0), kinds.append("mined")
+    return replace(batch, texts=texts, scene_index=scene_index, targets=targets, kinds=kinds)
 
 
 @dataclass
@@ -454,10 +508,26 @@ def autocast(device, bf16: bool):
     return contextlib.nullcontext()
 
 
-def batches(args, start: int = 1) -> Iterator[Batch]:
+def make_sampler(args) -> NegativeSampler | TagsPool:
+    """The negatives' source of ``args``: the tags pool of ``--tags-negatives`` or the
+    oracle's scene-checked edits."""
+    if args.negatives == "tags":
+        return TagsPool.load(args.tags_negatives)
+    return NegativeSampler(args.kinds)
+
+
+def make_miner(args):
+    """``--negatives mined``: the :mod:`tags.mining` miner of ``--miner`` (else ``None``)."""
+    if args.negatives != "mined":
+        return None
+    from tags.mining import get_miner
+
+    return get_miner(args.miner)
+
+
+def batches(args, sampler: NegativeSampler | TagsPool, start: int = 1) -> Iterator[Batch]:
     """The training batches of ``args`` from step ``start``; with ``--workers`` built in
     worker processes (each takes every W-th step, so the order stays by step)."""
-    sampler = NegativeSampler(args.kinds)
 
     def build(step: int) -> Batch:
         max_objects = 2 if step <= args.curriculum else 4
@@ -524,7 +594,11 @@ def train(args, keep: dict | None = None) -> dict:
     print(f"held-out pairs: {held_out.counts()}", flush=True)
     record(0)
     t0 = time.perf_counter()
-    for step, batch in enumerate(batches(args), start=1):
+    sampler = make_sampler(args)
+    miner = make_miner(args)
+    for step, batch in enumerate(batches(args, sampler), start=1):
+        if miner is not None:
+            batch = mine(model, batch, miner, device, args.bf16)
         with autocast(device, args.bf16):
             logits = model(**to_device(batch, None, device))
         target = torch.as_tensor(batch.targets, device=device)
@@ -551,6 +625,9 @@ def train(args, keep: dict | None = None) -> dict:
         "curve": curve,
         "final": curve[-1],
     }
+    if isinstance(sampler, TagsPool) and args.workers <= 0:
+        result["tags_pool"] = sampler.stats()
+        print(f"tags negatives: {result['tags_pool']}", flush=True)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1))
@@ -625,54 +702,113 @@ def sweep(args) -> list[dict]:
 
 
 def gate(args) -> dict:
-    """The headroom gate for the configuration of ``args``: oracle and plain for each of
-    :data:`GATE_SEEDS`, the mean and sample std per kind, and whether it passes."""
+    """The headroom gate for the configuration of ``args``: each of ``--methods`` (oracle and
+    plain, and e.g. ``tags``) for each of ``--seeds``, the mean and sample std per kind, whether
+    the gate passes, and every other method's gap closed per kind (at the end and by step)."""
     share = args.curriculum / args.steps
+    methods = list(dict.fromkeys(["oracle", "plain", *args.methods]))
     plan = [
         (f"{n}-seed{s}", n, args.variant, args.pool, share, args.lr, s)
-        for n in ("oracle", "plain")
-        for s in GATE_SEEDS
+        for n in methods
+        for s in args.seeds
     ]
-    summary = _runs(args, plan)
+    return judge(_runs(args, plan), methods, Path(args.out or "headroom_sweep"))
+
+
+def judge(summary: Sequence[dict], methods: Sequence[str], out: Path) -> dict:
+    """The gate's verdict over the runs of ``summary`` (mean ± std per method and kind, the
+    pass, the gap closed, by step); printed and written to ``out/gate.json``."""
     verdict: dict = {}
     print("\n| negatives | " + " | ".join(KINDS) + " |\n|---|" + "---:|" * len(KINDS))
-    for negatives in ("oracle", "plain"):
+    for negatives in methods:
         finals = [s["final"] for s in summary if s["negatives"] == negatives]
-        stats = {
-            k: (
-                float(np.mean([f[k] for f in finals])),
-                float(np.std([f[k] for f in finals], ddof=1)),
-            )
-            for k in KINDS
-        }
+        stats = {k: mean_std([f[k] for f in finals]) for k in KINDS}
         verdict[negatives] = stats
         print(
             f"| {negatives} | "
             + " | ".join(f"{100 * m:.1f} ± {100 * sd:.1f}" for m, sd in stats.values())
             + " |"
         )
-    passed = all(verdict["oracle"][k][0] >= v for k, v in ORACLE_AT_LEAST.items()) and all(
-        verdict["plain"][k][0] <= v for k, v in PLAIN_AT_MOST.items()
+    passed = gate_passes(
+        {k: v[0] for k, v in verdict["oracle"].items()},
+        {k: v[0] for k, v in verdict["plain"].items()},
     )
     verdict["passed"] = passed
-    verdict["by_step"] = gate_by_step(summary)
+    verdict["gap_closed"] = {
+        n: gap_closed(verdict[n], verdict["oracle"], verdict["plain"])
+        for n in methods
+        if n not in ("oracle", "plain")
+    }
+    for n, gaps in verdict["gap_closed"].items():
+        print(f"gap closed by {n}: " + ", ".join(f"{k} {g:.2f}" for k, g in gaps.items()))
+    verdict["by_step"] = gate_by_step(summary, methods)
     print(
         f"gate {'PASSED' if passed else 'not passed'}: oracle >= 90 on attribute, relation, role; plain <= 60 on relation, role"
     )
-    (Path(args.out or "headroom_sweep") / "gate.json").write_text(json.dumps(verdict, indent=1))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gate.json").write_text(json.dumps(verdict, indent=1))
     return verdict
 
 
-def gate_by_step(summary: Sequence[dict]) -> list[dict]:
-    """The gate at every evaluated step that all runs reached: the mean over seeds of the
-    oracle's attribute, relation, role and the plain runs' relation, role; printed."""
+def judge_folder(folder: Path) -> dict:
+    """:func:`judge` over the single runs' curve files in ``folder`` (``--out`` of runs made
+    one by one, e.g. side by side): every method found, oracle and plain required."""
+    summary = []
+    for path in sorted(folder.glob("*.json")):
+        run = json.loads(path.read_text())
+        if not isinstance(run, dict) or "curve" not in run or "config" not in run:
+            continue
+        negatives = run["config"].get("label") or run["config"]["negatives"]
+        name = f"{negatives}-seed{run['config']['seed']}"
+        summary.append({"name": name, "negatives": negatives, **run})
+    methods = list(dict.fromkeys(["oracle", "plain", *sorted({s["negatives"] for s in summary})]))
+    missing = [m for m in ("oracle", "plain") if not any(s["negatives"] == m for s in summary)]
+    if missing:
+        raise SystemExit(f"{folder}: no curve of {', '.join(missing)}")
+    return judge(summary, methods, folder)
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample std (0 for one value)."""
+    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def gate_passes(oracle: dict[str, float], plain: dict[str, float]) -> bool:
+    """Oracle means >= :data:`ORACLE_AT_LEAST` and plain means <= :data:`PLAIN_AT_MOST`."""
+    return all(oracle[k] >= v for k, v in ORACLE_AT_LEAST.items()) and all(
+        plain[k] <= v for k, v in PLAIN_AT_MOST.items()
+    )
+
+
+def gap_closed(method: dict, oracle: dict, plain: dict) -> dict[str, float]:
+    """Per kind, (method - plain) / (oracle - plain) of the means (values may be a mean or a
+    ``(mean, std)`` pair); ``nan`` where the oracle is not above plain."""
+    mean = {k: v[0] if isinstance(v, (tuple, list)) else v for k, v in method.items()}
+    top = {k: v[0] if isinstance(v, (tuple, list)) else v for k, v in oracle.items()}
+    low = {k: v[0] if isinstance(v, (tuple, list)) else v for k, v in plain.items()}
+    return {
+        k: (mean[k] - low[k]) / (top[k] - low[k]) if top[k] > low[k] else float("nan")
+        for k in KINDS
+    }
+
+
+def gate_by_step(
+    summary: Sequence[dict], methods: Sequence[str] = ("oracle", "plain")
+) -> list[dict]:
+    """The gate at every evaluated step that all runs reached: the mean over seeds of every
+    method per kind, whether the gate passes, and the other methods' relation and role gap
+    closed; printed."""
     common = set.intersection(*({row["step"] for row in s["curve"]} for s in summary))
+    others = [m for m in methods if m not in ("oracle", "plain")]
     rows = []
-    print("\n| step | oracle attr | oracle rel | oracle role | plain rel | plain role | gate |")
-    print("|---:|---:|---:|---:|---:|---:|---|")
+    head = ["oracle attr", "oracle rel", "oracle role", "plain rel", "plain role"]
+    for m in others:
+        head += [f"{m} rel", f"{m} role", f"{m} gap rel", f"{m} gap role"]
+    print("\n| step | " + " | ".join(head) + " | gate |")
+    print("|---:|" + "---:|" * len(head) + "---|")
     for step in sorted(common):
         means = {}
-        for negatives in ("oracle", "plain"):
+        for negatives in methods:
             at = [
                 r
                 for s in summary
@@ -681,23 +817,55 @@ def gate_by_step(summary: Sequence[dict]) -> list[dict]:
                 if r["step"] == step
             ]
             means[negatives] = {k: float(np.mean([r[k] for r in at])) for k in KINDS}
-        passed = all(means["oracle"][k] >= v for k, v in ORACLE_AT_LEAST.items()) and all(
-            means["plain"][k] <= v for k, v in PLAIN_AT_MOST.items()
-        )
-        rows.append({"step": step, **means, "passed": passed})
+        passed = gate_passes(means["oracle"], means["plain"])
         o, p = means["oracle"], means["plain"]
         cells = [o["attribute"], o["relation"], o["role"], p["relation"], p["role"]]
-        print(
-            f"| {step} | "
-            + " | ".join(f"{100 * c:.1f}" for c in cells)
-            + f" | {'pass' if passed else '-'} |"
-        )
+        text = [f"{100 * c:.1f}" for c in cells]
+        row = {"step": step, **means, "passed": passed}
+        for m in others:
+            gaps = gap_closed(means[m], o, p)
+            row[f"{m}_gap_closed"] = gaps
+            text += [f"{100 * means[m]['relation']:.1f}", f"{100 * means[m]['role']:.1f}"]
+            text += [f"{gaps['relation']:.2f}", f"{gaps['role']:.2f}"]
+        rows.append(row)
+        print(f"| {step} | " + " | ".join(text) + f" | {'pass' if passed else '-'} |")
     return rows
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--negatives", choices=("plain", "oracle"), default="oracle")
+    parser.add_argument(
+        "--negatives", choices=("plain", "oracle", "tags", "mined"), default="oracle"
+    )
+    parser.add_argument(
+        "--miner",
+        choices=("hardest", "semi_hard"),
+        default="hardest",
+        help="--negatives mined: the rule choosing among the candidates (tags.mining)",
+    )
+    parser.add_argument(
+        "--tags-negatives",
+        default=None,
+        help="--negatives tags: a tags generate output over the --write-captions file",
+    )
+    parser.add_argument(
+        "--write-captions",
+        default=None,
+        metavar="FILE",
+        help="write the training captions of --seeds (steps 1..--steps) for tags generate, as "
+        "JSON Lines (one image each); exit",
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(GATE_SEEDS))
+    parser.add_argument(
+        "--label", default=None, help="the method's name for --judge (default: --negatives)"
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=("oracle", "plain", "tags", "mined"),
+        default=["oracle", "plain"],
+        help="--gate: the methods run (oracle and plain always)",
+    )
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--variant", choices=VARIANTS, default="tags-bind")
     parser.add_argument("--embed", choices=("tied", "free"), default="tied")
@@ -729,9 +897,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--gate", action="store_true", help="oracle and plain, 3 seeds, this configuration"
     )
     parser.add_argument("--sweep-seconds", type=float, default=420.0)
+    parser.add_argument(
+        "--shortcut",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the trained text-only check of --tags-negatives drawn for the first N training "
+        "captions of --seeds; exit",
+    )
+    parser.add_argument(
+        "--judge",
+        default=None,
+        metavar="FOLDER",
+        help="the gate's verdict over the single runs' curve files in FOLDER; exit",
+    )
     args = parser.parse_args(argv)
     if args.negatives == "plain" and "--kinds" in (argv or sys.argv):
         parser.error("--kinds applies to --negatives oracle")
+    uses_tags = args.negatives == "tags" or (args.gate and "tags" in args.methods) or args.shortcut
+    if uses_tags and not args.write_captions:
+        if not args.tags_negatives:
+            parser.error("--negatives tags needs --tags-negatives (a tags generate output)")
+        if not Path(args.tags_negatives).is_file():
+            parser.error(f"--tags-negatives {args.tags_negatives} not found")
     return args
 
 
@@ -740,6 +928,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.write_captions:
+        texts = training_captions(
+            args.seeds, args.steps, args.batch_size, args.curriculum, TRAIN_SEED_BASE
+        )
+        lines = (json.dumps({"image_id": i, "caption": t}) for i, t in enumerate(texts))
+        Path(args.write_captions).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"{len(texts)} captions of seeds {args.seeds} -> {args.write_captions}")
+        return 0
+    if args.shortcut:
+        pool = TagsPool.load(args.tags_negatives)
+        texts = training_captions(
+            args.seeds, args.steps, args.batch_size, args.curriculum, TRAIN_SEED_BASE
+        )
+        print(json.dumps(drawn_shortcut(pool, texts[: args.shortcut]), indent=1))
+        return 0
+    if args.judge:
+        judge_folder(Path(args.judge))
+        return 0
     if args.sweep or args.gate:
         (sweep if args.sweep else gate)(args)
         return 0

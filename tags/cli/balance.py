@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tags.cli._flags import add_overwrite, check_output_file
+from tags.cli._flags import add_out, add_overwrite, check_output_file
 from tags.core.errors import CommandError, one_line
 
 
@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "captions that keep another first; the rest are renumbered per caption.",
     )
     p.add_argument("negatives", metavar="NEGATIVES", help="tags generate output (.jsonl)")
-    p.add_argument("--out", "-o", required=True, help="the balanced output")
+    add_out(p, "the balanced output", required=True, short=True)
     add_overwrite(p, "an existing --out")
     p.set_defaults(func=run)
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tags.cli._flags import add_overwrite, check_output_file
+from tags.cli._flags import add_out, add_overwrite, check_output_file
 from tags.core.errors import CommandError, one_line
 
 
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "corpus whatever the shards and their order; generate from it with --vocab.",
     )
     merge.add_argument("parts", nargs="+", metavar="PART", help="counts files to sum")
-    merge.add_argument("--out", "-o", required=True, help="the summed counts file")
+    add_out(merge, "the summed counts file", required=True, short=True)
     add_overwrite(merge, "an existing --out")
     merge.set_defaults(func=run_merge)
     prune = actions.add_parser(
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "triples, subject_predicate, predicate_object, attribute_object, "
         "cooccurrence, verb_object, codescription, verb_codescription)",
     )
-    prune.add_argument("--out", "-o", required=True, help="the pruned counts file")
+    add_out(prune, "the pruned counts file", required=True, short=True)
     add_overwrite(prune, "an existing --out")
     prune.set_defaults(func=run_prune)
 
