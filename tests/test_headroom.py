@@ -229,10 +229,10 @@ def test_gate_with_tags_reports_the_gap_closed(tmp_path, monkeypatch):
     assert [s["name"] for s in summary] == ["oracle-seed0", "plain-seed0", "tags-seed0"]
     o, p, t = (verdict[n] for n in ("oracle", "plain", "tags"))
     for kind, gap in verdict["gap_closed"]["tags"].items():
-        if o[kind][0] > p[kind][0]:
+        if o[kind][0] - p[kind][0] >= headroom.MIN_GAP:
             assert gap == pytest.approx((t[kind][0] - p[kind][0]) / (o[kind][0] - p[kind][0]))
         else:
-            assert gap != gap  # nan: no gap to close
+            assert gap != gap  # nan: no gap (or too small a one) to close
     assert "tags_gap_closed" in verdict["by_step"][-1]
 
 
@@ -296,3 +296,12 @@ def test_drawn_shortcut_finds_a_word_that_marks_the_negatives():
     unrelated = TagsPool({t: {"object": [others[k]]} for k, t in enumerate(texts)})
     found = drawn_shortcut(unrelated, texts)  # negatives drawn as the captions are
     assert found["pairs"] == len(texts) and 0.35 < found["overall"] < 0.65
+
+
+def test_gap_closed_is_the_share_of_the_oracle_gap_and_nan_on_a_small_gap():
+    kinds = dict.fromkeys(headroom.KINDS, 0.5)
+    oracle = {**kinds, "relation": (0.9, 0.01), "role": 0.55}
+    plain = {**kinds, "relation": (0.5, 0.02)}
+    gaps = headroom.gap_closed({**kinds, "relation": (0.8, 0.0), "role": 0.55}, oracle, plain)
+    assert gaps["relation"] == pytest.approx(0.75)
+    assert gaps["role"] != gaps["role"] and gaps["attribute"] != gaps["attribute"]

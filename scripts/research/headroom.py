@@ -660,6 +660,8 @@ GATE_SEEDS = (0, 1, 2)
 #: the gate: oracle >= 90 % on these kinds, plain <= 60 % on those (mean over GATE_SEEDS)
 ORACLE_AT_LEAST = {"attribute": 0.9, "relation": 0.9, "role": 0.9}
 PLAIN_AT_MOST = {"relation": 0.6, "role": 0.6}
+#: the gap closed is reported where the oracle is at least this far above plain
+MIN_GAP = 0.1
 
 
 def _runs(args, plan: Sequence[tuple[str, str, str, str, float, float, int]]) -> list[dict]:
@@ -782,12 +784,13 @@ def gate_passes(oracle: dict[str, float], plain: dict[str, float]) -> bool:
 
 def gap_closed(method: dict, oracle: dict, plain: dict) -> dict[str, float]:
     """Per kind, (method - plain) / (oracle - plain) of the means (values may be a mean or a
-    ``(mean, std)`` pair); ``nan`` where the oracle is not above plain."""
+    ``(mean, std)`` pair); ``nan`` where the oracle is not :data:`MIN_GAP` above plain (a
+    ratio of two small differences is noise)."""
     mean = {k: v[0] if isinstance(v, (tuple, list)) else v for k, v in method.items()}
     top = {k: v[0] if isinstance(v, (tuple, list)) else v for k, v in oracle.items()}
     low = {k: v[0] if isinstance(v, (tuple, list)) else v for k, v in plain.items()}
     return {
-        k: (mean[k] - low[k]) / (top[k] - low[k]) if top[k] > low[k] else float("nan")
+        k: (mean[k] - low[k]) / (top[k] - low[k]) if top[k] - low[k] >= MIN_GAP else float("nan")
         for k in KINDS
     }
 
