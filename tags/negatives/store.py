@@ -38,6 +38,7 @@ import hashlib
 import json
 import mmap
 import os
+import sys
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -49,6 +50,9 @@ MAGIC = b"TAGSCNT1"
 FORMAT = 1
 #: Keys decoded at a time when a table is iterated.
 _CHUNK = 4096
+#: The most lookups a table remembers (key -> position) before it starts afresh: lookups
+#: repeat (the same names, pairs and words), and a hit skips the hash and the bisection.
+_MEMO_SIZE = 1 << 13
 _SECTIONS = ("keys", "offsets", "counts", "hashes", "slots")
 
 
@@ -63,7 +67,11 @@ def key_hash(data: bytes) -> int:
 
 
 def _as_key(value: Any) -> Any:
-    return tuple(_as_key(v) for v in value) if isinstance(value, list) else value
+    """A decoded key as it was written: lists back to tuples, strings interned (the names
+    repeated across keys are one object in what the caller builds from them)."""
+    if isinstance(value, list):
+        return tuple(_as_key(v) for v in value)
+    return sys.intern(value) if isinstance(value, str) else value
 
 
 class StoreError(InputError):
@@ -222,6 +230,7 @@ class CountsTable(Mapping):
             parts[section] = raw if code == "B" else raw.cast(code)
         self._keys, self._offsets, self._counts = parts["keys"], parts["offsets"], parts["counts"]
         self._hashes, self._slots = parts["hashes"], parts["slots"]
+        self._memo: dict[Any, int] = {}
         n = self._n
         if not (len(self._offsets) == n + 1 and len(self._counts) == len(self._hashes) == n):
             raise ValueError(f"table {name}: section lengths differ from its {n} entries")
@@ -230,6 +239,19 @@ class CountsTable(Mapping):
         return _reopen, (str(self.path), self.name)
 
     def _find(self, key: Any) -> int:
+        memo = self._memo
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable: never a key
+            return -1
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        found = memo[key] = self._search(key)
+        return found
+
+    def _search(self, key: Any) -> int:
         try:
             data = encode_key(key)
         except TypeError:
@@ -243,7 +265,10 @@ class CountsTable(Mapping):
         return -1
 
     def get(self, key: Any, default: Any = None) -> Any:
-        j = self._find(key)
+        try:
+            j = self._memo[key]
+        except (KeyError, TypeError):
+            j = self._find(key)
         return default if j < 0 else self._counts[j]
 
     def __getitem__(self, key: Any) -> int:
@@ -291,6 +316,7 @@ class SummedCounts(Mapping):
     def __init__(self, first: Mapping, second: Mapping):
         self.first, self.second = first, second
         self._only_second: list | None = None
+        self._memo: dict[Any, int | None] = {}  # of lookups (bounded: _MEMO_SIZE)
 
     def _extra(self) -> list:
         if self._only_second is None:
@@ -298,10 +324,18 @@ class SummedCounts(Mapping):
         return self._only_second
 
     def get(self, key: Any, default: Any = None) -> Any:
-        a, b = self.first.get(key), self.second.get(key)
-        if a is None and b is None:
+        memo = self._memo
+        try:
+            found = memo[key]
+        except KeyError:
+            a, b = self.first.get(key), self.second.get(key)
+            found = None if a is None and b is None else (a or 0) + (b or 0)
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = found
+        except TypeError:  # unhashable: never a key
             return default
-        return (a or 0) + (b or 0)
+        return default if found is None else found
 
     def __getitem__(self, key: Any) -> int:
         return self.get(key, 0)
