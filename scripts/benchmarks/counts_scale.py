@@ -17,6 +17,9 @@ memory figures and captions/s side by side, and whether the negatives are byte-i
 those from the JSON counts. The summed PSS is then fitted as ``fixed + slope x size`` for
 each: the store's goal is a slope of at most 1.5 (MiB of PSS per MiB of store).
 ``--reuse-counts`` skips the counting pass where ``OUT/counts_SIZE.json`` exists.
+``--generate N`` generates for the first N captions only, whatever the size of the counts:
+the work (and what its lookups remember) is then the same at every size, and the memory
+that grows is the counts'.
 
 Then it fits power laws (size of the counts file and memory against captions) and projects
 them to COCO (590k captions), CC3M (3.3M), 12M and 400M, labelled as projections.
@@ -133,10 +136,19 @@ def generate(sub: Path, vocab: Path, out: Path, log: Path) -> dict:
 
 
 def measure(
-    corpus: Path, size: int, folder: Path, store: bool = False, reuse: bool = False
+    corpus: Path,
+    size: int,
+    folder: Path,
+    store: bool = False,
+    reuse: bool = False,
+    first: int = 0,
 ) -> dict:
     sub = folder / f"caps_{size}.jsonl"
     captions = prefix(corpus, size, sub)
+    targets = sub
+    if first:
+        targets = folder / f"targets_{first}.jsonl"
+        prefix(corpus, first, targets)
     counts = folder / f"counts_{size}.json"
     counted = {"seconds": math.nan, "driver_mib": math.nan, "worker_mib": math.nan}
     if not (reuse and counts.is_file()):
@@ -151,14 +163,15 @@ def measure(
         "counts_mb": counts.stat().st_size / 1e6,
         "count_s": counted["seconds"],
         "count_peak_mib": max(counted["driver_mib"], counted["worker_mib"]),
-        **generate(sub, counts, out, folder / f"generate_{size}.log"),
+        "generated": targets.read_text(encoding="utf-8").count("\n"),
+        **generate(targets, counts, out, folder / f"generate_{size}.log"),
     }
     if store:
         path = folder / f"counts_{size}.store"
         run(["counts", "store", str(counts), "--out", str(path), "--overwrite"],
             folder / f"store_{size}.log")  # fmt: skip
         stored = folder / f"negatives_{size}_store.jsonl"
-        figures = generate(sub, path, stored, folder / f"generate_{size}_store.log")
+        figures = generate(targets, path, stored, folder / f"generate_{size}_store.log")
         row["store_mib"] = path.stat().st_size / MIB
         row["store"] = figures
         row["identical"] = stored.read_bytes() == out.read_bytes()
@@ -263,6 +276,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="keep the runs' files here")
     ap.add_argument("--store", action="store_true", help="also generate from a counts store")
     ap.add_argument(
+        "--generate", type=int, default=0, metavar="N", help="generate for the first N captions"
+    )
+    ap.add_argument(
         "--reuse-counts", action="store_true", help="skip counting where OUT/counts_SIZE.json is"
     )
     args = ap.parse_args()
@@ -276,7 +292,7 @@ def main() -> None:
     print(f"corpus: {captions} captions of {images} images ({corpus})", flush=True)
     rows = []
     for size in args.sizes:
-        rows.append(measure(corpus, size, folder, args.store, args.reuse_counts))
+        rows.append(measure(corpus, size, folder, args.store, args.reuse_counts, args.generate))
         print(json.dumps(rows[-1]), flush=True)
     figures = {"rows": rows, **report(rows)}
     if args.store:
