@@ -85,6 +85,10 @@ def test_missing_keys_read_like_a_counter(saved):
         assert objects[missing] == 0 and missing not in objects
     present = next(iter(objects))
     assert present in objects and objects[present] > 0
+    last = list(objects)[-1]
+    found = objects.find_many([present, ("unicorn", "unicorns", True), last, "unicorn"])
+    assert found == [0, -1, len(objects) - 1, -1]
+    assert tables["scenes/objects"].find_many([]) == []
     # a key whose hash is present but whose bytes differ is not found
     table = tables["scenes/bigrams"]
     key = next(iter(table))

@@ -69,9 +69,17 @@ def key_hash(data: bytes) -> int:
 def _as_key(value: Any) -> Any:
     """A decoded key as it was written: lists back to tuples, strings interned (the names
     repeated across keys are one object in what the caller builds from them)."""
-    if isinstance(value, list):
-        return tuple(_as_key(v) for v in value)
-    return sys.intern(value) if isinstance(value, str) else value
+    kind = type(value)
+    if kind is str:
+        return _intern(value)
+    if kind is not list:
+        return value
+    return tuple(
+        [_intern(v) if type(v) is str else _as_key(v) if type(v) is list else v for v in value]
+    )
+
+
+_intern = sys.intern
 
 
 class StoreError(InputError):
@@ -264,6 +272,23 @@ class CountsTable(Mapping):
                 return j
         return -1
 
+    def find_many(self, keys: list) -> list[int]:
+        """The position of each of ``keys`` (-1: missing), searched together (no memo)."""
+        import numpy as np
+
+        encoded = [encode_key(k) for k in keys]
+        wanted = np.fromiter((key_hash(e) for e in encoded), dtype=np.uint64, count=len(keys))
+        hashes = np.frombuffer(self._hashes, dtype=np.uint64)
+        at = np.minimum(np.searchsorted(hashes, wanted), max(self._n - 1, 0))
+        out = [-1] * len(keys)
+        if not self._n:
+            return out
+        for i in np.flatnonzero(hashes[at] == wanted).tolist():
+            j = self._slots[int(at[i])]
+            if self._keys[self._offsets[j] : self._offsets[j + 1] - 1] == encoded[i]:
+                out[i] = j
+        return out
+
     def get(self, key: Any, default: Any = None) -> Any:
         try:
             j = self._memo[key]
@@ -320,7 +345,12 @@ class SummedCounts(Mapping):
 
     def _extra(self) -> list:
         if self._only_second is None:
-            self._only_second = [k for k in self.second if k not in self.first]
+            keys = list(self.second)
+            find = getattr(self.first, "find_many", None)
+            if find is not None:  # one vectorised search, not a lookup per key
+                self._only_second = [k for k, j in zip(keys, find(keys)) if j < 0]
+            else:
+                self._only_second = [k for k in keys if k not in self.first]
         return self._only_second
 
     def get(self, key: Any, default: Any = None) -> Any:
