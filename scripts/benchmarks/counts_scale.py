@@ -11,10 +11,21 @@ images) it runs, as a user would, each command in a fresh process:
    of the summed PSS of all its processes (a page the forked workers share with the driver
    counts once).
 
+With ``--store``, each size also writes the counts as a memory-mapped store (``tags counts
+store``) and generates from it (``--vocab STORE``) the same way: the store's size, the same
+memory figures and captions/s side by side, and whether the negatives are byte-identical to
+those from the JSON counts. The summed PSS is then fitted as ``fixed + slope x size`` for
+each: the store's goal is a slope of at most 1.5 (MiB of PSS per MiB of store).
+``--reuse-counts`` skips the counting pass where ``OUT/counts_SIZE.json`` exists.
+``--generate N`` generates for the first N captions only, whatever the size of the counts:
+the work (and what its lookups remember) is then the same at every size, and the memory
+that grows is the counts'.
+
 Then it fits power laws (size of the counts file and memory against captions) and projects
 them to COCO (590k captions), CC3M (3.3M), 12M and 400M, labelled as projections.
 
-    python scripts/benchmarks/counts_scale.py [--sizes 3000 6000 12000 24000 0] [--out DIR]
+    python scripts/benchmarks/counts_scale.py [--sizes 3000 6000 12000 24000 0] [--out DIR] \
+        [--store] [--reuse-counts]
 
 ``0`` stands for the whole corpus. The figures are written to ``OUT/counts_scale.json``.
 On a shared machine the captions/s follow the other jobs' load (the load average at each
@@ -106,27 +117,15 @@ def run(argv: list[str], log: Path) -> tuple[dict, str]:
     }, text
 
 
-def measure(corpus: Path, size: int, folder: Path) -> dict:
-    sub = folder / f"caps_{size}.jsonl"
-    captions = prefix(corpus, size, sub)
-    counts = folder / f"counts_{size}.json"
-    counted, _ = run(
-        ["generate", "--captions", str(sub), "--count-only", "--out", str(counts),
-         "--num-workers", "2", "--no-progress", "--overwrite"],
-        folder / f"count_{size}.log",
-    )  # fmt: skip
-    out = folder / f"negatives_{size}.jsonl"
+def generate(sub: Path, vocab: Path, out: Path, log: Path) -> dict:
+    """``tags generate --vocab VOCAB --num-workers 2`` in a fresh process: its figures."""
     generated, text = run(
-        ["generate", "--captions", str(sub), "--vocab", str(counts), "--out", str(out),
+        ["generate", "--captions", str(sub), "--vocab", str(vocab), "--out", str(out),
          "--num-workers", "2", "--seed", "0", "--no-progress", "--overwrite"],
-        folder / f"generate_{size}.log",
+        log,
     )  # fmt: skip
     rate = re.search(r"time: [\d.]+s \(([\d.]+) captions/s\)", text)
     return {
-        "captions": captions,
-        "counts_mb": counts.stat().st_size / 1e6,
-        "count_s": counted["seconds"],
-        "count_peak_mib": max(counted["driver_mib"], counted["worker_mib"]),
         "generate_captions_per_s": float(rate.group(1)) if rate else math.nan,
         "generate_wall_s": generated["seconds"],
         "driver_mib": generated["driver_mib"],
@@ -134,6 +133,49 @@ def measure(corpus: Path, size: int, folder: Path) -> dict:
         "pss_sum_mib": generated["pss_mib"],
         "load": generated["load"],
     }
+
+
+def measure(
+    corpus: Path,
+    size: int,
+    folder: Path,
+    store: bool = False,
+    reuse: bool = False,
+    first: int = 0,
+) -> dict:
+    sub = folder / f"caps_{size}.jsonl"
+    captions = prefix(corpus, size, sub)
+    targets = sub
+    if first:
+        targets = folder / f"targets_{first}.jsonl"
+        prefix(corpus, first, targets)
+    counts = folder / f"counts_{size}.json"
+    counted = {"seconds": math.nan, "driver_mib": math.nan, "worker_mib": math.nan}
+    if not (reuse and counts.is_file()):
+        counted, _ = run(
+            ["generate", "--captions", str(sub), "--count-only", "--out", str(counts),
+             "--num-workers", "2", "--no-progress", "--overwrite"],
+            folder / f"count_{size}.log",
+        )  # fmt: skip
+    out = folder / f"negatives_{size}.jsonl"
+    row = {
+        "captions": captions,
+        "counts_mb": counts.stat().st_size / 1e6,
+        "count_s": counted["seconds"],
+        "count_peak_mib": max(counted["driver_mib"], counted["worker_mib"]),
+        "generated": targets.read_text(encoding="utf-8").count("\n"),
+        **generate(targets, counts, out, folder / f"generate_{size}.log"),
+    }
+    if store:
+        path = folder / f"counts_{size}.store"
+        run(["counts", "store", str(counts), "--out", str(path), "--overwrite"],
+            folder / f"store_{size}.log")  # fmt: skip
+        stored = folder / f"negatives_{size}_store.jsonl"
+        figures = generate(targets, path, stored, folder / f"generate_{size}_store.log")
+        row["store_mib"] = path.stat().st_size / MIB
+        row["store"] = figures
+        row["identical"] = stored.read_bytes() == out.read_bytes()
+    return row
 
 
 def power_law(xs: list[float], ys: list[float]) -> tuple[float, float]:
@@ -187,11 +229,58 @@ def report(rows: list[dict]) -> dict:
     return {"fits": fits, "driver_vs_counts": [base, k], "projections": projections}
 
 
+def linear(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """``y = a + b * x`` by least squares: (a, b)."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b
+
+
+def report_store(rows: list[dict]) -> dict:
+    """JSON counts against the store, side by side; PSS fitted as fixed + slope x size."""
+    print(
+        f"\n{'captions':>8s} {'JSON MiB':>8s} {'store MiB':>9s} | {'PSS JSON':>8s} "
+        f"{'PSS store':>9s} | {'driver J':>8s} {'driver S':>8s} | {'worker J':>8s} "
+        f"{'worker S':>8s} | {'cap/s J':>7s} {'cap/s S':>7s} | identical"
+    )
+    for r in rows:
+        s = r["store"]
+        print(
+            f"{r['captions']:8d} {r['counts_mb'] * 1e6 / MIB:8.2f} {r['store_mib']:9.2f} | "
+            f"{r['pss_sum_mib']:8.0f} {s['pss_sum_mib']:9.0f} | {r['driver_mib']:8.0f} "
+            f"{s['driver_mib']:8.0f} | {r['worker_mib']:8.0f} {s['worker_mib']:8.0f} | "
+            f"{r['generate_captions_per_s']:7.0f} {s['generate_captions_per_s']:7.0f} | "
+            f"{r['identical']}"
+        )
+    out = {}
+    if len(rows) >= 2:
+        sizes = [r["store_mib"] for r in rows]
+        json_fit = linear(sizes, [r["pss_sum_mib"] for r in rows])
+        store_fit = linear(sizes, [r["store"]["pss_sum_mib"] for r in rows])
+        processes = 1 + 2  # the driver and 2 workers
+        for name, (fixed, slope) in (("JSON", json_fit), ("store", store_fit)):
+            print(
+                f"{name:>5s}: PSS of 3 processes = {fixed:.0f} MiB ({fixed / processes:.0f} per "
+                f"process) + {slope:.2f} x store MiB"
+            )
+        goal = store_fit[1] <= 1.5
+        print(f"goal (PSS slope <= 1.5 x store size): {'met' if goal else 'NOT met'}")
+        out = {"pss_fit_json": json_fit, "pss_fit_store": store_fit, "goal_met": goal}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[3000, 6000, 12000, 24000, 0])
     ap.add_argument("--shared", type=Path, default=SHARED, help="the shared data folder")
     ap.add_argument("--out", type=Path, default=None, help="keep the runs' files here")
+    ap.add_argument("--store", action="store_true", help="also generate from a counts store")
+    ap.add_argument(
+        "--generate", type=int, default=0, metavar="N", help="generate for the first N captions"
+    )
+    ap.add_argument(
+        "--reuse-counts", action="store_true", help="skip counting where OUT/counts_SIZE.json is"
+    )
     args = ap.parse_args()
     for needed in ("flickr30k/dev_caps.txt", "flickr30k/test_caps.txt", "factual/train.csv"):
         if not (args.shared / needed).is_file():
@@ -203,9 +292,11 @@ def main() -> None:
     print(f"corpus: {captions} captions of {images} images ({corpus})", flush=True)
     rows = []
     for size in args.sizes:
-        rows.append(measure(corpus, size, folder))
+        rows.append(measure(corpus, size, folder, args.store, args.reuse_counts, args.generate))
         print(json.dumps(rows[-1]), flush=True)
     figures = {"rows": rows, **report(rows)}
+    if args.store:
+        figures["store"] = report_store(rows)
     (folder / "counts_scale.json").write_text(json.dumps(figures, indent=1))
     print(f"figures: {folder / 'counts_scale.json'}")
 

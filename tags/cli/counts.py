@@ -2,7 +2,9 @@
 
 - ``merge``: sum the counting pass's parts (``tags generate --count-only --shard I/N``) into
   the one counts file ``tags generate --vocab`` reads;
-- ``prune``: drop the rare combinations (:mod:`tags.negatives.pruning`), for less memory.
+- ``prune``: drop the rare combinations (:mod:`tags.negatives.pruning`), for less memory;
+- ``store``: write the counts as a memory-mapped store (:mod:`tags.negatives.store`) that
+  every generation process of a machine shares (``tags generate --vocab STORE``).
 """
 
 from __future__ import annotations
@@ -56,6 +58,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out(prune, "the pruned counts file", required=True, short=True)
     add_overwrite(prune, "an existing --out")
     prune.set_defaults(func=run_prune)
+    store = actions.add_parser(
+        "store",
+        help="write counts as a memory-mapped store that all workers share (less memory)",
+        description="Write a counts file as a compact store (integer arrays and the keys' "
+        "bytes in one file, memory-mapped read-only): every generation process of a machine "
+        "shares one copy through the page cache and opening it reads only its header. "
+        "Generate from it with --vocab STORE; the negatives are the same as from the file.",
+    )
+    store.add_argument("counts", metavar="COUNTS", help="a counts file (OUT.vocab.json)")
+    store.add_argument("--out", "-o", required=True, help="the store to write")
+    add_overwrite(store, "an existing --out")
+    store.set_defaults(func=run_store)
 
 
 def run_merge(args: argparse.Namespace) -> int:
@@ -100,6 +114,25 @@ def run_prune(args: argparse.Namespace) -> int:
         f"pruned {before - after} of {before} combination entries (kept >= {args.min_count}) "
         f"in {time.perf_counter() - start:.1f}s: {source} "
         f"({source.stat().st_size / 1e6:.1f} MB) -> {out} ({out.stat().st_size / 1e6:.1f} MB)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_store(args: argparse.Namespace) -> int:
+    from tags.core.io import InputError
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    out, source = Path(args.out), Path(args.counts)
+    check_output_file(out, [source], args.overwrite)
+    start = time.perf_counter()
+    try:
+        size = SceneGraphVocabulary.load(source).save_store(out)
+    except (InputError, ValueError) as err:
+        raise CommandError(one_line(err)) from err
+    print(
+        f"stored {source} ({source.stat().st_size / 1e6:.1f} MB) in "
+        f"{time.perf_counter() - start:.1f}s: {out} ({size / 1e6:.1f} MB)",
         file=sys.stderr,
     )
     return 0

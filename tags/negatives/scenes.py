@@ -29,6 +29,7 @@ from typing import Any
 from parsers import SceneGraph
 from parsers.morphology import ZERO_PLURALS
 from tags.negatives.lexicon import AUXILIARY_VERBS, NUMBER_VALUES, PLURAL_CUES
+from tags.negatives.store import SummedCounts
 from tags.negatives.wordnet import verb_lemma
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
@@ -229,10 +230,17 @@ class SceneCounts:
 
     def merged(self, other: SceneCounts) -> SceneCounts:
         """A new :class:`SceneCounts` holding both corpora's counts (``self`` + a background
-        corpus): substitutes and combinations attested in either count."""
+        corpus): substitutes and combinations attested in either count. Counts mapped from
+        a store (:mod:`tags.negatives.store`) are not copied: each table of the result is
+        a :class:`~tags.negatives.store.SummedCounts` view of the two (same values, same
+        order of keys)."""
         out = SceneCounts()
-        out.update(self)
-        out.update(other)
+        if all(isinstance(getattr(self, name), Counter) for name in self._FIELDS):
+            out.update(self)
+            out.update(other)
+            return out
+        for name in self._FIELDS:
+            setattr(out, name, SummedCounts(getattr(self, name), getattr(other, name)))
         return out
 
     def update(self, other: SceneCounts) -> None:

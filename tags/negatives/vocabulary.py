@@ -25,8 +25,13 @@ from tags.core.io import InputError
 from tags.negatives.lexicon import ATTRIBUTE_CLASSES
 from tags.negatives.masking import trim_units
 from tags.negatives.scenes import SceneCounts
+from tags.negatives.store import StoreError, is_store, open_store, write_store
 
 Surface = tuple[str, ...]
+
+#: The ``kind`` in the header of a vocabulary's counts store.
+STORE_KIND = "tags vocabulary"
+_SCENE_FIELDS = SceneCounts._FIELDS
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
 
@@ -223,6 +228,33 @@ class SceneGraphVocabulary:
         finally:
             tmp.unlink(missing_ok=True)
 
+    def save_store(self, path: str | Path) -> int:
+        """Write these counts as a memory-mapped store (:mod:`tags.negatives.store`), every
+        table in its present iteration order (a vocabulary read from a JSON file: the
+        file's order, so generation from either gives the same negatives); its size in
+        bytes. :meth:`load` and ``tags generate --vocab`` read it."""
+        tables = {f"counts/{key}": counter for key, counter in self.counts.items()}
+        tables.update({f"scenes/{name}": getattr(self.scenes, name) for name in _SCENE_FIELDS})
+        meta = {"kind": STORE_KIND, "min_count": self.min_count, "min_pool": self.min_pool}
+        return write_store(path, tables, meta)
+
+    @classmethod
+    def from_store(cls, path: str | Path) -> SceneGraphVocabulary:
+        """The vocabulary of a store :meth:`save_store` wrote, its tables mapped read-only
+        (:class:`~tags.negatives.store.CountsTable`: shared by every process that opens
+        it); :class:`~tags.negatives.store.StoreError` naming the file otherwise."""
+        meta, tables = open_store(path)
+        if meta.get("kind") != STORE_KIND:
+            raise StoreError(f"{path}: a counts store of another kind ({meta.get('kind')!r})")
+        vocab = cls(min_count=int(meta["min_count"]), min_pool=int(meta["min_pool"]))
+        for name, table in tables.items():
+            kind, _, key = name.partition("/")
+            if kind == "counts":
+                vocab.counts[key] = table  # type: ignore[assignment]
+            elif kind == "scenes" and key in _SCENE_FIELDS:
+                setattr(vocab.scenes, key, table)
+        return vocab
+
     @classmethod
     def load(cls, path: str | Path) -> SceneGraphVocabulary:
         """A vocabulary :meth:`save` wrote; anything else is an
@@ -255,7 +287,10 @@ def read_vocabulary(path: str | Path) -> SceneGraphVocabulary | None:
     """The vocabulary saved at ``path``; ``None`` when the file is not JSON at all (cut
     short by a kill or a full disk before writes were atomic: rebuild it); a JSON file of
     another schema, or a file that no vocabulary starts like (not a JSON object: binary, some
-    other text), is an :class:`~tags.core.io.InputError` naming it (never rebuilt over)."""
+    other text), is an :class:`~tags.core.io.InputError` naming it (never rebuilt over). A
+    counts store (:meth:`SceneGraphVocabulary.save_store`) is opened as one."""
+    if is_store(path):
+        return SceneGraphVocabulary.from_store(path)
     raw = Path(path).read_bytes()
     if not raw.lstrip().startswith(b"{"):
         raise InputError(

@@ -1,0 +1,404 @@
+"""A compact, memory-mapped counts store: every worker of a machine shares one copy.
+
+Corpus counts held as Python ``Counter`` objects cost each generation process about ten
+times their JSON size, and forked workers copy the pages they read (reference counts). A
+store holds each table as flat arrays in one file, mapped read-only (``mmap``): opening it
+reads only its header (start-up does not grow with the counts), and the pages are shared by
+every process through the page cache.
+
+File layout (all integers little-endian, sections 8-byte aligned)::
+
+    b"TAGSCNT1" | header length (uint64) | header (UTF-8 JSON) | padding | sections
+
+The header names the file's total size (a file cut short is refused, naming it) and, per
+table, its entry count and the offset, byte length and item type of its sections:
+
+- ``keys``: every key as JSON (``json.dumps``: a tuple as a list), each followed by ``,``,
+  in the table's iteration order (the order of the ``Counter`` it was written from);
+- ``offsets``: where each key starts in ``keys`` (``n + 1`` entries);
+- ``counts``: the count of each key, in the same order;
+- ``hashes``: the 64-bit BLAKE2b hashes of the keys' JSON, sorted, and ``slots``: the
+  position of each sorted hash's key. A lookup hashes the key, bisects ``hashes`` and
+  compares the stored key's bytes (a missing key is never mistaken for a present one).
+  Two keys of one table with the same hash are refused when writing.
+
+:class:`CountsTable` is a read-only mapping over one table that behaves like the
+``Counter`` it was written from (``get``, ``[]`` giving 0 for a missing key, ``in``,
+iteration in the same order, ``items``, ``values``, ``len``). :class:`SummedCounts` is the
+sum of two count mappings as ``Counter.update`` would make it (the same values and the same
+iteration order), without copying either.
+
+Imports: :mod:`tags.core.io` (the one-line :class:`~tags.core.io.InputError`) and the
+standard library (``numpy`` when writing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import sys
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from tags.core.io import InputError
+
+MAGIC = b"TAGSCNT1"
+FORMAT = 1
+#: Keys decoded at a time when a table is iterated.
+_CHUNK = 4096
+#: The most lookups a table remembers (key -> position) before it starts afresh: lookups
+#: repeat (the same names, pairs and words), and a hit skips the hash and the bisection.
+_MEMO_SIZE = 1 << 13
+_SECTIONS = ("keys", "offsets", "counts", "hashes", "slots")
+
+
+def encode_key(key: Any) -> bytes:
+    """The bytes a key is stored and hashed as: its JSON (a tuple as a list)."""
+    return json.dumps(key).encode()
+
+
+def key_hash(data: bytes) -> int:
+    """The stable 64-bit hash of an encoded key (BLAKE2b, not Python's salted ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def _as_key(value: Any) -> Any:
+    """A decoded key as it was written: lists back to tuples, strings interned (the names
+    repeated across keys are one object in what the caller builds from them)."""
+    kind = type(value)
+    if kind is str:
+        return _intern(value)
+    if kind is not list:
+        return value
+    return tuple(
+        [_intern(v) if type(v) is str else _as_key(v) if type(v) is list else v for v in value]
+    )
+
+
+_intern = sys.intern
+
+
+class StoreError(InputError):
+    """A counts store that cannot be read (not a store, cut short, another format)."""
+
+
+# ---------------------------------------------------------------------- writing
+def _int_code(largest: int) -> str:
+    return "I" if largest < 1 << 32 else "Q"
+
+
+def _table_sections(name: str, table: Mapping) -> dict[str, tuple[str, bytes]]:
+    """The sections of one table: {section: (item type, bytes)}; ``ValueError`` for a hash
+    collision or a negative count."""
+    import numpy as np
+
+    encoded = [encode_key(key) for key in table]
+    counts = [int(c) for c in table.values()]
+    if counts and min(counts) < 0:
+        raise ValueError(f"table {name}: negative counts cannot be stored")
+    keys = b"".join(e + b"," for e in encoded)
+    offsets = np.zeros(len(encoded) + 1, dtype=np.uint64)
+    np.cumsum([len(e) + 1 for e in encoded], out=offsets[1:])
+    hashes = np.fromiter((key_hash(e) for e in encoded), dtype=np.uint64, count=len(encoded))
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    same = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if same.size:
+        a, b = order[same[0]], order[same[0] + 1]
+        raise ValueError(
+            f"table {name}: keys {encoded[a].decode()} and {encoded[b].decode()} share the "
+            f"hash {int(ordered[same[0]]):#018x}; the store cannot hold both"
+        )
+    width = {"I": np.uint32, "Q": np.uint64}
+    offset_code = _int_code(int(offsets[-1]))
+    count_code = _int_code(max(counts, default=0))
+    slot_code = _int_code(len(encoded))
+    return {
+        "keys": ("B", keys),
+        "offsets": (offset_code, offsets.astype(width[offset_code]).tobytes()),
+        "counts": (count_code, np.asarray(counts, dtype=width[count_code]).tobytes()),
+        "hashes": ("Q", ordered.astype("<u8").tobytes()),
+        "slots": (slot_code, order.astype(width[slot_code]).tobytes()),
+    }
+
+
+def write_store(path: str | Path, tables: Mapping[str, Mapping], meta: dict | None = None) -> int:
+    """Write ``tables`` (name -> a count mapping: keys of strings, numbers, booleans and
+    tuples of them; non-negative integer counts) to a store at ``path``, atomically (a
+    temporary file, then ``os.replace``); its size in bytes. ``meta``: JSON-able settings
+    kept in the header (:func:`open_store` returns them)."""
+    sections = {name: _table_sections(name, table) for name, table in tables.items()}
+    header: dict[str, Any] = {"format": FORMAT, "meta": meta or {}, "tables": {}}
+    layout: list[bytes] = []
+    cursor = 0  # sections' offsets count from the first section (after the header)
+    for name, parts in sections.items():
+        entry: dict[str, Any] = {"n": len(tables[name])}
+        for section, (code, data) in parts.items():
+            entry[section] = [code, len(data), cursor]
+            layout.append(data)
+            cursor = _align(cursor + len(data))
+        header["tables"][name] = entry
+    header["data"] = cursor
+    text = json.dumps(header, ensure_ascii=False).encode()
+    start = _align(len(MAGIC) + 8 + len(text))
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as out:
+            out.write(MAGIC + len(text).to_bytes(8, "little") + text)
+            out.write(b"\0" * (start - out.tell()))
+            for data in layout:
+                out.write(data)
+                out.write(b"\0" * (_align(out.tell()) - out.tell()))
+            if out.tell() != start + cursor:
+                raise AssertionError("store size differs from its header")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return start + cursor
+
+
+def _align(n: int) -> int:
+    return (n + 7) // 8 * 8
+
+
+# ---------------------------------------------------------------------- reading
+def is_store(path: str | Path) -> bool:
+    """Whether ``path`` is a file starting like a counts store."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def open_store(path: str | Path) -> tuple[dict, dict[str, CountsTable]]:
+    """The ``meta`` and the tables (name -> :class:`CountsTable`) of the store at ``path``,
+    mapped read-only: only the header is read now. :class:`StoreError` (one line naming
+    the file) for a file that is not a store, is cut short or is of another format."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(len(MAGIC) + 8)
+            if head[: len(MAGIC)] != MAGIC:
+                raise StoreError(f"{path}: not a tags counts store (wrong magic bytes)")
+            length = int.from_bytes(head[len(MAGIC) :], "little") if len(head) == 16 else -1
+            text = handle.read(length) if 0 < length <= size else b""
+            header = json.loads(text.decode("utf-8"))
+            if header.get("format") != FORMAT:
+                raise StoreError(
+                    f"{path}: counts store format {header.get('format')!r}, this tags reads "
+                    f"{FORMAT}; rewrite it with tags counts store"
+                )
+            base = _align(len(MAGIC) + 8 + length)
+            if size != base + header["data"]:
+                raise StoreError(
+                    f"{path}: counts store cut short ({size} bytes, its header says "
+                    f"{base + header['data']}); rewrite it with tags counts store"
+                )
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        if isinstance(err, StoreError):
+            raise
+        raise StoreError(
+            f"{path}: counts store header unreadable ({type(err).__name__}); rewrite it "
+            "with tags counts store"
+        ) from None
+    except OSError as err:
+        raise StoreError(f"{path}: cannot read the counts store ({err.strerror})") from None
+    view = memoryview(mapped)
+    try:
+        tables = {
+            name: CountsTable(view[base:], name, entry, path)
+            for name, entry in header["tables"].items()
+        }
+    except (ValueError, KeyError, TypeError, IndexError) as err:
+        raise StoreError(
+            f"{path}: counts store tables unreadable ({type(err).__name__}: {err}); rewrite it "
+            "with tags counts store"
+        ) from None
+    return header.get("meta", {}), tables
+
+
+class CountsTable(Mapping):
+    """One table of a counts store: a read-only mapping that reads like a ``Counter``
+    (a missing key's ``[]`` is 0; iteration in the order it was written)."""
+
+    def __init__(self, view: memoryview, name: str, entry: dict, path: Path):
+        self.name, self.path, self._n = name, path, int(entry["n"])
+        parts = {}
+        for section in _SECTIONS:
+            code, length, start = entry[section]
+            raw = view[start : start + length]
+            parts[section] = raw if code == "B" else raw.cast(code)
+        self._keys, self._offsets, self._counts = parts["keys"], parts["offsets"], parts["counts"]
+        self._hashes, self._slots = parts["hashes"], parts["slots"]
+        self._memo: dict[Any, int] = {}
+        n = self._n
+        if not (len(self._offsets) == n + 1 and len(self._counts) == len(self._hashes) == n):
+            raise ValueError(f"table {name}: section lengths differ from its {n} entries")
+
+    def __reduce__(self) -> tuple:  # a worker started by pickling reopens the file
+        return _reopen, (str(self.path), self.name)
+
+    def _find(self, key: Any) -> int:
+        memo = self._memo
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable: never a key
+            return -1
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        found = memo[key] = self._search(key)
+        return found
+
+    def _search(self, key: Any) -> int:
+        try:
+            data = encode_key(key)
+        except TypeError:
+            return -1
+        value = key_hash(data)
+        i = bisect_left(self._hashes, value)
+        if i < self._n and self._hashes[i] == value:
+            j = self._slots[i]
+            if self._keys[self._offsets[j] : self._offsets[j + 1] - 1] == data:
+                return j
+        return -1
+
+    def find_many(self, keys: list) -> list[int]:
+        """The position of each of ``keys`` (-1: missing), searched together (no memo)."""
+        import numpy as np
+
+        encoded = [encode_key(k) for k in keys]
+        wanted = np.fromiter((key_hash(e) for e in encoded), dtype=np.uint64, count=len(keys))
+        hashes = np.frombuffer(self._hashes, dtype=np.uint64)
+        at = np.minimum(np.searchsorted(hashes, wanted), max(self._n - 1, 0))
+        out = [-1] * len(keys)
+        if not self._n:
+            return out
+        for i in np.flatnonzero(hashes[at] == wanted).tolist():
+            j = self._slots[int(at[i])]
+            if self._keys[self._offsets[j] : self._offsets[j + 1] - 1] == encoded[i]:
+                out[i] = j
+        return out
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            j = self._memo[key]
+        except (KeyError, TypeError):
+            j = self._find(key)
+        return default if j < 0 else self._counts[j]
+
+    def __getitem__(self, key: Any) -> int:
+        j = self._find(key)
+        return 0 if j < 0 else self._counts[j]
+
+    def __contains__(self, key: object) -> bool:
+        return self._find(key) >= 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _chunks(self) -> Iterator[tuple[int, list]]:
+        for start in range(0, self._n, _CHUNK):
+            stop = min(start + _CHUNK, self._n)
+            text = bytes(self._keys[self._offsets[start] : self._offsets[stop] - 1])
+            yield start, [_as_key(k) for k in json.loads(b"[" + text + b"]")]
+
+    def __iter__(self) -> Iterator[Any]:
+        for _, keys in self._chunks():
+            yield from keys
+
+    def items(self) -> Iterator[tuple[Any, int]]:  # type: ignore[override]
+        counts = self._counts
+        for start, keys in self._chunks():
+            yield from zip(keys, counts[start : start + len(keys)].tolist())
+
+    def values(self) -> list[int]:  # type: ignore[override]
+        return self._counts.tolist()
+
+    def __repr__(self) -> str:
+        return f"CountsTable({self.name!r}, {self._n} entries, {self.path})"
+
+
+def _reopen(path: str, name: str) -> CountsTable:
+    return open_store(path)[1][name]
+
+
+class SummedCounts(Mapping):
+    """``first`` + ``second`` (count mappings) as a ``Counter`` updated with ``first``, then
+    ``second``, would hold them: a key's value is the sum of its counts, and iteration gives
+    ``first``'s keys in order, then those only ``second`` has, in its order. Neither is
+    copied; a missing key's ``[]`` is 0."""
+
+    def __init__(self, first: Mapping, second: Mapping):
+        self.first, self.second = first, second
+        self._only_second: list | None = None
+        self._memo: dict[Any, int | None] = {}  # of lookups (bounded: _MEMO_SIZE)
+
+    def _extra(self) -> list:
+        if self._only_second is None:
+            keys = list(self.second)
+            find = getattr(self.first, "find_many", None)
+            if find is not None:  # one vectorised search, not a lookup per key
+                self._only_second = [k for k, j in zip(keys, find(keys)) if j < 0]
+            else:
+                self._only_second = [k for k in keys if k not in self.first]
+        return self._only_second
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        memo = self._memo
+        try:
+            found = memo[key]
+        except KeyError:
+            a, b = self.first.get(key), self.second.get(key)
+            found = None if a is None and b is None else (a or 0) + (b or 0)
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[key] = found
+        except TypeError:  # unhashable: never a key
+            return default
+        return default if found is None else found
+
+    def __getitem__(self, key: Any) -> int:
+        return self.get(key, 0)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.first or key in self.second
+
+    def __len__(self) -> int:
+        return len(self.first) + len(self._extra())
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.first
+        yield from self._extra()
+
+    def items(self) -> Iterator[tuple[Any, int]]:  # type: ignore[override]
+        second = self.second
+        for key, count in self.first.items():
+            yield key, count + second.get(key, 0)
+        for key in self._extra():
+            yield key, second[key]
+
+    def values(self) -> Iterator[int]:  # type: ignore[override]
+        return (count for _, count in self.items())
+
+
+__all__ = [
+    "MAGIC",
+    "CountsTable",
+    "StoreError",
+    "SummedCounts",
+    "encode_key",
+    "is_store",
+    "key_hash",
+    "open_store",
+    "write_store",
+]
