@@ -175,6 +175,9 @@ class ExportOptions:
     bare_ids: bool | None = True  # else no known file name is refused; None: NAMED_IMAGES
     neg_images: int = 3  # negclip: how many other images each row's neg_image lists
     captions: CaptionIndex | None = None  # every record is checked against it
+    #: sugarcrepe: ``select(subset, records) -> the records to write`` per subset file (the
+    #: subset is ``""`` without ``by_type``), e.g. ``tags export --refine``'s refinement
+    select: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 
 Exporter = Callable[[Iterable[dict[str, Any]], Path, ExportOptions], list[Path]]
@@ -454,14 +457,18 @@ def export_sugarcrepe(
     subsets: dict[str, dict[str, dict[str, str]]] = (
         {name: {} for name in SUGARCREPE_FILES} if options.by_type else {}
     )
+    grouped: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         name = subset_of(record.get("edits") or []) if options.by_type else ""
+        grouped.setdefault(name, []).append(record)
+    for name, group in grouped.items():
         items = subsets.setdefault(name, {})
-        items[str(len(items))] = {
-            "filename": _relative(record, options),
-            "caption": record["positive"],
-            "negative_caption": record["negative"],
-        }
+        for record in options.select(name, group) if options.select else group:
+            items[str(len(items))] = {
+                "filename": _relative(record, options),
+                "caption": record["positive"],
+                "negative_caption": record["negative"],
+            }
     if not options.by_type:
         target.write_text(json.dumps(subsets.get("", {}), ensure_ascii=False, indent=1))
         return [target]
