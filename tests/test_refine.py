@@ -130,15 +130,16 @@ def _record(image: int, caption: int, positive: str, original: str, replacement:
             "negative": negative, "edits": [edit]}  # fmt: skip
 
 
-def _negatives(path) -> dict[str, set]:
-    """A small `tags generate`-like output: replace_att (colours; half add a "zzz" tail in
-    the replacement) and replace_obj (nouns) pairs; the set of pairs of each subset."""
+def _negatives(path, every: int = 2) -> dict[str, set]:
+    """A small `tags generate`-like output: replace_att (colours; one in ``every`` adds a
+    "zzz" tail to the replacement) and replace_obj (nouns) pairs; the pairs of each subset."""
     rng = random.Random(1)
     records, subsets = [], {"replace_att": set(), "replace_obj": set()}
     for caption in range(240):
         color, noun, place = rng.choice(COLORS), rng.choice(NOUNS), rng.choice(PLACES)
         positive = f"a {color} {noun} on the {place}"
-        other = rng.choice([c for c in COLORS if c != color]) + (" zzz" if caption % 2 else "")
+        tail = " zzz" if caption % every == every - 1 else ""
+        other = rng.choice([c for c in COLORS if c != color]) + tail
         noun2 = rng.choice([n for n in NOUNS if n != noun])
         for record in (
             _record(caption // 2, caption, positive, color, other, "attribute"),
@@ -204,3 +205,21 @@ def test_bad_refine_options_are_one_line(tmp_path, capsys, extra, named):
     assert not out.exists()
     with pytest.raises(SystemExit):  # argparse: a grid of no bins
         main(["export", str(src), "--format", "sugarcrepe", "--refine", "--refine-grid", "0"])
+
+
+def test_a_subset_the_refinement_empties_is_named(tmp_path, capsys):
+    src = tmp_path / "neg.jsonl"
+    _negatives(src, every=1)  # every replace_att negative ends in "zzz": nothing to match
+    folder = tmp_path / "sc"
+    argv = ["export", str(src), "--format", "sugarcrepe", "--by-type", "--image-ext", ".jpg",
+            "--out", str(folder), "--refine"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "the refinement (--refine) kept no pair of replace_att" in err
+    assert "no negative of add_obj, add_att" in err and len(err.splitlines()) == 1
+    assert not folder.exists()
+    assert main([*argv, "--allow-empty-subsets"]) == 0
+    report = json.loads((folder / "refine_report.json").read_text())["subsets"]
+    assert report["replace_att"]["kept"] == 0 and report["replace_att"]["pairs"] == 240
+    assert json.loads((folder / "replace_att.json").read_text()) == {}
+    assert report["replace_obj"]["kept"] > 0

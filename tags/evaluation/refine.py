@@ -12,13 +12,20 @@ neither can tell which caption is true. A pair one scorer has no preference on (
 
 :func:`adversarial_keep` is that rule (vectorised; seeded, so the same gaps and seed keep
 the same pairs; a gap of exactly 1 falls in the top bin, where SugarCrepe's grid dropped
-it). The scorers here never see an image and never score a caption they were fitted on:
+it). Two departures, both measured (docs/experiments/2026-11-28-sugarcrepe-refine.md):
+the grid shrinks with the subset (:func:`auto_grid`: SugarCrepe's 50 x 50 cells are mostly
+empty on a subset of a thousand pairs, and the matching then drops 80 % of them), and
+scorer A is the mean of several cross-fitted classifiers (one fit's noise lets the shortcut
+through: pairs it happens to get wrong are kept, and another fit still wins them).
+
+The scorers never see an image and never score a caption they were fitted on:
 
 - :func:`classifier_gaps`: a :class:`~tags.evaluation.text_prior.PairClassifier` fitted on
-  the pairs of one fold (the images split in two) scores the other fold's; its gap is
-  ``2 * sigmoid(s(pos) - s(neg)) - 1``, its own probability that the positive is the true
-  caption mapped to ``[-1, 1]`` (the classifier is trained on score differences, so the
-  difference is what it calibrates; a caption's score alone has no fixed offset);
+  the pairs of one fold (the images split in two: no image's captions on both sides) scores
+  the other fold's; its gap is ``2 * sigmoid(s(pos) - s(neg)) - 1``, its own probability
+  that the positive is the true caption mapped to ``[-1, 1]`` (the classifier is trained on
+  score differences, so the difference is what it calibrates; a caption's score alone has no
+  fixed offset);
 - :func:`lm_gaps`: a language model, fitted (n-gram LMs) on the other fold's positive
   captions only (fitted on the captions it scores, it would prefer them), or a pretrained
   causal LM (``smollm2``, fitted on nothing here); the gap is ``2 * sigmoid(d) - 1`` with
@@ -26,10 +33,11 @@ it). The scorers here never see an image and never score a caption they were fit
   token). Mean, not sum: a summed log-probability prefers the shorter caption, and an add
   negative is always longer, so no pair of an add subset could be matched.
 
-:func:`refine_pairs` refines one subset and checks the kept pairs with scorers the
-refinement did not use: a classifier cross-fitted on another split of the images (fitted
-on all pairs, and refitted on the kept pairs only) and another LM. Accuracy is the share of
-pairs whose positive a scorer prefers, ties counting one half (50 %: no text prior).
+:func:`refine_pairs` refines one subset and :func:`held_out_check` checks the kept pairs
+with scorers the refinement did not use: classifiers cross-fitted on other splits of the
+images (fitted on all pairs, and refitted on the kept pairs only) and another LM. Accuracy
+is the share of pairs whose positive a scorer prefers, ties counting one half (50 %: no
+text prior).
 
 Layer: ``tags.evaluation``; imports ``tags.negatives.plausibility`` for the causal LM.
 """

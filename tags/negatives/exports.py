@@ -473,14 +473,22 @@ def export_sugarcrepe(
         target.write_text(json.dumps(subsets.get("", {}), ensure_ascii=False, indent=1))
         return [target]
     empty = [name for name in SUGARCREPE_FILES if not subsets[name]]
+    emptied = [name for name in empty if grouped.get(name)]  # the selection kept none
+    absent = [name for name in empty if name not in emptied]
     adds = " (add_obj/add_att come from `tags generate --adds`)"
-    adds = adds if {"add_obj", "add_att"} & set(empty) else ""
+    adds = adds if {"add_obj", "add_att"} & set(absent) else ""
+    why = [f"no negative of {', '.join(absent)}{adds}"] if absent else []
+    if emptied:
+        why.append(
+            f"the refinement (--refine) kept no pair of {', '.join(emptied)} (no pair a "
+            "text-only scorer prefers the negative of, to match the others with)"
+        )
     if empty and not options.allow_empty:
         raise ValueError(
-            f"sugarcrepe --by-type: no negative of {', '.join(empty)}{adds}; SugarCrepe's "
-            "main_eval.py divides by the size of each of its seven files, so it would stop "
-            "on an empty one: export without --by-type, or pass --allow-empty-subsets to "
-            "write them as {} and leave them out of its data_dict"
+            f"sugarcrepe --by-type: {'; '.join(why)}; SugarCrepe's main_eval.py divides by "
+            "the size of each of its seven files, so it would stop on an empty one: export "
+            "without --by-type, or pass --allow-empty-subsets to write them as {} and leave "
+            "them out of its data_dict"
         )
     target.mkdir(parents=True, exist_ok=True)
     written = []
@@ -490,9 +498,9 @@ def export_sugarcrepe(
         written.append(path)
     if empty:
         print(
-            f"sugarcrepe: {', '.join(empty)} written empty ({{}}: no such negatives); "
+            f"sugarcrepe: {', '.join(empty)} written empty ({{}}: {'; '.join(why)}); "
             "SugarCrepe's main_eval.py divides by each file's size, so leave them out of its "
-            f"data_dict{adds}",
+            "data_dict",
             file=sys.stderr,
         )
     return written
