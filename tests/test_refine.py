@@ -223,3 +223,18 @@ def test_a_subset_the_refinement_empties_is_named(tmp_path, capsys):
     assert report["replace_att"]["kept"] == 0 and report["replace_att"]["pairs"] == 240
     assert json.loads((folder / "replace_att.json").read_text()) == {}
     assert report["replace_obj"]["kept"] > 0
+
+
+def test_smollm2_missing_is_one_line(tmp_path, capsys, monkeypatch):
+    import tags.negatives.plausibility as plausibility
+
+    monkeypatch.setattr(plausibility, "smollm2_path", lambda: None)
+    src = tmp_path / "neg.jsonl"
+    _negatives(src)
+    out = tmp_path / "sc"
+    argv = ["export", str(src), "--format", "sugarcrepe", "--image-ext", ".jpg", "--out",
+            str(out), "--refine", "--refine-lm", "smollm2"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--refine-lm smollm2: SmolLM2 is not installed" in err and len(err.splitlines()) == 1
+    assert not out.exists()
