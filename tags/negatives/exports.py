@@ -175,6 +175,9 @@ class ExportOptions:
     bare_ids: bool | None = True  # else no known file name is refused; None: NAMED_IMAGES
     neg_images: int = 3  # negclip: how many other images each row's neg_image lists
     captions: CaptionIndex | None = None  # every record is checked against it
+    #: sugarcrepe: ``select(subset, records) -> the records to write`` per subset file (the
+    #: subset is ``""`` without ``by_type``), e.g. ``tags export --refine``'s refinement
+    select: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 
 Exporter = Callable[[Iterable[dict[str, Any]], Path, ExportOptions], list[Path]]
@@ -454,26 +457,38 @@ def export_sugarcrepe(
     subsets: dict[str, dict[str, dict[str, str]]] = (
         {name: {} for name in SUGARCREPE_FILES} if options.by_type else {}
     )
+    grouped: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         name = subset_of(record.get("edits") or []) if options.by_type else ""
+        grouped.setdefault(name, []).append(record)
+    for name, group in grouped.items():
         items = subsets.setdefault(name, {})
-        items[str(len(items))] = {
-            "filename": _relative(record, options),
-            "caption": record["positive"],
-            "negative_caption": record["negative"],
-        }
+        for record in options.select(name, group) if options.select else group:
+            items[str(len(items))] = {
+                "filename": _relative(record, options),
+                "caption": record["positive"],
+                "negative_caption": record["negative"],
+            }
     if not options.by_type:
         target.write_text(json.dumps(subsets.get("", {}), ensure_ascii=False, indent=1))
         return [target]
     empty = [name for name in SUGARCREPE_FILES if not subsets[name]]
+    emptied = [name for name in empty if grouped.get(name)]  # the selection kept none
+    absent = [name for name in empty if name not in emptied]
     adds = " (add_obj/add_att come from `tags generate --adds`)"
-    adds = adds if {"add_obj", "add_att"} & set(empty) else ""
+    adds = adds if {"add_obj", "add_att"} & set(absent) else ""
+    why = [f"no negative of {', '.join(absent)}{adds}"] if absent else []
+    if emptied:
+        why.append(
+            f"the refinement (--refine) kept no pair of {', '.join(emptied)} (no pair a "
+            "text-only scorer prefers the negative of, to match the others with)"
+        )
     if empty and not options.allow_empty:
         raise ValueError(
-            f"sugarcrepe --by-type: no negative of {', '.join(empty)}{adds}; SugarCrepe's "
-            "main_eval.py divides by the size of each of its seven files, so it would stop "
-            "on an empty one: export without --by-type, or pass --allow-empty-subsets to "
-            "write them as {} and leave them out of its data_dict"
+            f"sugarcrepe --by-type: {'; '.join(why)}; SugarCrepe's main_eval.py divides by "
+            "the size of each of its seven files, so it would stop on an empty one: export "
+            "without --by-type, or pass --allow-empty-subsets to write them as {} and leave "
+            "them out of its data_dict"
         )
     target.mkdir(parents=True, exist_ok=True)
     written = []
@@ -483,9 +498,9 @@ def export_sugarcrepe(
         written.append(path)
     if empty:
         print(
-            f"sugarcrepe: {', '.join(empty)} written empty ({{}}: no such negatives); "
+            f"sugarcrepe: {', '.join(empty)} written empty ({{}}: {'; '.join(why)}); "
             "SugarCrepe's main_eval.py divides by each file's size, so leave them out of its "
-            f"data_dict{adds}",
+            "data_dict",
             file=sys.stderr,
         )
     return written
