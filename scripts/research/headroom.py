@@ -43,7 +43,11 @@ Negatives (``--negatives``): ``plain``, per caption the caption of another scene
 drawn uniformly among ``--kinds`` (attribute, object, relation: one unit changed, false of the
 scene; role: the two mentions exchanged, false of the scene). Within a kind, the edit is
 drawn so that every word pair is used as often in both directions (online, as the
-benchmark's ``balanced`` sampler), so no word prior is taught.
+benchmark's ``balanced`` sampler), so no word prior is taught. ``tags``: plain's negative
+plus one ``tags generate`` negative of the caption (``--tags-negatives``, made from the
+``--write-captions`` file without any scene: :mod:`research.tags_pool`). ``mined``: instead of
+the random other caption, the one of 8 other scenes' captions (false of the scene) that the
+model being trained scores highest, chosen by a :mod:`tags.mining` miner (``--miner``).
 
 ``--curriculum N``: 2-object scenes for the first N steps, then 2-4. ``--gate``: oracle and
 plain for seeds 0-2 of one configuration, the mean per kind at the end and at every evaluated
@@ -51,7 +55,10 @@ step, and the verdict (oracle >= 90 % on attribute, relation, role; plain <= 60 
 role). ``--sweep``: the grid :data:`SWEEP_GRID` (one seed). Both run one run after another,
 each stopping at ``--steps`` or its share of ``--sweep-seconds``, and write a curve per run,
 ``summary.json`` (and ``gate.json``) under ``--out``. ``--workers N`` builds the batches in N
-processes (for a GPU; the step order is kept).
+processes (for a GPU; the step order is kept). ``--methods`` adds methods to the gate (their
+gap closed, (method - plain) / (oracle - plain), per kind); ``--judge FOLDER`` gives the same
+verdict over single runs made side by side (``--label`` names a run's method);
+``--shortcut N`` is the trained text-only check of the tags negatives training would draw.
 """
 
 from __future__ import annotations
