@@ -30,7 +30,7 @@ ZERO_OR_NEGATIVE_MEAN_SOMETHING = {
     ("make-benchmark", "--train"), ("make-benchmark", "--val"), ("make-benchmark", "--test"),
     ("make-benchmark", "--seed"), ("generate", "--seed"), ("demo", "--seed"),
     ("generate", "--progress-every"), ("parse", "--progress-every"),
-    ("generate", "--max-surprise"), ("report", "--bootstrap"),
+    ("generate", "--max-surprise"), ("report", "--bootstrap"), ("export", "--refine-seed"),
 }  # fmt: skip
 
 
