@@ -255,6 +255,26 @@ def test_generate_refuses_a_precomp_file_of_7_lines(root, tmp_path, cli):
     assert not out.exists()
 
 
+def test_generate_format_lines_reads_one_image_per_line(tmp_path, cli):
+    from tags.core.io import read_captions
+
+    captions = tmp_path / "caps.txt"
+    texts = [f"a {c} dog runs on the grass next to a {d} cat" for c, d in
+             zip(["red", "brown", "black", "white", "small", "large", "young"],
+                 ["grey", "black", "small", "big", "orange", "white", "old"])]  # fmt: skip
+    captions.write_text("\n".join(texts) + "\n")
+    groups = list(read_captions(captions, "lines"))
+    assert [g.image_id for g in groups] == list(range(7))
+    assert [[c.caption_id for c in g.captions] for g in groups] == [[i] for i in range(7)]
+    out = tmp_path / "neg.jsonl"
+    result = cli("generate", "--captions", captions, "--format", "lines", "--out", out,
+                 "--no-progress")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert records and all(r["image_id"] == r["caption_id"] for r in records)
+    assert {r["positive"] for r in records} <= set(texts)
+
+
 def test_negatives_whose_edit_lies_outside_the_caption_are_refused(root, tmp_path, cli):
     negatives = tmp_path / "neg.jsonl"
     edit = {"type": "attribute", "original": "red", "replacement": "blue", "start": 1000,

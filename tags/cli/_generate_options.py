@@ -28,6 +28,7 @@ from tags.cli._types import (
 )
 from tags.cli.export import EXPORT_FORMATS, add_export_options
 from tags.core.errors import CommandError, one_line
+from tags.core.io import FORMATS
 from tags.core.progress import DEFAULT_EVERY
 from tags.negatives.config import PRESET_FIELDS, PRESETS, GenerationConfig
 from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE
@@ -172,10 +173,10 @@ def _add_io_options(io: Any) -> None:
     add_out(io, "output .jsonl file", required=True)
     io.add_argument(
         "--format",
-        choices=("karpathy", "precomp", "jsonl"),
+        choices=FORMATS,
         default=None,
         help="caption format (default: from the extension: .json karpathy, .jsonl jsonl, "
-        "else precomp)",
+        "else precomp, 5 lines per image); lines: one caption per line, each its own image",
     )
     io.add_argument("--split", default=None, help="Karpathy split(s), e.g. test or train,restval")
     io.add_argument("--features", default=None, help="region features: .npz folder or _ims.npy")

@@ -558,9 +558,10 @@ def _check_exports(out: Path, args: argparse.Namespace) -> str | None:
     from tags.negatives.exports import NEEDS_NAMES, check_target, default_target
 
     named = [kind for kind in args.export or () if kind in NEEDS_NAMES]
-    if named and not args.image_ext and (args.format or detect_format(args.captions)) == "precomp":
+    fmt = args.format or detect_format(args.captions)
+    if named and not args.image_ext and fmt in ("precomp", "lines"):
         return (
-            f"--export {named[0]}: --captions {args.captions} names no image files (precomp "
+            f"--export {named[0]}: --captions {args.captions} names no image files ({fmt} "
             "captions), so every exported row would be a bare image id; pass --image-ext "
             "(e.g. .jpg) or captions with file names (Karpathy JSON, JSONL filename)"
         )

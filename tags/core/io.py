@@ -4,6 +4,7 @@ Readers stream :class:`~.types.ImageGroup` objects (all captions of one image, i
 
 - ``precomp``: SCAN ``{split}_caps.txt``, 5 lines per image; image id = line // 5,
   caption id = line (0-based);
+- ``lines``: one caption per line, each its own image; image id = caption id = line;
 - ``jsonl``: ``{"image_id": ..., "caption": "..."}`` per line; caption id = line (0-based);
   consecutive lines with the same image id form one group;
 - ``karpathy``: ``dataset_*.json`` with ``images[]`` (``split``, ``filename``/``imgid``,
@@ -25,7 +26,7 @@ from typing import IO, Any
 from tags.core.errors import UserError
 from tags.core.types import Caption, ImageGroup
 
-FORMATS = ("karpathy", "precomp", "jsonl")
+FORMATS = ("karpathy", "precomp", "jsonl", "lines")
 
 
 class InputError(UserError, ValueError):
@@ -194,6 +195,8 @@ def read_captions(
         raise FileNotFoundError(f"captions file not found: {path}")
     if fmt == "precomp":
         return read_precomp(path, on_error)
+    if fmt == "lines":
+        return read_precomp(path, on_error, per_image=1)
     if fmt == "jsonl":
         return read_jsonl(path, on_error)
     if fmt == "karpathy":
