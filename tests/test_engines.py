@@ -227,6 +227,22 @@ def test_datasets_map_with_two_processes_equals_tags_generate(reference, corpus)
     assert out.to_list() == read(reference)
 
 
+def test_datasets_map_from_a_counts_store_equals_tags_generate(reference, corpus, tmp_path):
+    """A counts store (``tags counts store``) as the engines' counts: every worker process
+    maps the one file (its pages shared through the page cache) instead of loading JSON, and
+    the rows are tags generate's."""
+    datasets = pytest.importorskip("datasets")
+    store = tmp_path / "counts.store"
+    assert main(["counts", "store", str(vocab_of(reference)), "--out", str(store)]) == 0
+    dataset = datasets.Dataset.from_dict(caption_columns(corpus))
+    fn = GenerateBatch(store, **SETTINGS)
+    assert len(pickle.dumps(fn)) < 2000  # the path travels, not the counts
+    out = dataset.map(
+        fn, batched=True, batch_size=3, num_proc=2, remove_columns=dataset.column_names
+    )
+    assert out.to_list() == read(reference)
+
+
 def test_datasets_cache_key_follows_the_counts_file(reference, tmp_path):
     """datasets keys its map cache by the pickled function: a counts file rebuilt at the
     same path must change that key, or a rerun would reuse negatives of the old counts."""
