@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "tags generate negatives; blip: a small HF BLIP (ITM head) pre-trained there, "
                    "ITM with retrieved hard negatives vs TAGS-DC")  # fmt: skip
     p.add_argument("--budget", choices=("small", "tiny"), default="small",
-                   help="small: about 4 min on 2 CPU cores; tiny: ~20 s smoke run")  # fmt: skip
+                   help="small: 4-5 min on 2 CPU cores; tiny: ~20 s smoke run")  # fmt: skip
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--data", default=None, help="benchmark directory (default OUT/data)")
     p.add_argument("--num-workers", type=positive_int, default=None,
