@@ -9,3 +9,10 @@ DATA = Path(__file__).resolve().parent / "data"
 FLICKR_CAPTIONS = DATA / "flickr30k_test_caps_sample.txt"
 #: FACTUAL dev split, first 300 rows (caption + gold scene graph).
 FACTUAL_DEV = DATA / "factual_dev_sample.csv"
+
+
+def flickr_sample(folder: Path, n: int) -> Path:
+    """The first ``n`` lines of the in-repo Flickr30K sample as ``folder/caps.txt``."""
+    path = folder / "caps.txt"
+    path.write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:n]) + "\n")
+    return path

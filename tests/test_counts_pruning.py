@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _data import FLICKR_CAPTIONS
+from _data import flickr_sample
 
 from tags.core.io import read_captions
 from tags.evaluation.text_prior import held_out_pair_accuracy
@@ -16,9 +16,7 @@ from tags.negatives.scenes import SceneCounts
 
 @pytest.fixture(scope="module")
 def captions(tmp_path_factory):
-    path = tmp_path_factory.mktemp("counts") / "caps.txt"
-    path.write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:100]) + "\n")
-    return path
+    return flickr_sample(tmp_path_factory.mktemp("counts"), 100)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pickle
 from collections import Counter
 
 import pytest
-from _data import FLICKR_CAPTIONS
+from _data import flickr_sample
 
 from tags.core.io import read_captions
 from tags.negatives import store as store_module
@@ -25,9 +25,7 @@ from tags.negatives.vocabulary import SceneGraphVocabulary
 
 @pytest.fixture(scope="module")
 def captions(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store") / "caps.txt"
-    path.write_text("\n".join(FLICKR_CAPTIONS.read_text().splitlines()[:100]) + "\n")
-    return path
+    return flickr_sample(tmp_path_factory.mktemp("store"), 100)
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Generate from it with --vocab STORE; the negatives are the same as from the file.",
     )
     store.add_argument("counts", metavar="COUNTS", help="a counts file (OUT.vocab.json)")
-    store.add_argument("--out", "-o", required=True, help="the store to write")
+    add_out(store, "the store to write", required=True, short=True)
     add_overwrite(store, "an existing --out")
     store.set_defaults(func=run_store)
 
