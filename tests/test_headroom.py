@@ -2,13 +2,16 @@
 minimal pairs of their scene, its held-out set is fixed by its seed, its curve has every kind."""
 
 import json
+from dataclasses import replace
 
+import numpy as np
 import pytest
 from research import headroom
 
 from tags.benchmark.captions import holds
 from tags.benchmark.minimal_pairs import single_edits
 from tags.benchmark.truth import parse_claim
+from tags.mining import get_miner
 
 
 def _sampler():
@@ -305,3 +308,113 @@ def test_gap_closed_is_the_share_of_the_oracle_gap_and_nan_on_a_small_gap():
     gaps = headroom.gap_closed({**kinds, "relation": (0.8, 0.0), "role": 0.55}, oracle, plain)
     assert gaps["relation"] == pytest.approx(0.75)
     assert gaps["role"] != gaps["role"] and gaps["attribute"] != gaps["attribute"]
+
+
+def test_mined_triplet_loss_is_the_miners_hinge_over_each_scenes_candidates():
+    import torch
+
+    torch.manual_seed(0)
+    model = headroom.build_model("tags-bind", 32, 1, "tied", "gate")
+    batch = headroom.make_batch(1, 0, 6, "mined", 4, _sampler())
+    batch.candidates[2] = batch.candidates[2][:3]  # ragged rows are masked, not scored as 0
+    cpu = torch.device("cpu")
+    positive = model(**headroom.to_device(batch, range(6), cpu))
+    loss = headroom.mined_triplet_loss(model, batch, positive, get_miner("hardest"), cpu, False)
+    expected = []
+    for i, texts in enumerate(batch.candidates):
+        scored = replace(batch, texts=texts, scene_index=[i] * len(texts))
+        cand = torch.sigmoid(model(**headroom.to_device(scored, None, cpu)))
+        expected.append((0.2 + cand.max() - torch.sigmoid(positive[i])).clamp(min=0))
+    assert torch.allclose(loss, torch.stack(expected).mean(), atol=1e-6)
+    loss.backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
+
+
+@pytest.mark.parametrize("miner", ["selhn", "fne"])
+def test_selhn_and_fne_need_their_triplet_loss_and_train_with_it(miner):
+    with pytest.raises(SystemExit):
+        headroom.parse_args(["--negatives", "mined", "--miner", miner])
+    args = headroom.parse_args(
+        ["--negatives", "mined", "--miner", miner, "--mined-loss", "triplet", "--steps", "2",
+         "--eval-every", "2", "--eval-scenes", "6", "--batch-size", "6", "--hidden", "32",
+         "--layers", "1", "--device", "cpu"]
+    )  # fmt: skip
+    result = headroom.train(args)
+    assert result["steps_done"] == 2 and np.isfinite(result["final"]["loss"])
+
+
+class _Oracle:
+    """Scores 1 where the caption is one of the scene's own (``shift``: of the next scene)."""
+
+    def __init__(self, data, shift=0):
+        ids = sorted(data.scenes)
+        self.owner = {
+            tuple(headroom.tokenize(t)): k for k, i in enumerate(ids) for t in data.captions[i]
+        }
+        _, boxes, _ = headroom.stack_scenes([data.scenes[i] for i in ids])
+        self.scene = {tuple(np.round(b.reshape(-1), 5)): k for k, b in enumerate(boxes)}
+        self.shift, self.n = shift, len(ids)
+
+    def eval(self):
+        pass
+
+    def train(self, mode=True):
+        pass
+
+    training = False
+
+    def __call__(self, input_ids, attention_mask, labels, boxes, region_mask):
+        import torch
+
+        out = []
+        for ids, mask, b in zip(input_ids.tolist(), attention_mask.tolist(), boxes.numpy()):
+            text = self.owner[tuple(i for i, m in zip(ids, mask) if m)]
+            scene = self.scene[tuple(np.round(b.reshape(-1), 5))]
+            out.append(float(text == (scene + self.shift) % self.n))
+        return torch.tensor(out)
+
+
+def test_retrieval_ranks_each_scene_against_every_caption():
+    import torch
+
+    data = headroom.eval_set(0, 12)
+    assert all(len(c) == 5 for c in data.captions.values())
+    cpu = torch.device("cpu")
+    perfect = headroom.retrieval(_Oracle(data), data, cpu, False, chunk=97)
+    assert perfect["i2t_r1"] == perfect["t2i_r1"] == 100.0 and perfect["rsum"] == 600.0
+    shifted = headroom.retrieval(_Oracle(data, shift=1), data, cpu, False, chunk=97)
+    assert shifted["i2t_r1"] == shifted["t2i_r1"] == 0.0
+
+
+def test_fne_statistics_come_from_the_right_anchors_of_the_in_batch_square():
+    import torch
+
+    batch = headroom.make_batch(1, 0, 20, "mined", 4, _sampler())
+    n = headroom.FNE_SQUARE
+    owner = {tuple(headroom.tokenize(t)): i for i, t in enumerate(batch.texts[:n])}
+    where = {tuple(np.round(b.reshape(-1), 5)): i for i, b in enumerate(batch.boxes[:n])}
+    wrong = 3  # scene 3 prefers scene 4's caption: not a right anchor
+
+    class Model:
+        training = False
+
+        def eval(self):
+            pass
+
+        def train(self, mode=True):
+            pass
+
+        def __call__(self, input_ids, attention_mask, labels, boxes, region_mask):
+            out = []
+            for ids, mask, b in zip(input_ids.tolist(), attention_mask.tolist(), boxes.numpy()):
+                text = owner[tuple(i for i, m in zip(ids, mask) if m)]
+                scene = where[tuple(np.round(b.reshape(-1), 5))]
+                own = text == scene and scene != wrong
+                out.append(2.0 if own else 3.0 if (scene, text) == (wrong, wrong + 1) else -2.0)
+            return torch.tensor(out)
+
+    miner = get_miner("fne")
+    headroom.fne_observe(Model(), batch, miner, 1, torch.device("cpu"), False)
+    assert miner.stats.pos_count == n - 2  # 3 loses its row, 4 its column
+    mean, _ = miner.stats.pos_moments
+    assert mean == pytest.approx(float(torch.sigmoid(torch.tensor(2.0))))

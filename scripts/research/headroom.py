@@ -47,7 +47,14 @@ benchmark's ``balanced`` sampler), so no word prior is taught. ``tags``: plain's
 plus one ``tags generate`` negative of the caption (``--tags-negatives``, made from the
 ``--write-captions`` file without any scene: :mod:`research.tags_pool`). ``mined``: instead of
 the random other caption, the one of 8 other scenes' captions (false of the scene) that the
-model being trained scores highest, chosen by a :mod:`tags.mining` miner (``--miner``).
+model being trained scores highest, chosen by a :mod:`tags.mining` miner (``--miner``); with
+``--mined-loss triplet`` the miner's own loss over all 8 candidates' ITM scores instead (the
+image-to-text direction of VSE++ ``hardest``, SelHN ``selhn``, FNE ``fne``; FNE's Gaussians
+are read from the in-batch square of 16 scenes and reset every 100 steps). ``istm`` (TAGS)
+and ``tags-dc`` (TAGS-DC): plain's negative plus the one of the model's own MLM refills of
+the caption's scene-graph units that it scores highest, with the MLM loss (and WoD/WoC):
+:mod:`research.self_negatives`. ``--rsum``: image-text retrieval over the held-out scenes and
+their 5 captions each at the last step.
 
 ``--curriculum N``: 2-object scenes for the first N steps, then 2-4. ``--gate``: oracle and
 plain for seeds 0-2 of one configuration, the mean per kind at the end and at every evaluated
@@ -85,9 +92,18 @@ from tags.benchmark.minimal_pairs import (
     sample_minimal_pairs,
 )
 from tags.benchmark.scenes import COLORS, RELATIONS, SHAPES, SIZES, Scene, generate_scene
-from tags.benchmark.truth import normalize
+from tags.benchmark.truth import normalize, parse_claim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from research.self_negatives import (
+    MAX_COPIES,
+    SELF_METHODS,
+    SelfNegativeStats,
+    caption_units,
+    choose_negatives,
+    other_captions,
+    record_truth,
+)
 from research.tags_pool import TagsPool, drawn_shortcut, step_scenes, training_captions
 
 KINDS: tuple[str, ...] = ("attribute", "object", "relation", "role")
@@ -111,6 +127,8 @@ VOCAB: tuple[str, ...] = tuple(
 WORD_ID = {w: i for i, w in enumerate(VOCAB)}
 MAX_REGIONS = 4
 VARIANTS: tuple[str, ...] = ("tags", "tags-rel", "tags-bind")
+#: ``--negatives``
+METHOD_CHOICES: tuple[str, ...] = ("plain", "oracle", "tags", "mined", *SELF_METHODS)
 
 
 def tokenize(text: str) -> list[int]:
@@ -264,8 +282,7 @@ def mine(model, batch: Batch, miner, device, bf16: bool) -> Batch:
     cross-encoder's retrieved hard negative, trained with the same binary ITM loss."""
     import torch
 
-    rows = [(text, i) for i, texts in enumerate(batch.candidates) for text in texts]
-    width = max((len(t) for t in batch.candidates), default=0)
+    rows, width = candidate_rows(batch)
     if not rows or width == 0:
         return batch
     scored = replace(batch, texts=[t for t, _ in rows], scene_index=[i for _, i in rows])
@@ -276,14 +293,8 @@ def mine(model, batch: Batch, miner, device, bf16: bool) -> Batch:
         cand = model(**to_device(scored, None, device)).float().cpu()
         pos = model(**to_device(batch, positives, device)).float().cpu()
     model.train(was_training)
-    scores = torch.full((len(batch.scenes), width), float("-inf"))
-    valid = torch.zeros((len(batch.scenes), width), dtype=torch.bool)
-    k = 0
-    for i, texts in enumerate(batch.candidates):
-        scores[i, : len(texts)] = cand[k : k + len(texts)]
-        valid[i, : len(texts)] = True
-        k += len(texts)
-    index = miner(scores.masked_fill(~valid, 0.0), pos, valid).index
+    scores, valid = candidate_matrix(batch, cand, width)
+    index = miner(scores, pos, valid).index
     texts, scene_index = list(batch.texts), list(batch.scene_index)
     targets, kinds = list(batch.targets), list(batch.kinds)
     for i, j in enumerate(index.tolist()):
@@ -293,12 +304,186 @@ def mine(model, batch: Batch, miner, device, bf16: bool) -> Batch:
     return replace(batch, texts=texts, scene_index=scene_index, targets=targets, kinds=kinds)
 
 
+def _masked_copies(positives: Sequence[list[int]], units, pick=None):
+    """Each caption's masked copies: ``(row, ids with the unit masked, masked positions)``;
+    one copy per unit, or only unit ``pick[row]``."""
+    copies = []
+    for row, (ids, caption_units_) in enumerate(zip(positives, units, strict=True)):
+        chosen = caption_units_ if pick is None else [caption_units_[pick[row]]]
+        for _, positions in chosen:
+            masked = list(ids)
+            for p in positions:
+                masked[p + 1] = WORD_ID["[MASK]"]  # + 1: [CLS]
+            copies.append((row, masked, [p + 1 for p in positions]))
+    return copies
+
+
+def _mlm_inputs(copies, batch: Batch, device):
+    import torch
+
+    inputs = inputs_of([ids for _, ids, _ in copies], [row for row, _, _ in copies], batch, device)
+    masked = torch.zeros_like(inputs["input_ids"], dtype=torch.bool)
+    for k, (_, _, positions) in enumerate(copies):
+        masked[k, positions] = True
+    return inputs, masked
+
+
+def self_negatives(model, batch: Batch, args, step: int, stats: SelfNegativeStats, device):
+    """``--negatives istm|tags-dc``: every positive's units masked one per copy, refilled by
+    the model's own MLM head (image-conditioned, ``--refills`` samples at ``--temperature``),
+    filtered, and the candidate the model scores highest added as a negative row (kind
+    ``self-<unit>``). Returns the batch, the chosen negatives and the positives' ids."""
+    import torch
+
+    from tags.negatives.refill import sample_refills
+
+    S = len(batch.scenes)
+    claims = [parse_claim(t) for t in batch.texts[:S]]
+    units = [caption_units(c)[:MAX_COPIES] for c in claims]
+    positives = [tokenize(t) for t in batch.texts[:S]]
+    others = [
+        other_captions(batch.scenes[i], claims[i], TRAIN_SEED_BASE + args.seed) for i in range(S)
+    ]
+    copies = _masked_copies(positives, units)
+    generator = torch.Generator().manual_seed(int(args.seed) * 1_000_003 + step)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad(), autocast(device, args.bf16):
+        inputs, masked = _mlm_inputs(copies, batch, device)
+        logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+        drawn = sample_refills(
+            logits, args.refills, args.temperature, generator, torch.arange(len(SPECIAL))
+        ).numpy()
+        sampled: list[list[np.ndarray]] = [[] for _ in range(S)]
+        k = 0
+        for row, _, positions in copies:
+            sampled[row].append(drawn[k : k + len(positions)])
+            k += len(positions)
+
+        def score(rows: list[tuple[int, list[int]]]) -> np.ndarray:
+            out = []
+            for start in range(0, len(rows), 1024):
+                part = rows[start : start + 1024]
+                x = inputs_of([ids for _, ids in part], [r for r, _ in part], batch, device)
+                out.append(model(**x).float().cpu())
+            return torch.cat(out).numpy()
+
+        chosen = choose_negatives(positives, units, sampled, others, score, VOCAB, stats)
+    model.train(was_training)
+    record_truth(chosen, batch.scenes, stats)
+    texts, scene_index = list(batch.texts), list(batch.scene_index)
+    targets, kinds = list(batch.targets), list(batch.kinds)
+    for r in chosen:
+        texts.append(r.text)
+        scene_index.append(r.row), targets.append(0.0), kinds.append(f"self-{r.unit}")
+    batch = replace(batch, texts=texts, scene_index=scene_index, targets=targets, kinds=kinds)
+    return batch, chosen, positives, units
+
+
+def self_negative_losses(model, batch: Batch, chosen, positives, units, args, step, device):
+    """``--mlm-weight`` x the MLM loss of the positives, one random unit of each masked
+    (image-conditioned); ``tags-dc`` adds ``--dc-weight`` x (WoD + WoC) on the chosen
+    negatives (per token: equals the positive's token; the positive's token)."""
+    import torch
+    import torch.nn.functional as F
+
+    rng = np.random.default_rng([TRAIN_SEED_BASE + args.seed, step, 11])
+    pick = [int(rng.integers(len(u))) for u in units]
+    copies = _masked_copies(positives, units, pick)
+    inputs, masked = _mlm_inputs(copies, batch, device)
+    targets = torch.as_tensor(
+        [positives[row][p] for row, _, positions in copies for p in positions], device=device
+    )
+    logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+    loss = args.mlm_weight * F.cross_entropy(logits.float(), targets)
+    if args.negatives != "tags-dc" or not chosen:
+        return loss
+    inputs = inputs_of([r.ids for r in chosen], [r.row for r in chosen], batch, device)
+    real = inputs["attention_mask"].bool()
+    out = model.encode(**inputs, heads=("wod", "woc"), masked={"woc": real})
+    truth = torch.zeros_like(inputs["input_ids"])
+    for k, r in enumerate(chosen):
+        truth[k, : len(r.ids)] = torch.as_tensor(positives[r.row])
+    same = (inputs["input_ids"] == truth).long()
+    wod = F.cross_entropy(out.wod_logits[real].float(), same[real])
+    woc = F.cross_entropy(out.woc_logits.float(), truth[real])
+    return loss + args.dc_weight * (wod + woc)
+
+
+def candidate_rows(batch: Batch) -> tuple[list[tuple[str, int]], int]:
+    """``mined``: the candidates as ``(text, scene)`` rows and the widest scene's count."""
+    rows = [(text, i) for i, texts in enumerate(batch.candidates) for text in texts]
+    return rows, max((len(t) for t in batch.candidates), default=0)
+
+
+def candidate_matrix(batch: Batch, flat, width: int):
+    """The candidates' flat scores as ``[scenes, width]`` (0 where a scene has fewer; keeps
+    the gradient) and the mask of real entries."""
+    import torch
+
+    index = torch.tensor(
+        [i * width + j for i, texts in enumerate(batch.candidates) for j in range(len(texts))],
+        device=flat.device,
+    )
+    scores = torch.zeros(len(batch.scenes) * width, dtype=flat.dtype, device=flat.device)
+    scores = scores.index_put((index,), flat).reshape(len(batch.scenes), width)
+    valid = torch.zeros(len(batch.scenes) * width, dtype=torch.bool, device=flat.device)
+    valid[index] = True
+    return scores, valid.reshape(len(batch.scenes), width)
+
+
+def mined_triplet_loss(model, batch: Batch, positive_logits, miner, device, bf16: bool):
+    """``--mined-loss triplet``: the miner's own per-anchor loss (margin 0.2) over the ITM
+    scores (sigmoid of the logit, in [0, 1]) of each scene's candidates against its caption,
+    with gradients: the image-to-text direction of the VSE++ / SelHN objective."""
+    import torch
+
+    rows, width = candidate_rows(batch)
+    if not rows:
+        return positive_logits.sum() * 0.0
+    scored = replace(batch, texts=[t for t, _ in rows], scene_index=[i for _, i in rows])
+    with autocast(device, bf16):
+        cand = torch.sigmoid(model(**to_device(scored, None, device)).float())
+    scores, valid = candidate_matrix(batch, cand, width)
+    positive = torch.sigmoid(positive_logits[: len(batch.scenes)].float())
+    return miner(scores, positive, valid).loss.mean()
+
+
+#: ``--miner fne``: scenes of the square in-batch matrix its statistics are read from
+FNE_SQUARE = 16
+#: ``--miner fne``: steps between resets of its statistics (the official code resets them
+#: every epoch; fresh scenes have no epochs)
+FNE_WINDOW = 100
+
+
+def fne_observe(model, batch: Batch, miner, step: int, device, bf16: bool) -> None:
+    """``--miner fne``: feed FNE's Gaussians the right anchors of the ITM scores (sigmoid) of
+    the first :data:`FNE_SQUARE` scenes against their captions, as its official code does
+    with the in-batch matrix; reset every :data:`FNE_WINDOW` steps."""
+    import torch
+
+    if (step - 1) % FNE_WINDOW == 0:
+        miner.start_epoch()
+    n = min(FNE_SQUARE, len(batch.scenes))
+    texts = [batch.texts[j] for _ in range(n) for j in range(n)]
+    scenes = [i for i in range(n) for _ in range(n)]
+    square = replace(batch, texts=texts, scene_index=scenes)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad(), autocast(device, bf16):
+        sims = torch.sigmoid(model(**to_device(square, None, device)).float()).reshape(n, n)
+    model.train(was_training)
+    miner.observe(sims.cpu(), list(range(n)))
+
+
 @dataclass
 class EvalSet:
     """Held-out scenes (2-4 objects) and their minimal and role pairs."""
 
     scenes: dict[int, Scene]
     pairs: list[MinimalPair]
+    #: per scene, its captions (the retrieval split: ``--rsum``)
+    captions: dict[int, list[str]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(p.type for p in self.pairs))
@@ -318,7 +503,11 @@ def eval_set(seed: int = 0, num_scenes: int = 200, captions: int = 5) -> EvalSet
     pairs = sample_minimal_pairs(items, gen_seed, 1, "balanced")
     for scene, claims in items:
         pairs += role_swap_pairs(scene, claims)
-    return EvalSet({s.image_id: s for s, _ in items}, pairs)
+    return EvalSet(
+        {s.image_id: s for s, _ in items},
+        pairs,
+        {s.image_id: [c.text for c in claims] for s, claims in items},
+    )
 
 
 # ---------------------------------------------------------------------------- model
@@ -349,7 +538,10 @@ def geometry(boxes):
     return torch.stack(feats, -1)
 
 
-def build_model(variant: str, hidden: int, layers: int, embed: str, pool: str = "softmax"):
+def build_model(
+    variant: str, hidden: int, layers: int, embed: str, pool: str = "softmax", heads: bool = False
+):
+    """The testbed's matcher; ``heads``: with the MLM, WoD and WoC heads (TAGS, TAGS-DC)."""
     import torch
     from torch import nn
 
@@ -366,8 +558,8 @@ def build_model(variant: str, hidden: int, layers: int, embed: str, pool: str = 
                 intermediate_size=2 * hidden, max_position_embeddings=48,
                 region_feature_size=hidden if embed == "tied" else len(VOCAB),
                 max_regions=MAX_REGIONS, initializer_range=0.02, hidden_dropout_prob=0.0,
-                attention_probs_dropout_prob=0.0, use_mlm_head=False, use_wod_head=False,
-                use_woc_head=False,
+                attention_probs_dropout_prob=0.0, use_mlm_head=heads, use_wod_head=heads,
+                use_woc_head=heads,
             )  # fmt: skip
             self.tags = TagsModel(config)
             if embed == "tied":  # region feature = sum of its words' embeddings
@@ -422,14 +614,18 @@ def build_model(variant: str, hidden: int, layers: int, embed: str, pool: str = 
             match = self.match_scale * (subject[:, :, None] + obj[:, None, :])
             return match + self.pairs(h).squeeze(-1).float()
 
-        def forward(self, input_ids, attention_mask, labels, boxes, region_mask):
+        def encode(self, input_ids, attention_mask, labels, boxes, region_mask, heads, masked=None):
+            """The TagsModel's output with ``heads`` over the caption and its regions."""
             x1, y1, x2, y2 = boxes.unbind(-1)
             box7 = torch.stack([x1, y1, x2, y2, x2 - x1, y2 - y1, (x2 - x1) * (y2 - y1)], -1)
-            out = self.tags(
+            return self.tags(
                 input_ids=input_ids, attention_mask=attention_mask,
                 region_features=self.region_features(labels), region_boxes=box7,
-                region_mask=region_mask, heads="itm",
+                region_mask=region_mask, heads=heads, masked_positions=masked,
             )  # fmt: skip
+
+        def forward(self, input_ids, attention_mask, labels, boxes, region_mask):
+            out = self.encode(input_ids, attention_mask, labels, boxes, region_mask, "itm")
             logit = out.itm_logits.reshape(-1).float()
             if self.pairs is None:
                 return logit
@@ -462,13 +658,21 @@ def build_model(variant: str, hidden: int, layers: int, embed: str, pool: str = 
 
 def to_device(batch: Batch, rows: Sequence[int] | None, device):
     """Model inputs of ``batch`` (all rows, or ``rows``) on ``device``."""
+    rows = range(len(batch.texts)) if rows is None else rows
+    return inputs_of(
+        [tokenize(batch.texts[r]) for r in rows], [batch.scene_index[r] for r in rows], batch,
+        device,
+    )  # fmt: skip
+
+
+def inputs_of(token_ids: Sequence[list[int]], scenes: Sequence[int], batch: Batch, device):
+    """Model inputs of captions given as ids, each with its scene (an index into ``batch``)."""
     import torch
 
     from tags.modeling.padding import pad_text
 
-    rows = range(len(batch.texts)) if rows is None else rows
-    ids, attn = pad_text([tokenize(batch.texts[r]) for r in rows])
-    idx = torch.as_tensor([batch.scene_index[r] for r in rows])
+    ids, attn = pad_text(list(token_ids))
+    idx = torch.as_tensor(list(scenes))
     return dict(
         input_ids=ids.to(device), attention_mask=attn.to(device),
         labels=torch.as_tensor(batch.labels)[idx].to(device),
@@ -503,6 +707,36 @@ def evaluate(model, data: EvalSet, device, bf16: bool, chunk: int = 1024) -> dic
         if (types == kind).any():
             result[kind] = float(wins[types == kind].mean())
     return result
+
+
+def retrieval(model, data: EvalSet, device, bf16: bool, chunk: int = 2048) -> dict[str, float]:
+    """Image-text retrieval over the held-out scenes and their captions (every scene against
+    every caption, by the ITM logit): i2t / t2i R@1/5/10 and RSum
+    (:func:`tags.evaluation.metrics.retrieval_metrics`). A caption counts for its own scene
+    only, also where it happens to be true of another."""
+    import torch
+
+    from tags.evaluation.metrics import retrieval_metrics
+
+    ids = sorted(data.scenes)
+    labels, boxes, mask = stack_scenes([data.scenes[i] for i in ids])
+    texts = [t for i in ids for t in data.captions[i]]
+    txt2img = [k for k, i in enumerate(ids) for _ in data.captions[i]]
+    rows = [(s, t) for s in range(len(ids)) for t in range(len(texts))]
+    batch = Batch(labels, boxes, mask, [], [], [], [])
+    tokens = [tokenize(t) for t in texts]
+    logits = []
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode(), autocast(device, bf16):
+        for start in range(0, len(rows), chunk):
+            part = rows[start : start + chunk]
+            x = inputs_of([tokens[t] for _, t in part], [s for s, _ in part], batch, device)
+            logits.append(model(**x).float().cpu())
+    model.train(was_training)
+    sims = torch.cat(logits).reshape(len(ids), len(texts))
+    metrics = retrieval_metrics(sims, torch.as_tensor(txt2img))
+    return {k: round(v, 2) for k, v in metrics.items() if k == "rsum" or "_r" in k}
 
 
 def autocast(device, bf16: bool):
@@ -567,15 +801,31 @@ def resolve_device(name: str):
     return torch.device(name)
 
 
+def initial_model(args):
+    """The run's model at step 0 (seeded by ``--seed``). TAGS and TAGS-DC start from the same
+    weights as every other method, plus the MLM, WoD and WoC heads."""
+    import torch
+
+    torch.manual_seed(args.seed)
+    model = build_model(args.variant, args.hidden, args.layers, args.embed, args.pool)
+    if args.negatives not in SELF_METHODS:
+        return model
+    start = model.state_dict()
+    model = build_model(args.variant, args.hidden, args.layers, args.embed, args.pool, heads=True)
+    missing, unexpected = model.load_state_dict(start, strict=False)
+    assert not unexpected and all("_head." in k for k in missing), (missing, unexpected)
+    return model
+
+
 def train(args, keep: dict | None = None) -> dict:
     """One run: train, evaluate every ``--eval-every`` steps; returns (and writes) the curve.
     ``keep``, a dict, receives the trained ``model`` and the ``held_out`` set."""
     import torch
     import torch.nn.functional as F
 
-    torch.manual_seed(args.seed)
     device = resolve_device(args.device)
-    model = build_model(args.variant, args.hidden, args.layers, args.embed, args.pool)
+    self_made = args.negatives in SELF_METHODS
+    model = initial_model(args)
     model = model.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     warmup = max(1, min(args.warmup, args.steps // 10))
@@ -603,13 +853,26 @@ def train(args, keep: dict | None = None) -> dict:
     t0 = time.perf_counter()
     sampler = make_sampler(args)
     miner = make_miner(args)
+    self_stats = SelfNegativeStats()
     for step, batch in enumerate(batches(args, sampler), start=1):
-        if miner is not None:
+        if miner is not None and args.mined_loss == "bce":
             batch = mine(model, batch, miner, device, args.bf16)
+        if self_made:
+            batch, chosen, positives, units = self_negatives(
+                model, batch, args, step, self_stats, device
+            )
         with autocast(device, args.bf16):
             logits = model(**to_device(batch, None, device))
-        target = torch.as_tensor(batch.targets, device=device)
-        loss = F.binary_cross_entropy_with_logits(logits.float(), target)
+            target = torch.as_tensor(batch.targets, device=device)
+            loss = F.binary_cross_entropy_with_logits(logits.float(), target)
+            if miner is not None and args.mined_loss == "triplet":
+                if args.miner == "fne":
+                    fne_observe(model, batch, miner, step, device, args.bf16)
+                loss = loss + mined_triplet_loss(model, batch, logits, miner, device, args.bf16)
+            if self_made:
+                loss = loss + self_negative_losses(
+                    model, batch, chosen, positives, units, args, step, device
+                )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -617,12 +880,18 @@ def train(args, keep: dict | None = None) -> dict:
         schedule.step()
         losses.append(loss.item())
         out_of_time = args.max_seconds and time.perf_counter() - started > args.max_seconds
-        if step % args.eval_every == 0 or step == args.steps or out_of_time:
+        last = step in (args.steps, args.stop_after)
+        if step % args.eval_every == 0 or last or out_of_time:
             train_seconds += time.perf_counter() - t0
             record(step)
             t0 = time.perf_counter()
-        if out_of_time:
+        if out_of_time or step == args.stop_after:
             break
+    if args.rsum:
+        t = time.perf_counter()
+        curve[-1]["retrieval"] = retrieval(model, held_out, device, args.bf16)
+        print(f"retrieval at step {step}: {curve[-1]['retrieval']} "
+              f"({time.perf_counter() - t:.1f}s)", flush=True)  # fmt: skip
     result = {
         "config": {k: v for k, v in vars(args).items() if k not in ("sweep", "out")},
         "eval_pairs": held_out.counts(),
@@ -632,6 +901,9 @@ def train(args, keep: dict | None = None) -> dict:
         "curve": curve,
         "final": curve[-1],
     }
+    if self_made:
+        result["self_negatives"] = self_stats.as_dict()
+        print(f"self-negatives: {result['self_negatives']}", flush=True)
     if isinstance(sampler, TagsPool) and args.workers <= 0:
         result["tags_pool"] = sampler.stats()
         print(f"tags negatives: {result['tags_pool']}", flush=True)
@@ -728,16 +1000,22 @@ def judge(summary: Sequence[dict], methods: Sequence[str], out: Path) -> dict:
     """The gate's verdict over the runs of ``summary`` (mean ± std per method and kind, the
     pass, the gap closed, by step); printed and written to ``out/gate.json``."""
     verdict: dict = {}
-    print("\n| negatives | " + " | ".join(KINDS) + " |\n|---|" + "---:|" * len(KINDS))
+    columns = [*KINDS, "overall"]
+    print(
+        "\n| negatives | " + " | ".join(columns) + " | RSum |\n|---|" + "---:|" * (len(columns) + 1)
+    )
     for negatives in methods:
         finals = [s["final"] for s in summary if s["negatives"] == negatives]
         stats = {k: mean_std([f[k] for f in finals]) for k in KINDS}
         verdict[negatives] = stats
-        print(
-            f"| {negatives} | "
-            + " | ".join(f"{100 * m:.1f} ± {100 * sd:.1f}" for m, sd in stats.values())
-            + " |"
-        )
+        overall = mean_std([f["overall"] for f in finals])
+        rsums = [f["retrieval"]["rsum"] for f in finals if "retrieval" in f]
+        rsum = mean_std(rsums) if len(rsums) == len(finals) else None
+        verdict.setdefault("overall", {})[negatives] = overall
+        verdict.setdefault("rsum", {})[negatives] = rsum
+        cells = [f"{100 * m:.1f} ± {100 * sd:.1f}" for m, sd in [*stats.values(), overall]]
+        cells.append(f"{rsum[0]:.1f} ± {rsum[1]:.1f}" if rsum else "-")
+        print(f"| {negatives} | " + " | ".join(cells) + " |")
     passed = gate_passes(
         {k: v[0] for k, v in verdict["oracle"].items()},
         {k: v[0] for k, v in verdict["plain"].items()},
@@ -845,13 +1123,42 @@ def gate_by_step(
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--negatives", choices=("plain", "oracle", "tags", "mined"), default="oracle"
+        "--negatives", choices=METHOD_CHOICES, default="oracle",
+        help="istm: TAGS, tags-dc: TAGS-DC (the model's own MLM refills; research.self_negatives)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--refills", type=int, default=20, help="istm, tags-dc: refills per masked copy (L)"
     )
     parser.add_argument(
+        "--temperature", type=float, default=1.5, help="istm, tags-dc: refill temperature"
+    )
+    parser.add_argument(
+        "--mlm-weight", type=float, default=0.1, help="istm, tags-dc: l_MLM (paper 0.1)"
+    )
+    parser.add_argument(
+        "--dc-weight", type=float, default=1e-3, help="tags-dc: l_WoD = l_WoC (paper 1e-3)"
+    )
+    parser.add_argument(
+        "--rsum",
+        action="store_true",
+        help="at the last step, also image-text retrieval over the held-out scenes' captions",
+    )
+    parser.add_argument(
+        "--stop-after", type=int, default=0, metavar="STEP",
+        help="stop at this step (the schedule stays that of --steps)",
+    )  # fmt: skip
+    parser.add_argument(
         "--miner",
-        choices=("hardest", "semi_hard"),
+        choices=("hardest", "semi_hard", "selhn", "fne"),
         default="hardest",
         help="--negatives mined: the rule choosing among the candidates (tags.mining)",
+    )
+    parser.add_argument(
+        "--mined-loss",
+        choices=("bce", "triplet"),
+        default="bce",
+        help="--negatives mined: the chosen candidate as one more ITM row (bce), or the "
+        "miner's own triplet loss over every candidate's ITM score (triplet; selhn needs it)",
     )
     parser.add_argument(
         "--tags-negatives",
@@ -872,7 +1179,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--methods",
         nargs="+",
-        choices=("oracle", "plain", "tags", "mined"),
+        choices=METHOD_CHOICES,
         default=["oracle", "plain"],
         help="--gate: the methods run (oracle and plain always)",
     )
@@ -922,6 +1229,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the gate's verdict over the single runs' curve files in FOLDER; exit",
     )
     args = parser.parse_args(argv)
+    if (
+        args.negatives == "mined"
+        and args.miner in ("selhn", "fne")
+        and args.mined_loss != "triplet"
+    ):
+        parser.error(f"--miner {args.miner}'s rule is its loss: add --mined-loss triplet")
     if args.negatives == "plain" and "--kinds" in (argv or sys.argv):
         parser.error("--kinds applies to --negatives oracle")
     uses_tags = args.negatives == "tags" or (args.gate and "tags" in args.methods) or args.shortcut
