@@ -4,7 +4,12 @@
 2. ``debris``: a refill that does not form whole words (see :class:`~.refill.PieceDecoder`);
 3. ``duplicate``: a candidate text already kept for this caption;
 4. ``false_negative`` (TAGS-DC): every replaced word also occurs in one of the image's other
-   annotated captions, so the candidate may well describe the image and is dropped.
+   annotated captions, so the candidate may well describe the image and is dropped;
+5. ``pronoun_agreement``: an edit changes a person's gender that a pronoun of the caption
+   still names ("a girl ... behind her" -> "a boy ... behind her";
+   :mod:`~.agreement`);
+6. ``part_count``: a number edit on a part whose count its owner fixes ("the zebra has four
+   legs" -> "two legs"; :mod:`~.part_counts`).
 
 The false-negative rule follows the paper: "a candidate whose replaced tokens are all
 contained in the image's other annotated captions is treated as relevant". Replaced words are
@@ -23,9 +28,18 @@ from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
 from tags.core.types import Candidate
+from tags.negatives.agreement import breaks_pronoun_agreement
+from tags.negatives.part_counts import edits_fixed_count
 from tags.negatives.vocabulary import words
 
-FILTER_NAMES = ("identical", "debris", "duplicate", "false_negative")
+FILTER_NAMES = (
+    "identical",
+    "debris",
+    "duplicate",
+    "false_negative",
+    "pronoun_agreement",
+    "part_count",
+)
 
 
 def is_identical(candidate: Candidate, positive: str) -> bool:
@@ -66,7 +80,7 @@ def filter_candidates(
     other_captions: Sequence[str],
     removed: Counter | None = None,
 ) -> list[Candidate]:
-    """Apply the four filters; ``removed[name]`` is incremented per dropped candidate."""
+    """Apply the filters in order; ``removed[name]`` is incremented per dropped candidate."""
     removed = removed if removed is not None else Counter()
     other_words = {w for text in other_captions for w in words(text)}
     other_texts = {tuple(words(text)) for text in other_captions}
@@ -81,6 +95,12 @@ def filter_candidates(
             removed["duplicate"] += 1
         elif is_false_negative(candidate, other_words, other_texts):
             removed["false_negative"] += 1
+            seen.add(candidate.text)
+        elif breaks_pronoun_agreement(positive, candidate):
+            removed["pronoun_agreement"] += 1
+            seen.add(candidate.text)
+        elif edits_fixed_count(positive, candidate):
+            removed["part_count"] += 1
             seen.add(candidate.text)
         else:
             kept.append(candidate)

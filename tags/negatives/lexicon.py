@@ -244,7 +244,7 @@ NEAR_SYNONYMS: tuple[frozenset[str], ...] = tuple(
     for group in (
         "hat,cap",
         "town,city",
-        "shirt,top,tee,t-shirt",
+        "shirt,top,tee,t-shirt,blouse",
         "sweater,sweatshirt,jumper,pullover",
         "jacket,coat",
         "jacket,vest",
@@ -466,6 +466,14 @@ SHE_PRONOUNS = frozenset(["she", "her", "hers", "herself"])
 GENDERED_PRONOUNS = HE_PRONOUNS | SHE_PRONOUNS
 GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
 
+#: Parts whose count its owner fixes (a zebra has four legs, a bicycle two wheels, a person
+#: two eyes): a number before one is never edited ("four legs" -> not "two legs"). Parts
+#: people show a few of by choice ("holding up two fingers") are not listed.
+FIXED_COUNT_PARTS = with_plurals(
+    ["leg", "arm", "hand", "eye", "ear", "wing", "wheel", "horn", "tusk", "paw", "hoof",
+     "antenna", "nostril", "headlight"]
+) | frozenset({"foot", "feet", "hooves"})  # fmt: skip
+
 #: Adjectives that say a gender (WordNet antonyms of each other), fixed like person nouns.
 GENDER_ADJECTIVES = frozenset({"male", "female", "masculine", "feminine"})
 
@@ -506,6 +514,7 @@ __all__ = [
     "EXCLUSIVE_VERBS",
     "FEMALE_MARKERS",
     "FEMALE_NOUNS",
+    "FIXED_COUNT_PARTS",
     "FIXED_PREDICATES",
     "GARMENT_SLOTS",
     "GENDERED_NOUNS",

@@ -116,6 +116,10 @@ class WordNetService(Lemmatizer, Protocol):
         """Whether ``other``'s first sense is ``noun``'s or one of its hypernyms."""
         ...
 
+    def hypernym_names(self, noun: str) -> frozenset[str]:
+        """The words naming the hypernyms of a noun's first sense, all the way up."""
+        ...
+
     def part_related(self, a: str, b: str) -> bool:
         """Whether one noun's first sense is a part of the other's."""
         ...
@@ -144,6 +148,7 @@ class WordNet:
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
+        self.hypernym_names = lru_cache(maxsize=1 << 15)(self._hypernym_names)
         self._parts = lru_cache(maxsize=1 << 14)(self._parts_of)
         self.part_related = lru_cache(maxsize=1 << 17)(self._part_related)
         self.is_kind_of = lru_cache(maxsize=1 << 17)(self._is_kind_of)
@@ -294,6 +299,14 @@ class WordNet:
             out.update(synset.closure(lambda s: s.hypernyms() + s.instance_hypernyms()))
         return frozenset(out)
 
+    def _hypernym_names(self, noun: str) -> frozenset[str]:
+        """The words (lemma names, lower case, "_" as a space) of a noun's first sense's
+        hypernyms, all the way up ("blouse": top, garment, clothing...; cached as
+        ``hypernym_names``)."""
+        senses = self._synsets(noun, "n", 1)
+        closure = self._closure(noun, "n") - set(senses)
+        return frozenset(n.lower().replace("_", " ") for s in closure for n in s.lemma_names())
+
     def _related(self, a: str, b: str, pos: str = "n") -> bool:
         """Whether ``b`` shares a synset with ``a`` (first three senses) or is a hypernym or
         hyponym of it (first senses: the reading captions almost always mean)."""
@@ -411,6 +424,9 @@ class _NoWordNet:
 
     def is_kind_of(self, noun: str, other: str) -> bool:
         return False
+
+    def hypernym_names(self, noun: str) -> frozenset[str]:
+        return frozenset()
 
     def part_related(self, a: str, b: str) -> bool:
         return False

@@ -17,7 +17,7 @@ belongs to (WordNet meronyms: "computer" / "keyboard") is not a substitute, nor 
 noun joined to the original ("bicycles and vehicles" -> not "motorcycles").
 
 May import: ``proposals``, ``evidence``, ``choices``, ``context``, ``syntax``, ``lexicon``,
-``scenes`` (never an operator module).
+``synonymy``, ``scenes`` (never an operator module).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ from tags.negatives.operators.syntax import (
     possessive,
 )
 from tags.negatives.scenes import is_bare, normal, verb_lemma, words_of
+from tags.negatives.synonymy import near_synonymous
 
 #: How strongly a substitute object's co-occurrence with the caption's other objects
 #: reweights it (0: off); see :meth:`SceneCounts.context_delta`.
@@ -545,8 +546,10 @@ def _misfit(
         return None, "synonym_or_hypernym"
     if original.colour and (same_colour(surface, written) or other in limits.words):
         return None, "same_colour"  # "in blue" -> not "in navy"; "one orange one blue"
-    if near_synonyms(written, surface):
-        return None, "near_synonym"  # "hat" -> "cap": the same thing to a caption writer
+    if near_synonyms(written, surface) or (
+        other not in free and near_synonymous(evidence.wordnet, name, other)
+    ):
+        return None, "near_synonym"  # "hat" -> "cap", "shirt" -> "blouse": one thing to a writer
     if (
         scenes.codescription_lift(name, other) >= MAX_CODESCRIPTION
         and attribute_class(name) != "colour"  # "in blue": others wear red
