@@ -153,7 +153,6 @@ def test_generation_applies_the_rules(parser, vocab):
     found = negatives(parser, vocab, "the zebra has four legs .")
     assert "the horse has four legs ." in found  # the owner may change
     assert not any("two legs" in n or "three legs" in n for n in found)
-    # the planner reads pronouns from whitespace tokens ("her." is not one): the filter
-    # catches the gender change it lets through
+    # the planner reads the pronoun, and the filter would catch a gender change it let through
     found = negatives(parser, vocab, "a girl holding an umbrella behind her.")
     assert not any(n.startswith("a boy") for n in found)

@@ -843,12 +843,17 @@ def test_rules_from_the_independent_blind_reads(parser):
     _, units = plan(parser, planner, "a boy on a swing")
     choices = units[("object", "boy")]
     assert ("girl",) in choices and ("toddler",) not in choices and ("man",) not in choices
+    # a pronoun keeps its person's gender, also with the full stop on it ("behind her.")
+    for text in ("a boy holding a kite behind him", "a boy holding a kite behind him."):
+        _, units = plan(parser, planner, text)
+        assert ("girl",) not in units.get(("object", "boy"), []), text
     _, units = plan(parser, planner, "a toddler on a swing")
     assert units[("object", "toddler")] == [("man",)]
     # a name inside the other ("sweatshirt" is a kind of shirt to a reader)
     _, units = plan(parser, planner, "a woman wearing a red shirt")
     choices = units.get(("object", "shirt"), [])  # (a sweater may be the shirt: reads 17,
-    # 23, 24); a blouse is a shirt to a caption writer too (a near-synonym, since 2026-11-29)
+    # 23, 24); a blouse is a shirt to a caption writer too (near-synonyms: the blind reads of
+    # 2026-11-28 rejected "pink shirt" -> "pink blouse")
     assert ("blouse",) not in choices and ("sweatshirt",) not in choices
     assert garment_slot("tank tops") == garment_slot("sweater") == "upper"
     assert garment_slot("safety vest") == garment_slot("jackets") == "outer"

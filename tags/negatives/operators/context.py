@@ -83,8 +83,8 @@ class CaptionContext:
 
     @cached_property
     def pronouns(self) -> frozenset[str]:
-        """The gendered pronouns among the caption's tokens."""
-        return GENDERED_PRONOUNS & self.tokens
+        """The gendered pronouns among the caption's words ("behind her." counts)."""
+        return GENDERED_PRONOUNS & self.words
 
     @cached_property
     def pronoun_gender(self) -> frozenset[str]:
@@ -98,7 +98,7 @@ class CaptionContext:
     def marked_genders(self) -> frozenset[str]:
         """``"f"`` / ``"m"``: the caption names something only women / men wear or grow
         (:data:`FEMALE_MARKERS`, :data:`MALE_MARKERS`, "with no shirt on")."""
-        tokens, caption = self.tokens, f" {' '.join(words_of(self.caption))} "
+        tokens, caption = self.words, f" {' '.join(words_of(self.caption))} "
         male = bool(tokens & MALE_MARKERS) or any(p in caption for p in _SHIRTLESS)
         return frozenset({"f"} if tokens & FEMALE_MARKERS else set()) | (
             {"m"} if male else frozenset()
@@ -117,7 +117,7 @@ class CaptionContext:
     def one_gender_markers(self) -> frozenset[str]:
         """Markers of the gender nobody in the caption has (only women: no beard; only men:
         no dress)."""
-        women, men = bool(self.tokens & FEMALE_NOUNS), bool(self.tokens & MALE_NOUNS)
+        women, men = bool(self.words & FEMALE_NOUNS), bool(self.words & MALE_NOUNS)
         if women and not men:
             return MALE_MARKERS
         if men and not women:
