@@ -46,6 +46,7 @@ CALLS = {
     "is_animate": (("dog",), False),
     "is_level_way": (("street",), False),
     "is_kind_of": (("vehicle", "car"), False),
+    "hypernym_names": (("blouse",), frozenset()),
     "part_related": (("keyboard", "computer"), False),
     "for_one": (("chair",), False),
     "way_of": (("surf", "ride"), False),

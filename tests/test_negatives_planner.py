@@ -1126,3 +1126,23 @@ def test_a_noun_written_without_an_article_is_not_put_after_a(parser):
     graph = parser.parse("two people are playing a water sport")
     assert not substitutes(parser, planner, graph.caption, "water sport")
     assert planner.explain(graph).candidates["object:mass_noun"] == 1
+
+
+def test_sizes_and_ages_are_replaced_across_their_scale(parser):
+    # "giant" -> "huge" and "old" -> "elderly" say the same thing to a reader
+    corpus = [
+        "a giant elephant next to a sign", "a huge elephant in a field",
+        "a large elephant near a tree", "a small elephant by the water",
+        "a big elephant eating grass", "a tiny dog on a couch", "an old man on a bench",
+        "an elderly man with a cane", "a young man on a bench",
+    ] * 3  # fmt: skip
+    planner = EditPlanner(
+        SceneGraphVocabulary().update(parser.parse_batch(corpus)).scenes, min_count=2
+    )
+    for text, unit, kept in [
+        ("a giant elephant next to a sign", "giant", ("small",)),
+        ("a large elephant near a tree", "large", ("small",)),
+        ("an old man on a bench", "old", ("young",)),
+    ]:
+        _, units = plan(parser, planner, text)
+        assert units[("attribute", unit)] == [kept], text

@@ -371,6 +371,16 @@ ATTRIBUTE_CLASSES: dict[str, frozenset[str]] = {
     "number": frozenset(w for w, v in CARDINALS.items() if v <= 12) | PLURAL_QUANTIFIERS,
 }
 
+#: The side of its scale each size and age word is on: a substitute on the same side says
+#: the same thing to a reader ("giant" -> "huge", "old" -> "elderly"), so a size or age is
+#: only replaced across its scale.
+SCALE_SIDES: dict[str, int] = {
+    **dict.fromkeys(["big", "large", "huge", "giant"], 1),
+    **dict.fromkeys(["small", "little", "tiny"], -1),
+    **dict.fromkeys(["old", "elderly", "older"], 1),
+    **dict.fromkeys(["young", "younger"], -1),
+}
+
 #: Number words by value (for number agreement: only plural quantities are exchanged).
 NUMBER_VALUES = {w: v for w, v in CARDINALS.items() if 2 <= v <= 12}
 
@@ -538,6 +548,7 @@ __all__ = [
     "PLURALIA_TANTUM",
     "PLURAL_CUES",
     "PREPOSITION_OPPOSITES",
+    "SCALE_SIDES",
     "SHE_PRONOUNS",
     "SINGULAR_VERB_WORDS",
     "STATE_OPPOSITES",

@@ -24,6 +24,7 @@ from tags.negatives.lexicon import (
     GENDER_ADJECTIVE_COUNTERPARTS,
     GENDER_ADJECTIVES,
     GENDERED_PRONOUNS,
+    SCALE_SIDES,
     STATE_OPPOSITES,
     attribute_class,
     editable_words,
@@ -191,6 +192,8 @@ def _value_misfit(
         return "state_not_opposite"  # "a wet street" may well be busy
     if not is_antonym and evidence.wordnet.related(value, other, "a"):
         return "synonym"
+    if SCALE_SIDES.get(value, 0) * SCALE_SIDES.get(other, 0) > 0:
+        return "same_side"  # "giant" -> "huge", "old" -> "elderly": the same to a reader
     if kind == "material" and evidence.wordnet.related(value, other, "n"):
         return "material_kind"  # "marble" -> "stone", "steel" -> "metal": one is a kind
     if kind == "colour" and same_colour(other, value, target.name):
