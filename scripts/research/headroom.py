@@ -76,7 +76,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -95,6 +95,7 @@ from tags.benchmark.scenes import COLORS, RELATIONS, SHAPES, SIZES, Scene, gener
 from tags.benchmark.truth import normalize, parse_claim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from research.pixels import FrozenCNN, PixelCrops, pixel_features
 from research.self_negatives import (
     MAX_COPIES,
     SELF_METHODS,
@@ -201,7 +202,10 @@ class NegativeSampler:
 class Batch:
     """Rows of (caption, scene index, target); ``kinds`` names each row's origin."""
 
-    labels: np.ndarray  # [S, 4, 3]
+    #: per region, the word ids of its shape, colour and size ``[S, 4, 3]``; with
+    #: ``--perception pixels`` its crop ``[S, 4, c, c, 3]`` (uint8) as built, then its frozen
+    #: CNN features ``[S, 4, dim]`` (float, on the device) once the training loop has them
+    labels: np.ndarray
     boxes: np.ndarray  # [S, 4, 4]
     region_mask: np.ndarray  # [S, 4]
     texts: list[str]
@@ -213,19 +217,24 @@ class Batch:
     candidates: list[list[str]] = field(default_factory=list)
 
 
-def stack_scenes(scenes: Sequence[Scene]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stack_scenes(
+    scenes: Sequence[Scene], featurize: Callable | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per scene, its regions' labels (or ``featurize``'s crops or features), boxes, mask."""
     labels = np.zeros((len(scenes), MAX_REGIONS, 3), np.int64)
     boxes = np.zeros((len(scenes), MAX_REGIONS, 4), np.float32)
     mask = np.zeros((len(scenes), MAX_REGIONS), np.int64)
     for i, scene in enumerate(scenes):
         lab, box = scene_tensors(scene)
         labels[i, : len(lab)], boxes[i, : len(box)], mask[i, : len(lab)] = lab, box, 1
+    if featurize is not None:
+        labels = featurize(scenes)
     return labels, boxes, mask
 
 
 def make_batch(
     step: int, seed: int, scenes_per_step: int, negatives: str, max_objects: int,
-    sampler: NegativeSampler | TagsPool,
+    sampler: NegativeSampler | TagsPool, featurize: Callable | None = None,
 ) -> Batch:  # fmt: skip
     """Step ``step``'s fresh scenes (one true caption each), their negatives and targets;
     deterministic in ``(seed, step)`` (and the sampler's running balance). ``negatives``:
@@ -242,7 +251,7 @@ def make_batch(
     )
     shift = int(rng.integers(1, len(scenes))) if len(scenes) > 1 else 0
     if negatives == "mined":
-        labels, boxes, mask = stack_scenes(scenes)
+        labels, boxes, mask = stack_scenes(scenes, featurize)
         candidates = [mining_candidates(i, claims, scenes, rng) for i in range(len(scenes))]
         return Batch(labels, boxes, mask, texts, index, targets, kinds, scenes, candidates)
     for i, scene in enumerate(scenes):
@@ -258,7 +267,7 @@ def make_batch(
                 kind, negative = drawn
                 texts.append(negative if isinstance(negative, str) else negative.text)
                 index.append(i), targets.append(0.0), kinds.append(kind)
-    labels, boxes, mask = stack_scenes(scenes)
+    labels, boxes, mask = stack_scenes(scenes, featurize)
     return Batch(labels, boxes, mask, texts, index, targets, kinds, scenes)
 
 
@@ -484,6 +493,16 @@ class EvalSet:
     pairs: list[MinimalPair]
     #: per scene, its captions (the retrieval split: ``--rsum``)
     captions: dict[int, list[str]] = field(default_factory=dict)
+    #: ``--perception pixels``: the pixel features of scenes (see :func:`stack_scenes`)
+    featurize: Callable | None = None
+    _stacked: tuple | None = None
+
+    def stacked(self) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+        """The scene ids in order and their stacked inputs (computed once)."""
+        if self._stacked is None:
+            ids = sorted(self.scenes)
+            self._stacked = (ids, *stack_scenes([self.scenes[i] for i in ids], self.featurize))
+        return self._stacked
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(p.type for p in self.pairs))
@@ -539,13 +558,18 @@ def geometry(boxes):
 
 
 def build_model(
-    variant: str, hidden: int, layers: int, embed: str, pool: str = "softmax", heads: bool = False
-):
-    """The testbed's matcher; ``heads``: with the MLM, WoD and WoC heads (TAGS, TAGS-DC)."""
+    variant: str, hidden: int, layers: int, embed: str, pool: str = "softmax",
+    heads: bool = False, pixels: str | None = None,
+):  # fmt: skip
+    """The testbed's matcher; ``heads``: with the MLM, WoD and WoC heads (TAGS, TAGS-DC);
+    ``pixels``: regions are the features of this frozen CNN (``--perception pixels``)."""
     import torch
     from torch import nn
 
     from tags.modeling import TagsConfig, TagsModel
+
+    cnn = FrozenCNN(pixels) if pixels else None
+    region_dim = cnn.dim if cnn is not None else None
 
     class HeadroomModel(nn.Module):
         """TagsModel over ``[caption ; object regions]``, optionally with a pair block."""
@@ -556,13 +580,14 @@ def build_model(
                 vocab_size=len(VOCAB), mask_token_id=3, hidden_size=hidden,
                 num_hidden_layers=layers, num_attention_heads=4,
                 intermediate_size=2 * hidden, max_position_embeddings=48,
-                region_feature_size=hidden if embed == "tied" else len(VOCAB),
+                region_feature_size=region_dim or (hidden if embed == "tied" else len(VOCAB)),
                 max_regions=MAX_REGIONS, initializer_range=0.02, hidden_dropout_prob=0.0,
                 attention_probs_dropout_prob=0.0, use_mlm_head=heads, use_wod_head=heads,
                 use_woc_head=heads,
             )  # fmt: skip
             self.tags = TagsModel(config)
-            if embed == "tied":  # region feature = sum of its words' embeddings
+            self.cnn = cnn
+            if embed == "tied" and not region_dim:  # region feature = its words' embeddings
                 with torch.no_grad():
                     self.tags.img_embeddings.img_linear.weight.copy_(torch.eye(hidden))
                     self.tags.img_embeddings.img_linear.bias.zero_()
@@ -585,6 +610,8 @@ def build_model(
                 )
 
         def region_features(self, labels):
+            if labels.is_floating_point():  # pixel features
+                return labels
             if embed == "tied":
                 return self.tags.embeddings.word_embeddings(labels).sum(-2)
             return torch.nn.functional.one_hot(labels, len(VOCAB)).sum(-2).float()
@@ -675,7 +702,7 @@ def inputs_of(token_ids: Sequence[list[int]], scenes: Sequence[int], batch: Batc
     idx = torch.as_tensor(list(scenes))
     return dict(
         input_ids=ids.to(device), attention_mask=attn.to(device),
-        labels=torch.as_tensor(batch.labels)[idx].to(device),
+        labels=(labels := torch.as_tensor(batch.labels))[idx.to(labels.device)].to(device),
         boxes=torch.as_tensor(batch.boxes)[idx].to(device),
         region_mask=torch.as_tensor(batch.region_mask)[idx].to(device),
     )  # fmt: skip
@@ -685,9 +712,8 @@ def evaluate(model, data: EvalSet, device, bf16: bool, chunk: int = 1024) -> dic
     """Per kind (and ``overall``), the share of pairs whose caption scores above its negative."""
     import torch
 
-    ids = sorted(data.scenes)
+    ids, labels, boxes, mask = data.stacked()
     pos = {i: k for k, i in enumerate(ids)}
-    labels, boxes, mask = stack_scenes([data.scenes[i] for i in ids])
     texts = [p.caption for p in data.pairs] + [p.negative for p in data.pairs]
     index = [pos[p.image_id] for p in data.pairs] * 2
     batch = Batch(labels, boxes, mask, texts, index, [0.0] * len(texts), [])
@@ -718,8 +744,7 @@ def retrieval(model, data: EvalSet, device, bf16: bool, chunk: int = 2048) -> di
 
     from tags.evaluation.metrics import retrieval_metrics
 
-    ids = sorted(data.scenes)
-    labels, boxes, mask = stack_scenes([data.scenes[i] for i in ids])
+    ids, labels, boxes, mask = data.stacked()
     texts = [t for i in ids for t in data.captions[i]]
     txt2img = [k for k, i in enumerate(ids) for _ in data.captions[i]]
     rows = [(s, t) for s in range(len(ids)) for t in range(len(texts))]
@@ -766,13 +791,24 @@ def make_miner(args):
     return get_miner(args.miner)
 
 
+def make_featurize(args) -> Callable | None:
+    """``--perception pixels``: the scenes' object crops (:mod:`research.pixels`)."""
+    if getattr(args, "perception", "symbolic") != "pixels":
+        return None
+    return PixelCrops(args.crop_size, MAX_REGIONS)
+
+
 def batches(args, sampler: NegativeSampler | TagsPool, start: int = 1) -> Iterator[Batch]:
     """The training batches of ``args`` from step ``start``; with ``--workers`` built in
     worker processes (each takes every W-th step, so the order stays by step)."""
 
+    featurize = make_featurize(args)
+
     def build(step: int) -> Batch:
         max_objects = 2 if step <= args.curriculum else 4
-        return make_batch(step, args.seed, args.batch_size, args.negatives, max_objects, sampler)
+        return make_batch(
+            step, args.seed, args.batch_size, args.negatives, max_objects, sampler, featurize
+        )
 
     if args.workers <= 0:
         for step in range(start, args.steps + 1):
@@ -807,11 +843,16 @@ def initial_model(args):
     import torch
 
     torch.manual_seed(args.seed)
-    model = build_model(args.variant, args.hidden, args.layers, args.embed, args.pool)
+    pixels = args.featurizer if getattr(args, "perception", "symbolic") == "pixels" else None
+    model = build_model(
+        args.variant, args.hidden, args.layers, args.embed, args.pool, pixels=pixels
+    )
     if args.negatives not in SELF_METHODS:
         return model
     start = model.state_dict()
-    model = build_model(args.variant, args.hidden, args.layers, args.embed, args.pool, heads=True)
+    model = build_model(
+        args.variant, args.hidden, args.layers, args.embed, args.pool, heads=True, pixels=pixels
+    )
     missing, unexpected = model.load_state_dict(start, strict=False)
     assert not unexpected and all("_head." in k for k in missing), (missing, unexpected)
     return model
@@ -831,6 +872,9 @@ def train(args, keep: dict | None = None) -> dict:
     warmup = max(1, min(args.warmup, args.steps // 10))
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup))
     held_out = eval_set(args.eval_seed, args.eval_scenes)
+    crops = make_featurize(args)
+    if crops is not None:  # the frozen CNN's features, computed once
+        held_out.featurize = lambda scenes: pixel_features(model.cnn, crops(scenes), device)
     curve: list[dict] = []
     started = time.perf_counter()
     train_seconds, losses, step = 0.0, [], 0
@@ -855,6 +899,8 @@ def train(args, keep: dict | None = None) -> dict:
     miner = make_miner(args)
     self_stats = SelfNegativeStats()
     for step, batch in enumerate(batches(args, sampler), start=1):
+        if crops is not None:
+            batch = replace(batch, labels=pixel_features(model.cnn, batch.labels, device))
         if miner is not None and args.mined_loss == "bce":
             batch = mine(model, batch, miner, device, args.bf16)
         if self_made:
@@ -1192,6 +1238,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="gate",
         help="tags-bind: a role's word matches pooled by softmax weights or summed by sigmoid gates",
     )
+    parser.add_argument(
+        "--perception", choices=("symbolic", "pixels"), default="symbolic",
+        help="regions as their words' embeddings (symbolic) or a frozen CNN's features of "
+        "each object's crop of the rendered scene (pixels)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--featurizer", choices=("auto", "efficientnet", "random-conv"), default="auto",
+        help="--perception pixels: the frozen CNN (auto: EfficientNet-Lite0 when installed)",
+    )  # fmt: skip
+    parser.add_argument("--crop-size", type=int, default=64, help="--perception pixels")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=3000)
