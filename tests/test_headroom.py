@@ -341,6 +341,10 @@ def test_selhn_and_fne_need_their_triplet_loss_and_train_with_it(miner):
     )  # fmt: skip
     result = headroom.train(args)
     assert result["steps_done"] == 2 and np.isfinite(result["final"]["loss"])
+    branches = result["miner_branches"]  # per anchor and step, the rule the miner applied
+    assert 0 < sum(branches.values()) <= 2 * 6
+    if miner == "fne":
+        assert set(branches) == {"0"}  # too few right anchors yet: the hardest (warm-up)
 
 
 class _Oracle:

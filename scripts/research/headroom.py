@@ -441,7 +441,9 @@ def candidate_matrix(batch: Batch, flat, width: int):
     return scores, valid.reshape(len(batch.scenes), width)
 
 
-def mined_triplet_loss(model, batch: Batch, positive_logits, miner, device, bf16: bool):
+def mined_triplet_loss(
+    model, batch: Batch, positive_logits, miner, device, bf16: bool, branches: Counter | None = None
+):
     """``--mined-loss triplet``: the miner's own per-anchor loss (margin 0.2) over the ITM
     scores (sigmoid of the logit, in [0, 1]) of each scene's candidates against its caption,
     with gradients: the image-to-text direction of the VSE++ / SelHN objective."""
@@ -455,7 +457,10 @@ def mined_triplet_loss(model, batch: Batch, positive_logits, miner, device, bf16
         cand = torch.sigmoid(model(**to_device(scored, None, device)).float())
     scores, valid = candidate_matrix(batch, cand, width)
     positive = torch.sigmoid(positive_logits[: len(batch.scenes)].float())
-    return miner(scores, positive, valid).loss.mean()
+    out = miner(scores, positive, valid)
+    if branches is not None and out.branch is not None:  # SelHN / FNE: which rule applied
+        branches.update(out.branch.tolist())
+    return out.loss.mean()
 
 
 #: ``--miner fne``: scenes of the square in-batch matrix its statistics are read from
@@ -898,6 +903,7 @@ def train(args, keep: dict | None = None) -> dict:
     sampler = make_sampler(args)
     miner = make_miner(args)
     self_stats = SelfNegativeStats()
+    branches: Counter = Counter()  # per anchor, the rule a SelHN / FNE miner applied
     for step, batch in enumerate(batches(args, sampler), start=1):
         if crops is not None:
             batch = replace(batch, labels=pixel_features(model.cnn, batch.labels, device))
@@ -914,7 +920,9 @@ def train(args, keep: dict | None = None) -> dict:
             if miner is not None and args.mined_loss == "triplet":
                 if args.miner == "fne":
                     fne_observe(model, batch, miner, step, device, args.bf16)
-                loss = loss + mined_triplet_loss(model, batch, logits, miner, device, args.bf16)
+                loss = loss + mined_triplet_loss(
+                    model, batch, logits, miner, device, args.bf16, branches
+                )
             if self_made:
                 loss = loss + self_negative_losses(
                     model, batch, chosen, positives, units, args, step, device
@@ -947,6 +955,9 @@ def train(args, keep: dict | None = None) -> dict:
         "curve": curve,
         "final": curve[-1],
     }
+    if branches:
+        result["miner_branches"] = {str(k): v for k, v in sorted(branches.items())}
+        print(f"miner branches: {result['miner_branches']}", flush=True)
     if self_made:
         result["self_negatives"] = self_stats.as_dict()
         print(f"self-negatives: {result['self_negatives']}", flush=True)
