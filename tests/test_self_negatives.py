@@ -116,6 +116,7 @@ def test_self_negatives_are_one_unit_refills_the_model_scores_highest():
         assert any(changed - {min(s) - 1} <= s and changed & s for s in spans), r.text
         assert parse_claim(batch.texts[r.row]) is not None
     assert sum(stats.chosen_truth.values()) == len(chosen)
+    assert [(p, n) for p, n, _ in stats.last] == [(batch.texts[r.row], r.text) for r in chosen]
     assert stats.candidates == sum(len(u) for u in units) * args.refills
 
 

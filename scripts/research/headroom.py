@@ -379,7 +379,7 @@ def self_negatives(model, batch: Batch, args, step: int, stats: SelfNegativeStat
 
         chosen = choose_negatives(positives, units, sampled, others, score, VOCAB, stats)
     model.train(was_training)
-    record_truth(chosen, batch.scenes, stats)
+    record_truth(chosen, batch.scenes, stats, batch.texts[:S])
     texts, scene_index = list(batch.texts), list(batch.scene_index)
     targets, kinds = list(batch.targets), list(batch.kinds)
     for r in chosen:

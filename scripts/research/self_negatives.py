@@ -41,6 +41,8 @@ from tags.negatives.filters import filter_candidates
 
 #: masked copies per caption at most (the paper's K)
 MAX_COPIES = 20
+#: chosen negatives of the last step kept in a run's record
+SHOWN = 16
 #: the testbed's self-negative methods
 SELF_METHODS: tuple[str, ...] = ("istm", "tags-dc")
 _PUNCTUATION = (",", ":")
@@ -113,6 +115,8 @@ class SelfNegativeStats:
     chosen_unit: Counter = field(default_factory=Counter)
     chosen_truth: Counter = field(default_factory=Counter)
     captions_without: int = 0
+    #: the last step's chosen negatives: ``(positive, negative, truth)``
+    last: list[tuple[str, str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         n = sum(self.chosen_truth.values())
@@ -123,6 +127,9 @@ class SelfNegativeStats:
             "chosen_unit": dict(self.chosen_unit),
             "chosen_truth": {k: round(v / max(n, 1), 4) for k, v in self.chosen_truth.items()},
             "captions_without": self.captions_without,
+            "last_step": [
+                {"positive": p, "negative": n, "truth": t} for p, n, t in self.last[:SHOWN]
+            ],
         }
 
 
@@ -209,11 +216,21 @@ def choose_negatives(
     return [Refilled(row, kept[k][1], kept[k][2], kept[k][3]) for row, k in sorted(best.items())]
 
 
-def record_truth(chosen: Sequence[Refilled], scenes: Sequence[Scene], stats: SelfNegativeStats):
-    """Count the chosen negatives' unit types and their truth of their scene."""
+def record_truth(
+    chosen: Sequence[Refilled],
+    scenes: Sequence[Scene],
+    stats: SelfNegativeStats,
+    positives: Sequence[str] = (),
+):
+    """Count the chosen negatives' unit types and their truth of their scene; keep the
+    step's pairs (``positives``: the batch's captions) as ``stats.last``."""
+    stats.last = []
     for r in chosen:
+        truth = caption_truth(r.text, scenes[r.row])
         stats.chosen_unit[r.unit] += 1
-        stats.chosen_truth[caption_truth(r.text, scenes[r.row])] += 1
+        stats.chosen_truth[truth] += 1
+        if positives:
+            stats.last.append((positives[r.row], r.text, truth))
 
 
 __all__ = [
