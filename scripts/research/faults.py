@@ -143,7 +143,10 @@ def _child(request: dict[str, Any], err_fd: int) -> None:
         if request.get("cwd"):
             os.chdir(request["cwd"])
         if request.get("kill"):
-            _install(Kill(**request["kill"]))
+            kill = Kill(**request["kill"])
+            if kill.how != "KILL":  # delivered as from a terminal, also when run under nohup
+                signal.signal(getattr(signal, f"SIG{kill.how}"), signal.SIG_DFL)
+            _install(kill)
         if request.get("hold"):
             _hold(float(request["hold"]))
         if request.get("fsize") is not None:
