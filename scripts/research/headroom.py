@@ -54,7 +54,9 @@ are read from the in-batch square of 16 scenes and reset every 100 steps). ``ist
 and ``tags-dc`` (TAGS-DC): plain's negative plus the one of the model's own MLM refills of
 the caption's scene-graph units that it scores highest, with the MLM loss (and WoD/WoC):
 :mod:`research.self_negatives`. ``--rsum``: image-text retrieval over the held-out scenes and
-their 5 captions each at the last step.
+their 5 captions each at the last step. ``--perception pixels``: regions are a frozen CNN's
+features of each object's crop of the rendered scene (:mod:`research.pixels`; the GPU ladder:
+``scripts/research/pixel_ladder.sh``).
 
 ``--curriculum N``: 2-object scenes for the first N steps, then 2-4. ``--gate``: oracle and
 plain for seeds 0-2 of one configuration, the mean per kind at the end and at every evaluated
