@@ -48,22 +48,15 @@ class FrozenCNN(nn.Module):
 
     def __init__(self, name: str = "auto") -> None:
         super().__init__()
-        from tags.benchmark.efficientnet import (
-            FEATURE_SIZE,
-            MEAN,
-            STD,
-            load_efficientnet_lite0,
-            packaged_weights,
-        )
-        from tags.benchmark.features import RandomConvFeaturizer
+        from tags.benchmark.efficientnet import MEAN, STD, packaged_weights
+        from tags.benchmark.features import EfficientNetFeaturizer, RandomConvFeaturizer
 
         if name == "efficientnet" or (name == "auto" and packaged_weights() is not None):
-            net = load_efficientnet_lite0()
-            self.net: nn.Module = _Features(net)
-            self.dim, self.name = FEATURE_SIZE, "efficientnet-lite0"
+            featurizer = EfficientNetFeaturizer(optimize=False)  # eager: movable to a GPU
         else:
-            random_conv = RandomConvFeaturizer()
-            self.net, self.dim, self.name = random_conv.module, random_conv.dim, "random-conv"
+            featurizer = RandomConvFeaturizer()
+        self.net: nn.Module = featurizer.module
+        self.dim, self.name = featurizer.dim, featurizer.name
         self.mean, self.std = MEAN, STD
         self.requires_grad_(False)
         self.eval()
@@ -80,15 +73,6 @@ class FrozenCNN(nn.Module):
             part = x[start : start + chunk].permute(0, 3, 1, 2).float() / 255.0
             out.append(self.net((part - self.mean) / self.std).float())
         return torch.cat(out).reshape(*lead, self.dim)
-
-
-class _Features(nn.Module):
-    def __init__(self, net: nn.Module) -> None:
-        super().__init__()
-        self.inner = net
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.inner.features(x)
 
 
 def pixel_features(cnn: FrozenCNN, crops, device) -> torch.Tensor:
