@@ -18,10 +18,22 @@ RECALLS = ("i2t_r1", "i2t_r5", "i2t_r10", "t2i_r1", "t2i_r5", "t2i_r10")
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """``python -m tags.cli demo --budget tiny`` (about 20 s; its tests are marked slow)."""
+    """``python -m tags.cli demo --world shapes --budget tiny`` (about 20 s; its tests are
+    marked slow)."""
     out = tmp_path_factory.mktemp("demo")
     proc = subprocess.run(
-        [sys.executable, "-m", "tags.cli", "demo", "--budget", "tiny", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "tags.cli",
+            "demo",
+            "--world",
+            "shapes",
+            "--budget",
+            "tiny",
+            "--out",
+            str(out),
+        ],  # fmt: skip
         capture_output=True,
         timeout=180,
     )
@@ -100,7 +112,7 @@ def test_tiny_demo_rerun_reuses_finished_runs(tiny_run, capfd):
 
     before = json.loads((tiny_run / "results.json").read_text())
     stamps = {p: p.stat().st_mtime_ns for p in (tiny_run / "runs").glob("*/metrics.jsonl")}
-    code = main(["demo", "--budget", "tiny", "--out", str(tiny_run)])
+    code = main(["demo", "--world", "shapes", "--budget", "tiny", "--out", str(tiny_run)])
     assert code == 0, capfd.readouterr().err[-3000:]
     after = json.loads((tiny_run / "results.json").read_text())
     assert len(stamps) == 3

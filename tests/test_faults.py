@@ -338,6 +338,8 @@ BAD_INPUTS = [
     ("explain", "explain --model {missing} --caption dog", "{missing}"),
     ("explain", "explain --model {folder} --caption dog", "{folder}"),
     ("demo", "demo --out {blocker} --budget tiny", "{blocker}"),
+    ("demo", "demo --world binding --backend clip --budget tiny", "--world shapes"),
+    ("demo", "demo --data {folder} --budget tiny", "--data"),
 ]  # fmt: skip
 
 

@@ -12,20 +12,23 @@ from tags.benchmark.captions import holds
 from tags.benchmark.minimal_pairs import single_edits
 from tags.benchmark.truth import parse_claim
 from tags.mining import get_miner
+from tags.testbed import evaluate as held_out
+from tags.testbed import inputs, matcher, mining, vocab, world
+from tags.testbed import training as testbed_train
+from tags.testbed.matcher import Matcher
+from tags.testbed.verdict import MIN_GAP, gap_closed
 
 
 def _sampler():
-    return headroom.NegativeSampler(headroom.KINDS)
+    return world.NegativeSampler(held_out.KINDS)
 
 
 @pytest.mark.parametrize("max_objects", [2, 4])
 def test_oracle_negatives_are_false_single_edits_of_their_scene(max_objects):
     sampler, seen = _sampler(), set()
     for step in range(1, 5):
-        seen |= _check_oracle_batch(
-            headroom.make_batch(step, 0, 64, "oracle", max_objects, sampler)
-        )
-    assert seen == {"random", *headroom.KINDS}
+        seen |= _check_oracle_batch(world.make_batch(step, 0, 64, "oracle", max_objects, sampler))
+    assert seen == {"random", *held_out.KINDS}
 
 
 def _check_oracle_batch(batch) -> set[str]:
@@ -55,7 +58,7 @@ def _check_oracle_batch(batch) -> set[str]:
 
 
 def test_plain_draws_only_other_scenes_captions():
-    batch = headroom.make_batch(3, 0, 16, "plain", 4, _sampler())
+    batch = world.make_batch(3, 0, 16, "plain", 4, _sampler())
     assert set(batch.kinds) == {"positive", "random"}
     captions = batch.texts[:16]
     for text, i, kind in zip(batch.texts, batch.scene_index, batch.kinds, strict=True):
@@ -65,33 +68,33 @@ def test_plain_draws_only_other_scenes_captions():
 
 
 def test_curriculum_scenes_and_fresh_scenes_each_step():
-    two = headroom.make_batch(1, 0, 16, "plain", 2, _sampler())
+    two = world.make_batch(1, 0, 16, "plain", 2, _sampler())
     assert all(len(s.objects) == 2 for s in two.scenes)
-    a = headroom.make_batch(1, 0, 16, "plain", 4, _sampler())
-    b = headroom.make_batch(2, 0, 16, "plain", 4, _sampler())
+    a = world.make_batch(1, 0, 16, "plain", 4, _sampler())
+    b = world.make_batch(2, 0, 16, "plain", 4, _sampler())
     assert {len(s.objects) for s in a.scenes + b.scenes} == {2, 3, 4}
     assert a.texts != b.texts
-    assert headroom.make_batch(1, 0, 16, "plain", 4, _sampler()).texts == a.texts
+    assert world.make_batch(1, 0, 16, "plain", 4, _sampler()).texts == a.texts
 
 
 def test_eval_set_is_fixed_by_its_seed_and_its_pairs_are_true_vs_false():
-    first, again, other = (headroom.eval_set(s, 12) for s in (0, 0, 1))
+    first, again, other = (held_out.eval_set(s, 12) for s in (0, 0, 1))
     assert first.pairs == again.pairs
     assert first.pairs != other.pairs
-    assert set(first.counts()) == set(headroom.KINDS)
+    assert set(first.counts()) == set(held_out.KINDS)
     for pair in first.pairs:
         scene = first.scenes[pair.image_id]
         assert holds(parse_claim(pair.caption), scene)
         assert not holds(parse_claim(pair.negative), scene)
     # never a training scene: the generator seeds differ
-    train = headroom.make_batch(0, 0, 12, "plain", 4, _sampler())
+    train = world.make_batch(0, 0, 12, "plain", 4, _sampler())
     assert [s.objects for s in train.scenes] != [first.scenes[i].objects for i in range(12)]
 
 
 def test_geometry_reads_left_of_from_the_boxes():
     torch = pytest.importorskip("torch")
     boxes = torch.tensor([[[0.1, 0.4, 0.2, 0.5], [0.6, 0.4, 0.7, 0.5]]])
-    geo = headroom.geometry(boxes)
+    geo = matcher.geometry(boxes)
     assert geo.shape == (1, 2, 2, 10)
     assert geo[0, 0, 1, 2] == pytest.approx(4.0)  # clear gap: 0 left of 1 by 0.4
     assert geo[0, 1, 0, 3] == pytest.approx(4.0)  # 1 right of 0
@@ -105,7 +108,7 @@ def test_run_writes_a_curve_with_every_kind(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert [row["step"] for row in result["curve"]] == [0, 2, 4]
     for row in result["curve"]:
-        assert set(headroom.KINDS) <= set(row) and 0.0 <= row["relation"] <= 1.0
+        assert set(held_out.KINDS) <= set(row) and 0.0 <= row["relation"] <= 1.0
     assert result["steps_done"] == 4 and result["steps_per_s"] > 0
     assert "| attr" in capsys.readouterr().out
 
@@ -141,7 +144,7 @@ def test_gate_runs_oracle_and_plain_per_seed_and_judges_the_means(tmp_path, monk
     verdict = json.loads((tmp_path / "gate.json").read_text())
     for negatives in ("oracle", "plain"):
         finals = [s["final"] for s in summary if s["negatives"] == negatives]
-        for kind in headroom.KINDS:
+        for kind in held_out.KINDS:
             mean = verdict[negatives][kind][0]
             assert mean == pytest.approx(sum(f[kind] for f in finals) / len(finals))
     expected = all(verdict["oracle"][k][0] >= 0.9 for k in ("attribute", "relation", "role"))
@@ -172,19 +175,19 @@ def test_write_captions_lists_the_positives_the_batches_train_on(tmp_path):
     expected = []
     for seed in (0, 1):
         for step in (1, 2, 3):
-            expected += headroom.make_batch(step, seed, 4, "plain", 4, _sampler()).texts[:4]
+            expected += world.make_batch(step, seed, 4, "plain", 4, _sampler()).texts[:4]
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["caption"] for r in records] == list(dict.fromkeys(expected))
     assert [r["image_id"] for r in records] == list(range(len(records)))  # one image each
 
 
 def test_tags_pool_draws_by_kind_and_counts_negatives_true_of_their_scene(tmp_path):
-    from research.tags_pool import TagsPool, record_kind
+    from tags.testbed.tags_pool import TagsPool, record_kind
 
     assert record_kind([{"type": "relation", "operation": "flip"}]) == "relation"
     assert record_kind([{"type": "object", "operation": "swap"}] * 2) == "swap"
     assert record_kind([]) is None
-    batch = headroom.make_batch(1, 0, 8, "plain", 4, _sampler())
+    batch = world.make_batch(1, 0, 8, "plain", 4, _sampler())
     texts = batch.texts[:8]
     path = tmp_path / "tags.jsonl"
     records = _tags_records(texts)
@@ -194,7 +197,7 @@ def test_tags_pool_draws_by_kind_and_counts_negatives_true_of_their_scene(tmp_pa
     pool = TagsPool.load(path)
     assert set(pool.by_caption[texts[0]]) >= {"swap"}
     assert pool.by_caption[texts[1]]["object"] == [true_text]
-    tagged = headroom.make_batch(1, 0, 8, "tags", 4, pool)
+    tagged = world.make_batch(1, 0, 8, "tags", 4, pool)
     rows = list(zip(tagged.texts, tagged.scene_index, tagged.kinds, strict=True))[8:]
     from_pool = [(t, i, k) for t, i, k in rows if k != "random"]
     assert from_pool
@@ -205,7 +208,7 @@ def test_tags_pool_draws_by_kind_and_counts_negatives_true_of_their_scene(tmp_pa
     assert sum(pool.true_of_scene.values()) == true_drawn
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps(records[-2]) + "\n")
-    with pytest.raises(SystemExit, match="no tags generate records"):
+    with pytest.raises(ValueError, match="no tags generate records"):
         TagsPool.load(empty)
 
 
@@ -232,7 +235,7 @@ def test_gate_with_tags_reports_the_gap_closed(tmp_path, monkeypatch):
     assert [s["name"] for s in summary] == ["oracle-seed0", "plain-seed0", "tags-seed0"]
     o, p, t = (verdict[n] for n in ("oracle", "plain", "tags"))
     for kind, gap in verdict["gap_closed"]["tags"].items():
-        if o[kind][0] - p[kind][0] >= headroom.MIN_GAP:
+        if o[kind][0] - p[kind][0] >= MIN_GAP:
             assert gap == pytest.approx((t[kind][0] - p[kind][0]) / (o[kind][0] - p[kind][0]))
         else:
             assert gap != gap  # nan: no gap (or too small a one) to close
@@ -275,37 +278,38 @@ def test_mined_negatives_are_the_candidates_the_miner_ranks_highest():
         def forward(self, input_ids, attention_mask, **_):
             return (input_ids * attention_mask).sum(1).float()
 
-    batch = headroom.make_batch(2, 0, 12, "mined", 4, _sampler())
+    batch = world.make_batch(2, 0, 12, "mined", 4, _sampler())
     assert batch.kinds == ["positive"] * 12 and len(batch.candidates) == 12
     for i, texts in enumerate(batch.candidates):
-        assert 0 < len(texts) <= headroom.MINING_CANDIDATES
+        assert 0 < len(texts) <= world.MINING_CANDIDATES
         assert all(t in batch.texts and t != batch.texts[i] for t in texts)
         assert not any(holds(parse_claim(t), batch.scenes[i]) for t in texts)
-    mined = headroom.mine(IdSum(), batch, get_miner("hardest"), torch.device("cpu"), False)
+    mined = mining.mine(IdSum(), batch, get_miner("hardest"), torch.device("cpu"), False)
     assert mined.texts[:12] == batch.texts and mined.kinds[12:] == ["mined"] * 12
     for text, i in zip(mined.texts[12:], mined.scene_index[12:], strict=True):
-        best = max(batch.candidates[i], key=lambda t: sum(headroom.tokenize(t)))
-        assert sum(headroom.tokenize(text)) == sum(headroom.tokenize(best))
+        best = max(batch.candidates[i], key=lambda t: sum(vocab.tokenize(t)))
+        assert sum(vocab.tokenize(text)) == sum(vocab.tokenize(best))
     assert mined.targets[12:] == [0.0] * 12
 
 
 def test_drawn_shortcut_finds_a_word_that_marks_the_negatives():
-    from research.tags_pool import TagsPool, drawn_shortcut, training_captions
+    from tags.testbed.tags_pool import TagsPool, drawn_shortcut
+    from tags.testbed.world import training_captions
 
-    texts = training_captions([0], 20, 16, 0, headroom.TRAIN_SEED_BASE)
+    texts = training_captions([0], 20, 16, 0, world.TRAIN_SEED_BASE)
     marked = TagsPool({t: {"attribute": [t + " now"]} for t in texts})
     assert drawn_shortcut(marked, texts)["overall"] > 0.9
-    others = training_captions([1], 20, 16, 0, headroom.TRAIN_SEED_BASE)
+    others = training_captions([1], 20, 16, 0, world.TRAIN_SEED_BASE)
     unrelated = TagsPool({t: {"object": [others[k]]} for k, t in enumerate(texts)})
     found = drawn_shortcut(unrelated, texts)  # negatives drawn as the captions are
     assert found["pairs"] == len(texts) and 0.35 < found["overall"] < 0.65
 
 
 def test_gap_closed_is_the_share_of_the_oracle_gap_and_nan_on_a_small_gap():
-    kinds = dict.fromkeys(headroom.KINDS, 0.5)
+    kinds = dict.fromkeys(held_out.KINDS, 0.5)
     oracle = {**kinds, "relation": (0.9, 0.01), "role": 0.55}
     plain = {**kinds, "relation": (0.5, 0.02)}
-    gaps = headroom.gap_closed({**kinds, "relation": (0.8, 0.0), "role": 0.55}, oracle, plain)
+    gaps = gap_closed({**kinds, "relation": (0.8, 0.0), "role": 0.55}, oracle, plain)
     assert gaps["relation"] == pytest.approx(0.75)
     assert gaps["role"] != gaps["role"] and gaps["attribute"] != gaps["attribute"]
 
@@ -314,16 +318,16 @@ def test_mined_triplet_loss_is_the_miners_hinge_over_each_scenes_candidates():
     import torch
 
     torch.manual_seed(0)
-    model = headroom.build_model("tags-bind", 32, 1, "tied", "gate")
-    batch = headroom.make_batch(1, 0, 6, "mined", 4, _sampler())
+    model = Matcher("tags-bind", 32, 1, "tied", "gate")
+    batch = world.make_batch(1, 0, 6, "mined", 4, _sampler())
     batch.candidates[2] = batch.candidates[2][:3]  # ragged rows are masked, not scored as 0
     cpu = torch.device("cpu")
-    positive = model(**headroom.to_device(batch, range(6), cpu))
-    loss = headroom.mined_triplet_loss(model, batch, positive, get_miner("hardest"), cpu, False)
+    positive = model(**inputs.to_device(batch, range(6), cpu))
+    loss = mining.mined_triplet_loss(model, batch, positive, get_miner("hardest"), cpu, False)
     expected = []
     for i, texts in enumerate(batch.candidates):
         scored = replace(batch, texts=texts, scene_index=[i] * len(texts))
-        cand = torch.sigmoid(model(**headroom.to_device(scored, None, cpu)))
+        cand = torch.sigmoid(model(**inputs.to_device(scored, None, cpu)))
         expected.append((0.2 + cand.max() - torch.sigmoid(positive[i])).clamp(min=0))
     assert torch.allclose(loss, torch.stack(expected).mean(), atol=1e-6)
     loss.backward()
@@ -353,9 +357,9 @@ class _Oracle:
     def __init__(self, data, shift=0):
         ids = sorted(data.scenes)
         self.owner = {
-            tuple(headroom.tokenize(t)): k for k, i in enumerate(ids) for t in data.captions[i]
+            tuple(vocab.tokenize(t)): k for k, i in enumerate(ids) for t in data.captions[i]
         }
-        _, boxes, _ = headroom.stack_scenes([data.scenes[i] for i in ids])
+        _, boxes, _ = world.stack_scenes([data.scenes[i] for i in ids])
         self.scene = {tuple(np.round(b.reshape(-1), 5)): k for k, b in enumerate(boxes)}
         self.shift, self.n = shift, len(ids)
 
@@ -381,21 +385,21 @@ class _Oracle:
 def test_retrieval_ranks_each_scene_against_every_caption():
     import torch
 
-    data = headroom.eval_set(0, 12)
+    data = held_out.eval_set(0, 12)
     assert all(len(c) == 5 for c in data.captions.values())
     cpu = torch.device("cpu")
-    perfect = headroom.retrieval(_Oracle(data), data, cpu, False, chunk=97)
+    perfect = held_out.retrieval(_Oracle(data), data, cpu, False, chunk=97)
     assert perfect["i2t_r1"] == perfect["t2i_r1"] == 100.0 and perfect["rsum"] == 600.0
-    shifted = headroom.retrieval(_Oracle(data, shift=1), data, cpu, False, chunk=97)
+    shifted = held_out.retrieval(_Oracle(data, shift=1), data, cpu, False, chunk=97)
     assert shifted["i2t_r1"] == shifted["t2i_r1"] == 0.0
 
 
 def test_fne_statistics_come_from_the_right_anchors_of_the_in_batch_square():
     import torch
 
-    batch = headroom.make_batch(1, 0, 20, "mined", 4, _sampler())
-    n = headroom.FNE_SQUARE
-    owner = {tuple(headroom.tokenize(t)): i for i, t in enumerate(batch.texts[:n])}
+    batch = world.make_batch(1, 0, 20, "mined", 4, _sampler())
+    n = mining.FNE_SQUARE
+    owner = {tuple(vocab.tokenize(t)): i for i, t in enumerate(batch.texts[:n])}
     where = {tuple(np.round(b.reshape(-1), 5)): i for i, b in enumerate(batch.boxes[:n])}
     wrong = 3  # scene 3 prefers scene 4's caption: not a right anchor
 
@@ -418,16 +422,16 @@ def test_fne_statistics_come_from_the_right_anchors_of_the_in_batch_square():
             return torch.tensor(out)
 
     miner = get_miner("fne")
-    headroom.fne_observe(Model(), batch, miner, 1, torch.device("cpu"), False)
+    mining.fne_observe(Model(), batch, miner, 1, torch.device("cpu"), False)
     assert miner.stats.pos_count == n - 2  # 3 loses its row, 4 its column
     mean, _ = miner.stats.pos_moments
     assert mean == pytest.approx(float(torch.sigmoid(torch.tensor(2.0))))
 
 
 def test_pixel_crops_are_each_objects_box_and_zero_padding():
-    from research.pixels import PixelCrops
+    from tags.testbed.pixels import PixelCrops
 
-    batch = headroom.make_batch(1, 0, 6, "plain", 4, _sampler(), featurize=PixelCrops(24))
+    batch = world.make_batch(1, 0, 6, "plain", 4, _sampler(), featurize=PixelCrops(24))
     assert batch.labels.dtype == np.uint8 and batch.labels.shape == (6, 4, 24, 24, 3)
     for i, scene in enumerate(batch.scenes):
         n = len(scene.objects)
@@ -438,7 +442,8 @@ def test_pixel_crops_are_each_objects_box_and_zero_padding():
 
 def test_pixel_perception_trains_through_a_frozen_cnn():
     import torch
-    from research.pixels import FrozenCNN
+
+    from tags.testbed.pixels import FrozenCNN
 
     args = headroom.parse_args(
         ["--perception", "pixels", "--featurizer", "random-conv", "--crop-size", "24",
@@ -447,12 +452,12 @@ def test_pixel_perception_trains_through_a_frozen_cnn():
     )  # fmt: skip
     keep: dict = {}
     result = headroom.train(args, keep)
-    assert result["steps_done"] == 2 and set(headroom.KINDS) <= set(result["final"])
+    assert result["steps_done"] == 2 and set(held_out.KINDS) <= set(result["final"])
     model, fresh = keep["model"], FrozenCNN("random-conv")
     assert model.cnn.dim == 256 and not model.cnn.training
     for (name, p), q in zip(model.cnn.named_parameters(), fresh.parameters(), strict=True):
         assert torch.equal(p, q), name  # frozen
-    start = headroom.initial_model(args)
+    start = testbed_train.initial_model(args)
     moved = [
         name
         for (name, p), q in zip(model.named_parameters(), start.parameters(), strict=True)

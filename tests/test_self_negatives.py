@@ -1,4 +1,4 @@
-"""TAGS and TAGS-DC on the headroom testbed (scripts/research/self_negatives.py): units are the
+"""TAGS and TAGS-DC on the binding testbed (tags/testbed/self_negatives.py): units are the
 caption's scene-graph units, refills stay aligned with the positive, the paper's filters apply,
 the selection is the model's top ITM score, and TAGS-DC alone trains the WoD/WoC heads."""
 
@@ -8,16 +8,21 @@ import numpy as np
 import pytest
 import torch
 from research import headroom
-from research.self_negatives import (
+
+from tags.benchmark.captions import Claim, Mention
+from tags.benchmark.scenes import COLORS, RELATIONS
+from tags.benchmark.truth import parse_claim
+from tags.testbed import self_negatives, vocab, world
+from tags.testbed import training as testbed_train
+from tags.testbed.matcher import Matcher
+from tags.testbed.self_negatives import (
     SelfNegativeStats,
     caption_units,
     caption_words,
     choose_negatives,
     refill_candidates,
+    unit_choices,
 )
-
-from tags.benchmark.captions import Claim, Mention
-from tags.benchmark.truth import parse_claim
 
 RELATION = Claim("there is {a} {rel} {b}", (Mention("circle", "red"), Mention("star", None, "large")), "to the left of")  # fmt: skip
 LISTED = Claim("{n} shapes: {items}", (Mention("square", "blue", "small"), Mention("hexagon", "orange")))  # fmt: skip
@@ -45,21 +50,21 @@ def test_units_are_each_mentions_attributes_and_shape_and_the_relation_phrase():
 
 
 def _ids(text: str) -> list[int]:
-    return headroom.tokenize(text)
+    return vocab.tokenize(text)
 
 
 def test_refills_replace_the_unit_in_place_and_fix_its_article():
     positive = _ids(RELATION.text)
     units = caption_units(RELATION)[:1]  # "red"
-    draws = [np.array([[headroom.WORD_ID["orange"], headroom.WORD_ID["red"]]])]
-    out = refill_candidates(positive, units, draws, headroom.VOCAB)
+    draws = [np.array([[vocab.WORD_ID["orange"], vocab.WORD_ID["red"]]])]
+    out = refill_candidates(positive, units, draws, vocab.VOCAB)
     (orange, _, kind), (same, _, _) = out
     assert kind == "attribute"
     assert orange.text == "there is an orange circle to the left of a large star"
     (edit,) = orange.edits
     assert RELATION.text[edit.start : edit.end] == edit.original == "a red"
     assert edit.replacement == "an orange"
-    assert len(out[0][1]) == len(positive) and headroom.tokenize(orange.text) == out[0][1]
+    assert len(out[0][1]) == len(positive) and vocab.tokenize(orange.text) == out[0][1]
     assert same.edits == () and same.text == RELATION.text  # a refill of the same word
 
 
@@ -67,22 +72,22 @@ def test_filters_and_selection_follow_the_paper():
     positive = _ids(RELATION.text)
     units = caption_units(RELATION)[1:2]  # "circle"
     words = ["square", "star", "circle", "square", ","]
-    draws = [[np.array([[headroom.WORD_ID[w] for w in words]])]]
+    draws = [[np.array([[vocab.WORD_ID[w] for w in words]])]]
     scored = []
 
     def score(rows):
         scored.extend(rows)
-        return np.array([float(ids[5] == headroom.WORD_ID["star"]) for _, ids in rows])
+        return np.array([float(ids[5] == vocab.WORD_ID["star"]) for _, ids in rows])
 
     stats = SelfNegativeStats()
     others = [["a red star is above a large star"]]  # "star" is in another caption
-    chosen = choose_negatives([positive], [units], draws, others, score, headroom.VOCAB, stats)
+    chosen = choose_negatives([positive], [units], draws, others, score, vocab.VOCAB, stats)
     assert stats.removed == {"false_negative": 1, "identical": 1, "duplicate": 1, "debris": 1}
-    assert [headroom.VOCAB[ids[5]] for _, ids in scored] == ["square"]
+    assert [vocab.VOCAB[ids[5]] for _, ids in scored] == ["square"]
     (only,) = chosen
     assert only.text == "there is a red square to the left of a large star"
     # without the other caption, "star" survives and the higher score wins
-    chosen = choose_negatives([positive], [units], draws, [[]], score, headroom.VOCAB, stats)
+    chosen = choose_negatives([positive], [units], draws, [[]], score, vocab.VOCAB, stats)
     assert chosen[0].text == "there is a red star to the left of a large star"
 
 
@@ -100,10 +105,10 @@ def _args(method: str, **kw) -> argparse.Namespace:
 def test_self_negatives_are_one_unit_refills_the_model_scores_highest():
     args = _args("istm")
     torch.manual_seed(0)
-    model = headroom.build_model("tags-bind", 32, 1, "tied", "gate", heads=True)
-    batch = headroom.make_batch(1, 0, 6, "istm", 4, headroom.make_sampler(args))
+    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
+    batch = world.make_batch(1, 0, 6, "istm", 4, testbed_train.make_sampler(args))
     stats = SelfNegativeStats()
-    out, chosen, positives, units = headroom.self_negatives(
+    out, chosen, positives, units = self_negatives.self_negatives(
         model, batch, args, 1, stats, torch.device("cpu")
     )
     added = [k for k, kind in enumerate(out.kinds) if kind.startswith("self-")]
@@ -120,16 +125,52 @@ def test_self_negatives_are_one_unit_refills_the_model_scores_highest():
     assert stats.candidates == sum(len(u) for u in units) * args.refills
 
 
+def test_typed_refills_stay_in_the_units_word_class():
+    args = _args("tags-dc", refill="typed", copies=0)
+    torch.manual_seed(0)
+    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
+    batch = world.make_batch(1, 0, 6, "tags-dc", 4, testbed_train.make_sampler(args))
+    stats = SelfNegativeStats()
+    _, chosen, positives, _ = self_negatives.self_negatives(
+        model, batch, args, 1, stats, torch.device("cpu")
+    )
+    assert chosen and stats.chosen_truth["ungrammatical"] == 0  # every refill is grammatical
+    classes = [set(c) for c in vocab.WORD_CLASSES]
+    relation_words = {w for r in RELATIONS for w in r.split()}
+    for r in chosen:
+        old = [vocab.VOCAB[i] for i in positives[r.row]]
+        new = [vocab.VOCAB[i] for i in r.ids]
+        changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b and a not in ("a", "an")]
+        assert changed, r.text
+        for a, b in changed:
+            same_class = any(a in c and b in c for c in classes)
+            assert same_class or {a, b} <= relation_words, (a, b, r.text)
+
+
+def test_typed_choices_are_the_class_or_the_relations_of_the_same_length():
+    def words(unit):
+        return [[vocab.VOCAB[i] for i in c] for c in unit_choices([vocab.WORD_ID[w] for w in unit])]
+
+    assert words(["red"]) == [[c] for c in COLORS]
+    assert words(["large"]) == [["small"], ["large"]]
+    assert words(["above"]) == [["above"], ["below"]]
+    assert words(["to", "the", "left", "of"]) == [
+        ["to", "the", "left", "of"],
+        ["to", "the", "right", "of"],
+    ]
+    assert words(["on", "top", "of"]) == [["on", "top", "of"]]  # no other 3-word relation
+
+
 @pytest.mark.parametrize("method", ["istm", "tags-dc"])
 def test_only_tags_dc_trains_the_word_heads(method):
-    plain = headroom.initial_model(_args("plain"))
-    start = dict(headroom.initial_model(_args(method)).named_parameters())
+    plain = testbed_train.initial_model(_args("plain"))
+    start = dict(testbed_train.initial_model(_args(method)).named_parameters())
     for name, p in plain.named_parameters():  # the same start as every other method
         assert torch.equal(p, start[name]), name
     keep: dict = {}
     result = headroom.train(_args(method), keep)
     assert result["self_negatives"]["chosen"] > 0
-    fresh = headroom.initial_model(_args(method))
+    fresh = testbed_train.initial_model(_args(method))
     trained = keep["model"]
     moved = {
         name: not torch.equal(p, dict(fresh.named_parameters())[name])

@@ -1,4 +1,4 @@
-"""Region features from pixels for the headroom driver (``--perception pixels``).
+"""Region features from pixels (the testbed's ``pixels`` perception).
 
 The batch builders (worker processes included) render each scene
 (:func:`tags.benchmark.render.render_scene`) and crop each object's box

@@ -1,0 +1,413 @@
+"""TAGS and TAGS-DC on the testbed: negatives the model being trained writes itself.
+
+``istm`` (TAGS) and ``tags-dc`` (TAGS-DC) follow the paper's dynamic generator on the
+testbed's word-level vocabulary:
+
+- **Masking**: the scene-graph units of the positive caption (each mention's size, colour and
+  shape, the relation phrase), taken whole, one unit per masked copy, every unit of the
+  caption a copy (at most :data:`MAX_COPIES`; ``copies`` draws fewer units per caption and
+  step, a cheaper generator). The units are read from the caption's
+  structure (the benchmark's own :class:`~tags.benchmark.captions.Claim`, the gold scene graph
+  of a caption of its grammar).
+- **Refill**: one image-conditioned MLM forward per masked copy through the shared backbone
+  (the model being trained), ``refills`` samples per copy. ``refill="free"`` (the paper):
+  from ``softmax(logits / tau)`` over the vocabulary
+  (:func:`tags.negatives.refill.sample_refills`, special tokens banned); ``"typed"`` (as
+  the project's generator refills planned substitutes): from the MLM's scores of the words
+  of the unit's class only (a shape for a shape, a colour for a colour, a relation phrase of
+  the same length for a relation), each scored by its mean log-probability at ``tau``. An
+  article before a refilled word is made to agree with it.
+- **Filters**: :func:`tags.negatives.filters.filter_candidates` (identical, debris: a
+  punctuation refill, duplicate, and the paper's false-negative rule against the scene's other
+  captions: 4 more true captions of the scene, as a benchmark image has 5).
+- **Selection**: the candidate the current model scores highest by ITM (top-1: every method of
+  the testbed adds one negative per caption), trained with the testbed's binary ITM loss.
+- **Losses**: ``istm`` adds ``mlm_weight`` x the MLM loss of the positives with one random unit
+  masked (image-conditioned); ``tags-dc`` adds ``dc_weight`` x (WoD + WoC) on the chosen
+  negatives: per token, "equals the positive's token" and the positive's token.
+
+Nothing here sees whether a negative is true of its scene; :class:`SelfNegativeStats` counts
+it afterwards (the false negatives that got through) and the unit type of each chosen one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from tags.benchmark.captions import Claim, sample_claims
+from tags.benchmark.scenes import RELATIONS, Scene
+from tags.benchmark.truth import caption_truth, parse_claim
+from tags.core.types import Candidate, Edit
+from tags.negatives.filters import filter_candidates
+from tags.testbed.inputs import autocast, inputs_of
+from tags.testbed.vocab import (
+    MASK_ID,
+    SPECIAL,
+    VOCAB,
+    WORD_CLASSES,
+    WORD_ID,
+    caption_words,
+    join_words,
+    tokenize,
+)
+from tags.testbed.world import TRAIN_SEED_BASE, Batch
+
+#: masked copies per caption at most (the paper's K)
+MAX_COPIES = 20
+#: chosen negatives of the last step kept in a run's record
+SHOWN = 16
+#: the testbed's self-negative methods
+SELF_METHODS: tuple[str, ...] = ("istm", "tags-dc")
+_PUNCTUATION = (",", ":")
+
+
+def caption_units(claim: Claim) -> list[tuple[str, list[int]]]:
+    """The scene-graph units of ``claim``'s caption: ``(type, word positions)`` for each
+    mention's size and colour (``attribute``) and shape (``object``), and the relation
+    phrase (``relation``), in caption order."""
+    words = caption_words(claim.text)
+    units: list[tuple[str, list[int]]] = []
+    cursor = 0
+
+    def find(seq: list[str], start: int) -> int:
+        for i in range(start, len(words) - len(seq) + 1):
+            if words[i : i + len(seq)] == seq:
+                return i
+        raise ValueError(f"{seq} not found in {words}")
+
+    for k, mention in enumerate(claim.mentions):
+        if k == 1 and claim.relation is not None:
+            rel = claim.relation.split()
+            at = find(rel, cursor)
+            units.append(("relation", list(range(at, at + len(rel)))))
+            cursor = at + len(rel)
+        seq = caption_words(mention.text)
+        at = find(seq, cursor)
+        for offset, word in enumerate(seq[1:], start=1):  # seq[0] is the article
+            kind = "object" if word == mention.shape else "attribute"
+            units.append((kind, [at + offset]))
+        cursor = at + len(seq)
+    return units
+
+
+def other_captions(scene: Scene, claim: Claim, generator_seed: int, count: int = 5) -> list[str]:
+    """Up to ``count - 1`` more true captions of ``scene`` (the image's other annotations)."""
+    for n in range(count, 1, -1):
+        rng = np.random.default_rng([generator_seed, scene.image_id, 1])
+        try:
+            claims = sample_claims(scene, rng, n)
+        except RuntimeError:  # fewer distinct true captions than asked
+            continue
+        return [c.text for c in claims if c.text != claim.text][: count - 1]
+    return []
+
+
+#: ``refill``: the vocabulary (the paper) or the masked unit's word class
+REFILLS: tuple[str, ...] = ("free", "typed")
+
+
+class SelfNegativeConfig(Protocol):
+    """The settings the self-negative generator reads (a :class:`~tags.testbed.TestbedConfig`)."""
+
+    negatives: str
+    seed: int
+    refill: str
+    refills: int
+    temperature: float
+    copies: int
+    mlm_weight: float
+    dc_weight: float
+    bf16: bool
+
+
+@dataclass
+class SelfNegativeStats:
+    """What the refills gave: candidates, filter drops, the chosen negatives' unit types and
+    their truth of the scene (``true`` = a false negative that reached training)."""
+
+    candidates: int = 0
+    removed: Counter = field(default_factory=Counter)
+    chosen_unit: Counter = field(default_factory=Counter)
+    chosen_truth: Counter = field(default_factory=Counter)
+    captions_without: int = 0
+    #: the last step's chosen negatives: ``(positive, negative, truth)``
+    last: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        n = sum(self.chosen_truth.values())
+        return {
+            "candidates": self.candidates,
+            "removed": dict(self.removed),
+            "chosen": n,
+            "chosen_unit": dict(self.chosen_unit),
+            "chosen_truth": {k: round(v / max(n, 1), 4) for k, v in self.chosen_truth.items()},
+            "captions_without": self.captions_without,
+            "last_step": [
+                {"positive": p, "negative": n, "truth": t} for p, n, t in self.last[:SHOWN]
+            ],
+        }
+
+
+@dataclass
+class Refilled:
+    """The chosen negative of one positive: its word ids (aligned with the positive's) and
+    the type of the unit it refilled."""
+
+    row: int
+    ids: list[int]
+    unit: str
+    text: str
+
+
+def refill_candidates(
+    positive_ids: list[int],
+    units: Sequence[tuple[str, list[int]]],
+    sampled: Sequence[np.ndarray],
+    vocab: Sequence[str],
+) -> list[tuple[Candidate, list[int], str]]:
+    """Candidates of one caption: for unit ``u``, ``sampled[u]`` is ``[positions, L]`` ids.
+    Returns ``(candidate, ids, unit type)``; the ids keep the positive's length (the refill
+    replaces the unit's words in place; an article before it is made to agree)."""
+    word_id = {w: i for i, w in enumerate(vocab)}
+    words = [vocab[i] for i in positive_ids[1:-1]]
+    positive, spans = join_words(words)
+    out = []
+    for (kind, positions), ids in zip(units, sampled, strict=True):
+        first, last = positions[0], positions[-1]
+        for draw in np.asarray(ids).T:
+            new = list(words)
+            for p, token in zip(positions, draw, strict=True):
+                new[p] = vocab[int(token)]
+            if first > 0 and new[first - 1] in ("a", "an") and new[first] not in _PUNCTUATION:
+                new[first - 1] = "an" if new[first][0] in "aeiou" else "a"
+            start = first - 1 if first > 0 and new[first - 1] != words[first - 1] else first
+            text = join_words(new)[0]
+            edit = Edit(
+                kind,
+                positive[spans[start][0] : spans[last][1]],
+                join_words(new[start : last + 1])[0],
+                spans[start][0],
+                spans[last][1],
+            )
+            debris = any(new[p] in _PUNCTUATION for p in positions)
+            candidate = Candidate(text, (edit,) if text != positive else (), debris)
+            new_ids = [positive_ids[0], *(word_id[w] for w in new), positive_ids[-1]]
+            out.append((candidate, new_ids, kind))
+    return out
+
+
+def choose_negatives(
+    positives: Sequence[list[int]],
+    units: Sequence[Sequence[tuple[str, list[int]]]],
+    sampled: Sequence[Sequence[np.ndarray]],
+    others: Sequence[Sequence[str]],
+    score: Callable[[list[tuple[int, list[int]]]], np.ndarray],
+    vocab: Sequence[str],
+    stats: SelfNegativeStats,
+) -> list[Refilled]:
+    """Filter each caption's refills and keep the one ``score`` (the current model's ITM on
+    ``(row, ids)`` pairs) ranks highest."""
+    kept: list[tuple[int, list[int], str, str]] = []
+    for row, (ids, caption_units_, draws, other) in enumerate(
+        zip(positives, units, sampled, others, strict=True)
+    ):
+        candidates = refill_candidates(ids, caption_units_, draws, vocab)
+        stats.candidates += len(candidates)
+        positive = join_words([vocab[i] for i in ids[1:-1]])[0]
+        survivors = filter_candidates(positive, [c for c, _, _ in candidates], other, stats.removed)
+        by_text = {c.text: (new_ids, kind) for c, new_ids, kind in candidates}
+        if not survivors:
+            stats.captions_without += 1
+        for c in survivors:
+            new_ids, kind = by_text[c.text]
+            kept.append((row, new_ids, kind, c.text))
+    if not kept:
+        return []
+    scores = score([(row, new_ids) for row, new_ids, _, _ in kept])
+    best: dict[int, int] = {}
+    for k, (row, _, _, _) in enumerate(kept):
+        if row not in best or scores[k] > scores[best[row]]:
+            best[row] = k
+    return [Refilled(row, kept[k][1], kept[k][2], kept[k][3]) for row, k in sorted(best.items())]
+
+
+def record_truth(
+    chosen: Sequence[Refilled],
+    scenes: Sequence[Scene],
+    stats: SelfNegativeStats,
+    positives: Sequence[str] = (),
+):
+    """Count the chosen negatives' unit types and their truth of their scene; keep the
+    step's pairs (``positives``: the batch's captions) as ``stats.last``."""
+    stats.last = []
+    for r in chosen:
+        truth = caption_truth(r.text, scenes[r.row])
+        stats.chosen_unit[r.unit] += 1
+        stats.chosen_truth[truth] += 1
+        if positives:
+            stats.last.append((positives[r.row], r.text, truth))
+
+
+def _masked_copies(positives: Sequence[list[int]], units, pick=None):
+    """Each caption's masked copies: ``(row, ids with the unit masked, masked positions)``;
+    one copy per unit, or only unit ``pick[row]``."""
+    copies = []
+    for row, (ids, caption_units_) in enumerate(zip(positives, units, strict=True)):
+        chosen = caption_units_ if pick is None else [caption_units_[pick[row]]]
+        for _, positions in chosen:
+            masked = list(ids)
+            for p in positions:
+                masked[p + 1] = MASK_ID  # + 1: [CLS]
+            copies.append((row, masked, [p + 1 for p in positions]))
+    return copies
+
+
+def _mlm_inputs(copies, batch: Batch, device):
+    inputs = inputs_of([ids for _, ids, _ in copies], [row for row, _, _ in copies], batch, device)
+    masked = torch.zeros_like(inputs["input_ids"], dtype=torch.bool)
+    for k, (_, _, positions) in enumerate(copies):
+        masked[k, positions] = True
+    return inputs, masked
+
+
+def refill_units(
+    units: Sequence[Sequence[tuple[str, list[int]]]], copies: int, seed: int, step: int
+) -> list[list[tuple[str, list[int]]]]:
+    """The units each caption has masked this step: all of them (``copies`` 0, the paper), or
+    ``copies`` of them drawn at random (deterministic in ``(seed, step)``), in caption order."""
+    if not copies:
+        return [list(u) for u in units]
+    rng = np.random.default_rng([TRAIN_SEED_BASE + seed, step, 13])
+    out = []
+    for u in units:
+        keep = sorted(rng.choice(len(u), size=min(copies, len(u)), replace=False).tolist())
+        out.append([u[k] for k in keep])
+    return out
+
+
+def unit_choices(original: Sequence[int]) -> list[list[int]]:
+    """The typed refills of one masked unit (its words' ids ``original``) as id sequences,
+    the original among them (the filters drop it): the words of its class for one word, the
+    relation phrases of its length for a relation."""
+    if len(original) == 1:
+        word = VOCAB[original[0]]
+        for words in WORD_CLASSES:
+            if word in words:
+                return [[WORD_ID[w]] for w in words]
+    phrases = [r.split() for r in RELATIONS if len(r.split()) == len(original)]
+    return [[WORD_ID[w] for w in phrase] for phrase in phrases] or [list(original)]
+
+
+def typed_refills(
+    logits: torch.Tensor, copies, positives: Sequence[list[int]], refills: int,
+    temperature: float, generator: torch.Generator,
+) -> np.ndarray:  # fmt: skip
+    """``refill="typed"``: per masked copy, ``refills`` draws among :func:`unit_choices`,
+    each choice scored by the mean log-probability (at ``temperature``) of its words at the
+    masked positions; ``[positions, refills]`` ids in the layout of ``sample_refills``."""
+    logp = torch.log_softmax(logits.detach().float().cpu() / temperature, dim=-1)
+    out = np.zeros((logp.shape[0], refills), np.int64)
+    k = 0
+    for row, _, positions in copies:
+        n = len(positions)
+        choices = torch.as_tensor(unit_choices([positives[row][p] for p in positions]))
+        scores = logp[torch.arange(k, k + n)[None, :], choices].mean(-1)  # [choices]
+        picks = torch.multinomial(scores.softmax(0), refills, True, generator=generator)
+        out[k : k + n] = choices[picks].T.numpy()
+        k += n
+    return out
+
+
+def self_negatives(
+    model, batch: Batch, config: SelfNegativeConfig, step: int, stats: SelfNegativeStats, device
+):
+    """``istm`` / ``tags-dc``: every positive's units (or ``config.copies`` of them) masked
+    one per copy, refilled by the model's own MLM head (image-conditioned, ``config.refills``
+    samples at ``config.temperature``), filtered, and the candidate the model scores highest
+    added as a negative row (kind ``self-<unit>``). Returns the batch, the chosen negatives,
+    the positives' ids and every positive's units."""
+    from tags.negatives.refill import sample_refills
+
+    S = len(batch.scenes)
+    claims = [parse_claim(t) for t in batch.texts[:S]]
+    units = [caption_units(c)[:MAX_COPIES] for c in claims]
+    masked_units = refill_units(units, config.copies, config.seed, step)
+    positives = [tokenize(t) for t in batch.texts[:S]]
+    others = [
+        other_captions(batch.scenes[i], claims[i], TRAIN_SEED_BASE + config.seed) for i in range(S)
+    ]
+    copies = _masked_copies(positives, masked_units)
+    generator = torch.Generator().manual_seed(int(config.seed) * 1_000_003 + step)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad(), autocast(device, config.bf16):
+        inputs, masked = _mlm_inputs(copies, batch, device)
+        logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+        if config.refill == "typed":
+            drawn = typed_refills(
+                logits, copies, positives, config.refills, config.temperature, generator
+            )
+        else:
+            drawn = sample_refills(
+                logits, config.refills, config.temperature, generator, torch.arange(len(SPECIAL))
+            ).numpy()
+        sampled: list[list[np.ndarray]] = [[] for _ in range(S)]
+        k = 0
+        for row, _, positions in copies:
+            sampled[row].append(drawn[k : k + len(positions)])
+            k += len(positions)
+
+        def score(rows: list[tuple[int, list[int]]]) -> np.ndarray:
+            out = []
+            for start in range(0, len(rows), 1024):
+                part = rows[start : start + 1024]
+                x = inputs_of([ids for _, ids in part], [r for r, _ in part], batch, device)
+                out.append(model(**x).float().cpu())
+            return torch.cat(out).numpy()
+
+        chosen = choose_negatives(positives, masked_units, sampled, others, score, VOCAB, stats)
+    model.train(was_training)
+    record_truth(chosen, batch.scenes, stats, batch.texts[:S])
+    texts, scene_index = list(batch.texts), list(batch.scene_index)
+    targets, kinds = list(batch.targets), list(batch.kinds)
+    for r in chosen:
+        texts.append(r.text)
+        scene_index.append(r.row), targets.append(0.0), kinds.append(f"self-{r.unit}")
+    batch = replace(batch, texts=texts, scene_index=scene_index, targets=targets, kinds=kinds)
+    return batch, chosen, positives, units
+
+
+def self_negative_losses(
+    model, batch: Batch, chosen, positives, units, config: SelfNegativeConfig, step: int, device
+):
+    """``mlm_weight`` x the MLM loss of the positives, one random unit of each masked
+    (image-conditioned); ``tags-dc`` adds ``dc_weight`` x (WoD + WoC) on the chosen
+    negatives (per token: equals the positive's token; the positive's token)."""
+    rng = np.random.default_rng([TRAIN_SEED_BASE + config.seed, step, 11])
+    pick = [int(rng.integers(len(u))) for u in units]
+    copies = _masked_copies(positives, units, pick)
+    inputs, masked = _mlm_inputs(copies, batch, device)
+    targets = torch.as_tensor(
+        [positives[row][p] for row, _, positions in copies for p in positions], device=device
+    )
+    logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+    loss = config.mlm_weight * F.cross_entropy(logits.float(), targets)
+    if config.negatives != "tags-dc" or not chosen:
+        return loss
+    inputs = inputs_of([r.ids for r in chosen], [r.row for r in chosen], batch, device)
+    real = inputs["attention_mask"].bool()
+    out = model.encode(**inputs, heads=("wod", "woc"), masked={"woc": real})
+    truth = torch.zeros_like(inputs["input_ids"])
+    for k, r in enumerate(chosen):
+        truth[k, : len(r.ids)] = torch.as_tensor(positives[r.row])
+    same = (inputs["input_ids"] == truth).long()
+    wod = F.cross_entropy(out.wod_logits[real].float(), same[real])
+    woc = F.cross_entropy(out.woc_logits.float(), truth[real])
+    return loss + config.dc_weight * (wod + woc)
