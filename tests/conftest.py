@@ -67,3 +67,31 @@ def cli(capsys):
         return subprocess.CompletedProcess(["tags", *map(str, argv)], code, out, err)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def two_processes(tmp_path_factory):
+    """The suite's two-process checks (torchrun, gloo, CPU), run in one launch
+    (``_torchrun.run_jobs``): ``scoring`` (``test_evaluation_scoring``), ``mining``
+    (``_dist_scripts/mining_dist.py``), ``train`` (``_dist_scripts/train_ddp.py``) and
+    ``clip`` (``_dist_scripts/clip_ddp.py`` on a tiny CLIP and raw-image corpus, whose paths
+    are ``launch.clip_paths``). A test asserts its own job with ``launch.check(name)``."""
+    from _hf_corpus import write_corpus
+    from _torchrun import run_jobs
+    from research.hf_tiny import make_clip
+
+    root = tmp_path_factory.mktemp("two-processes")
+    tests = Path(__file__).resolve().parent
+    scripts = tests / "_dist_scripts"
+    clip_paths = (str(make_clip(root / "clip-model")), *map(str, write_corpus(root / "clip-data")))
+    launch = run_jobs(
+        root / "runs",
+        [
+            ("scoring", tests / "test_evaluation_scoring.py", "_distributed_checks", []),
+            ("mining", scripts / "mining_dist.py", "run", []),
+            ("train", scripts / "train_ddp.py", "run", ["{folder}"]),
+            ("clip", scripts / "clip_ddp.py", "run", ["{folder}", *clip_paths]),
+        ],
+    )
+    launch.clip_paths = clip_paths
+    return launch
