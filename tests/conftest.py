@@ -69,22 +69,20 @@ def cli(capsys):
     return run
 
 
-@pytest.fixture(scope="session")
-def two_processes(tmp_path_factory):
-    """The suite's two-process checks (torchrun, gloo, CPU), run in one launch
-    (``_torchrun.run_jobs``): ``scoring`` (``test_evaluation_scoring``), ``mining``
+def _start_two_processes(root: Path):
+    """The suite's two-process checks (torchrun, gloo, CPU) in one background launch
+    (``_torchrun.start_jobs``): ``scoring`` (``test_evaluation_scoring``), ``mining``
     (``_dist_scripts/mining_dist.py``), ``train`` (``_dist_scripts/train_ddp.py``) and
     ``clip`` (``_dist_scripts/clip_ddp.py`` on a tiny CLIP and raw-image corpus, whose paths
-    are ``launch.clip_paths``). A test asserts its own job with ``launch.check(name)``."""
+    are ``launch.clip_paths``)."""
     from _hf_corpus import write_corpus
-    from _torchrun import run_jobs
+    from _torchrun import start_jobs
     from research.hf_tiny import make_clip
 
-    root = tmp_path_factory.mktemp("two-processes")
     tests = Path(__file__).resolve().parent
     scripts = tests / "_dist_scripts"
     clip_paths = (str(make_clip(root / "clip-model")), *map(str, write_corpus(root / "clip-data")))
-    launch = run_jobs(
+    launch = start_jobs(
         root / "runs",
         [
             ("scoring", tests / "test_evaluation_scoring.py", "_distributed_checks", []),
@@ -95,3 +93,37 @@ def two_processes(tmp_path_factory):
     )
     launch.clip_paths = clip_paths
     return launch
+
+
+@pytest.fixture(scope="session", autouse=True)
+def early_starts(request, tmp_path_factory):
+    """The session's slowest subprocess fixtures, started in the background with the first
+    test where a selected test needs them: the two-process launch (``two_processes``) and the
+    fault-injection zygote (``zygote`` of ``test_faults``). Most tests run in one process on
+    one core; these warm up and run on the other core meanwhile, so the tests that need them
+    later find them done or warm. A fixture takes its object with ``early_starts.pop(name,
+    None)`` (``None``: start it there); what no test took is stopped at the end."""
+    needed = {name for item in request.session.items for name in item.fixturenames}
+    started = {}
+    if "two_processes" in needed:
+        started["two_processes"] = _start_two_processes(tmp_path_factory.mktemp("two-processes"))
+    if "zygote" in needed:
+        from research.faults import Zygote
+
+        started["zygote"] = Zygote(wait=False)
+    yield started
+    if "two_processes" in started:
+        started["two_processes"].stop()
+    if "zygote" in started:
+        started["zygote"].close()
+
+
+@pytest.fixture(scope="session")
+def two_processes(early_starts, tmp_path_factory):
+    """The two-process launch of ``_start_two_processes`` (a test asserts its own job with
+    ``launch.check(name)``)."""
+    launch = early_starts.pop("two_processes", None)
+    if launch is None:
+        launch = _start_two_processes(tmp_path_factory.mktemp("two-processes"))
+    yield launch
+    launch.stop()
