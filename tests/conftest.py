@@ -95,11 +95,59 @@ def _start_two_processes(root: Path):
     return launch
 
 
+#: Subprocess checks whose process is the point (a fresh interpreter, ``python -m``, stdin),
+#: started with the session where a selected test needs them (``early_starts``); each is
+#: the session fixture of that name: ``(argv, stdin)``, the test gets its CompletedProcess.
+EARLY_COMMANDS = {
+    # test_modeling: `import tags` in a fresh interpreter loads no torch; the names load lazily
+    "fresh_import_of_tags": (
+        [sys.executable, "-c",
+         "import sys, tags; assert 'torch' not in sys.modules, 'torch imported eagerly'; "
+         "from tags import TagsModel, TagsConfig; assert TagsModel.__name__ == 'TagsModel'"],
+        b"",
+    ),
+    # test_cli_parse: `python -m tags.cli parse -` reads its captions from stdin
+    "parse_json_from_stdin": (
+        [sys.executable, "-m", "tags.cli", "parse", "-", "--format", "json"],
+        b"a man riding a horse\n",
+    ),
+}  # fmt: skip
+
+
+def _start_command(name: str, folder: Path) -> tuple[subprocess.Popen, Path]:
+    argv, stdin = EARLY_COMMANDS[name]
+    (folder / "stdin").write_bytes(stdin)
+    files = [(folder / name).open(mode) for name, mode in (("stdin", "rb"), ("stdout", "wb"),
+                                                           ("stderr", "wb"))]  # fmt: skip
+    try:  # files, not pipes: nothing has to drain them meanwhile
+        return subprocess.Popen(argv, stdin=files[0], stdout=files[1], stderr=files[2]), folder
+    finally:
+        for file in files:
+            file.close()
+
+
+def _early_command(name: str):
+    @pytest.fixture(scope="session", name=name)
+    def fixture(early_starts, tmp_path_factory) -> subprocess.CompletedProcess:
+        process, folder = early_starts.pop(name, None) or _start_command(
+            name, tmp_path_factory.mktemp(name)
+        )
+        process.wait(timeout=300)
+        out, err = ((folder / f).read_text(errors="replace") for f in ("stdout", "stderr"))
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+    return fixture
+
+
+for _name in EARLY_COMMANDS:
+    globals()[_name] = _early_command(_name)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def early_starts(request, tmp_path_factory):
     """The session's slowest subprocess fixtures, started in the background with the first
-    test where a selected test needs them: the two-process launch (``two_processes``) and the
-    fault-injection zygote (``zygote`` of ``test_faults``). Most tests run in one process on
+    test where a selected test needs them: the two-process launch (``two_processes``), the
+    fault-injection zygote (``zygote`` of ``test_faults``) and ``EARLY_COMMANDS``. Most tests run in one process on
     one core; these warm up and run on the other core meanwhile, so the tests that need them
     later find them done or warm. A fixture takes its object with ``early_starts.pop(name,
     None)`` (``None``: start it there); what no test took is stopped at the end."""
@@ -111,7 +159,12 @@ def early_starts(request, tmp_path_factory):
         from research.faults import Zygote
 
         started["zygote"] = Zygote(wait=False)
+    for name in EARLY_COMMANDS.keys() & needed:
+        started[name] = _start_command(name, tmp_path_factory.mktemp(name))
     yield started
+    for name in EARLY_COMMANDS.keys() & started.keys():
+        started[name][0].kill()
+        started[name][0].wait()
     if "two_processes" in started:
         started["two_processes"].stop()
     if "zygote" in started:
