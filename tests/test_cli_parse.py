@@ -3,8 +3,6 @@
 tests/test_demo.py)."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,18 +11,8 @@ from _data import FACTUAL_DEV
 from tags.cli import main
 
 
-def run_cli(*args, stdin: bytes = b""):
-    proc = subprocess.run(
-        [sys.executable, "-m", "tags.cli", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=300,
-    )
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-
-
 def run_here(cli, *args):
-    """:func:`run_cli` in this process (``cli``: tests/conftest.py), without the start-up."""
+    """``tags ARGS`` in this process (``cli``: tests/conftest.py), without the start-up."""
     done = cli(*args)
     return done.returncode, done.stdout, done.stderr
 
@@ -69,12 +57,14 @@ def test_parse_strict_stops_at_the_bad_line(tmp_path, cli):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["caps.txt", "out.tsv"]
 
 
-def test_parse_json_from_stdin_round_trips(tmp_path):
+def test_parse_json_from_stdin_round_trips(parse_json_from_stdin):
     from parsers import SceneGraph
 
-    code, out, _ = run_cli("parse", "-", "--format", "json", stdin=b"a man riding a horse\n")
-    assert code == 0
-    record = json.loads(out)
+    # `python -m tags.cli parse - --format json` fed "a man riding a horse" on stdin
+    # (conftest's EARLY_COMMANDS: started with the session)
+    done = parse_json_from_stdin
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
     graph = SceneGraph.from_dict(record)
     assert graph.caption == "a man riding a horse"
     assert graph.to_factual() == "( man , ride , horse )"

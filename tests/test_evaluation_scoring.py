@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from _torchrun import run_torchrun
 
 from tags.evaluation import (
     RetrievalImages,
@@ -216,11 +215,11 @@ def test_single_process_accelerator_gives_the_same_matrices(setup):
 
 @pytest.mark.slow
 @pytest.mark.distributed
-def test_two_processes_match_one_process():
-    run_torchrun(__file__)
+def test_two_processes_match_one_process(two_processes):
+    two_processes.check("scoring")  # _distributed_checks below, in the session's launch
 
 
-def _distributed_main() -> None:
+def _distributed_checks():
     """Under torchrun: every matrix of 2 processes equals the single-process one, and each
     process really scored only part of the images."""
     from accelerate import Accelerator
@@ -257,6 +256,11 @@ def _distributed_main() -> None:
     assert result.metrics == retrieval_metrics(
         *pair_alone[:1], texts.txt2img, t2i_sims=pair_alone[1]
     )
+    return accelerator
+
+
+def _distributed_main() -> None:
+    accelerator = _distributed_checks()
     accelerator.wait_for_everyone()
     print(f"rank {accelerator.process_index}: OK", flush=True)
     # tear gloo down explicitly: exiting with a live process group can abort at shutdown

@@ -34,8 +34,9 @@ TRAIN_KILLS = [Kill("log", SEED.randint(2, 5)), Kill("checkpoint", 2)]
 
 
 @pytest.fixture(scope="module")
-def zygote():
-    with Zygote() as warm:
+def zygote(early_starts):
+    """The zygote conftest started with the session (warming up meanwhile), or a new one."""
+    with early_starts.pop("zygote", None) or Zygote() as warm:
         yield warm
 
 

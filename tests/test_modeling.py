@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import torch
 
@@ -491,10 +488,7 @@ def test_config_rejects_inconsistent_settings(overrides, message):
 
 
 @pytest.mark.slow
-def test_import_tags_stays_light_and_exports_lazily():
-    code = (
-        "import sys, tags; assert 'torch' not in sys.modules, 'torch imported eagerly'; "
-        "from tags import TagsModel, TagsConfig; assert TagsModel.__name__ == 'TagsModel'"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+def test_import_tags_stays_light_and_exports_lazily(fresh_import_of_tags):
+    # a fresh interpreter (conftest's EARLY_COMMANDS, started with the session): `import
+    # tags` loads no torch, `from tags import TagsModel, TagsConfig` loads them lazily
+    assert fresh_import_of_tags.returncode == 0, fresh_import_of_tags.stderr

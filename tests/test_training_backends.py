@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from _hf_corpus import CAPTIONS, write_corpus
 from research.hf_tiny import MAKERS, render_images
 
 from tags.cli import main as cli_main
@@ -16,44 +17,6 @@ from tags.training import load_config, training_function
 from tags.training.state import load_custom_states
 
 CONFIG = Path(__file__).resolve().parents[1] / "scripts" / "configs" / "tiny_clip_vse_cpu.yaml"
-CAPTIONS = [
-    "a red dog runs on the grass",
-    "two cats sit near a table",
-    "a man holding a ball",
-    "a blue car on the street",
-]
-SWAPS = {"dog": "cat", "cats": "dogs", "man": "woman", "car": "bus"}
-
-
-def write_corpus(root: Path, images_per_caption: int = 1) -> tuple[Path, Path, Path]:
-    """Karpathy JSON (train split, flat image folder) + a `tags generate`-style JSONL."""
-    image_dir = root / "images"
-    image_dir.mkdir(parents=True)
-    images, negatives, sentid = [], [], 0
-    for k, image in enumerate(render_images(len(CAPTIONS), seed=3)):
-        image.save(image_dir / f"{k}.png")
-        sentences = []
-        for _ in range(images_per_caption):
-            caption = CAPTIONS[k]
-            sentences.append({"raw": caption, "sentid": sentid})
-            word = next(w for w in SWAPS if w in caption.split())
-            negatives.append(
-                {
-                    "caption_id": sentid,
-                    "positive": caption,
-                    "negative": caption.replace(word, SWAPS[word]),
-                    "edits": [],
-                }
-            )
-            sentid += 1
-        images.append(
-            {"imgid": k, "split": "train", "filename": f"{k}.png", "sentences": sentences}
-        )
-    captions = root / "dataset.json"
-    captions.write_text(json.dumps({"images": images}), encoding="utf-8")
-    neg = root / "negatives.jsonl"
-    neg.write_text("".join(json.dumps(r) + "\n" for r in negatives), encoding="utf-8")
-    return captions, image_dir, neg
 
 
 @pytest.fixture(scope="module")
@@ -263,30 +226,24 @@ def test_tags_dc_on_blip_loss_falls_on_repeated_batch(corpus, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.distributed
-def test_clip_two_processes_equal_one(corpus, tmp_path):
-    from _torchrun import run_torchrun
+def test_clip_two_processes_equal_one(two_processes, tmp_path):
+    from _dist_scripts.clip_ddp import config
 
-    sys_path = Path(__file__).resolve().parent / "_dist_scripts"
-    import sys
-
-    sys.path.insert(0, str(sys_path))
-    from clip_ddp import config
-
-    dirs, (captions, images, negatives) = corpus
-    paths = (str(dirs["clip"]), str(captions), str(images), str(negatives))
-    run_torchrun(str(sys_path / "clip_ddp.py"), str(tmp_path / "ddp"), *paths)
+    # _dist_scripts/clip_ddp.py on the launch's own tiny CLIP and corpus
+    ddp_out = two_processes.check("clip")
+    paths = two_processes.clip_paths
     single = training_function(config(tmp_path / "one", *paths))
-    ddp = torch.load(tmp_path / "ddp" / "clip.pt")
+    ddp = torch.load(ddp_out / "clip.pt")
     ref = single.model.state_dict()
     assert ddp.keys() == ref.keys()
     for key, value in ref.items():
         torch.testing.assert_close(ddp[key], value, atol=1e-5, rtol=1e-4, msg=key)
     from transformers import CLIPModel
 
-    initial = CLIPModel.from_pretrained(dirs["clip"]).state_dict()
+    initial = CLIPModel.from_pretrained(paths[0]).state_dict()
     assert max((ref[k] - initial[k]).abs().max().item() for k in ref) > 1e-3
     one = losses(tmp_path / "one")
-    two = losses(tmp_path / "ddp" / "clip")
+    two = losses(ddp_out / "clip")
     assert one == pytest.approx(two, abs=1e-5) and len(one) == 3
 
 

@@ -9,22 +9,17 @@ from pathlib import Path
 import pytest
 import torch
 from _dist_scripts.train_ddp import DDP_OVERRIDES, recipe_of
-from _torchrun import run_torchrun
 from _training_utils import tiny_config
 from accelerate.utils import set_seed
 
 from tags.training import training_function
 from tags.training.factory import create_model, create_tokenizer
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "tests" / "_dist_scripts" / "train_ddp.py"
-
 
 @pytest.fixture(scope="module")
-def ddp_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ddp")
-    run_torchrun(str(SCRIPT), str(out))
-    return out
+def ddp_run(two_processes) -> Path:
+    """``_dist_scripts/train_ddp.py``'s folder, trained in the session's launch."""
+    return two_processes.check("train")
 
 
 @pytest.mark.slow

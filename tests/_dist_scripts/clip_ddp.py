@@ -1,4 +1,5 @@
-"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU).
+"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU), alone or
+as a job of ``jobs.py`` (its ``run``; the suite's ``two_processes`` launch).
 
 Trains the tiny CLIP ``vse`` config (the model's InfoNCE, synthetic negatives as extra text
 columns, raw images) with the overrides of ``tests/test_training_backends.py`` and saves the
@@ -47,13 +48,19 @@ def config(out: Path, model: str, captions: str, images: str, negatives: str):
     )
 
 
-def main(out: Path, *paths: str) -> None:
+def run(out: Path | str, *paths: str) -> None:
+    """Train the config on two processes; rank 0 saves ``OUT/clip.pt``."""
+    out = Path(out)
     result = training_function(config(out / "clip", *paths))
     assert get_world_size() == 2, "expected two processes"
     if result.state.step != 3:
         raise SystemExit(f"stopped at step {result.state.step}")
     if torch.distributed.get_rank() == 0:
         torch.save(result.model.state_dict(), out / "clip.pt")
+
+
+def main(out: Path, *paths: str) -> None:
+    run(out, *paths)
     torch.distributed.barrier()
     print(f"rank {torch.distributed.get_rank()}: OK", flush=True)
     # tear gloo down explicitly: exiting with a live process group can abort at shutdown

@@ -1,4 +1,5 @@
-"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU).
+"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU), alone or
+as a job of ``jobs.py`` (its ``run``; the suite's ``two_processes`` launch).
 
 Checks that every miner's per-anchor losses and the feature gradients of the distributed
 computation (local anchors vs gathered candidates) equal one process on the concatenated
@@ -246,7 +247,8 @@ def check_fne_pool() -> None:
     assert (ref.branch == 1).any(), "some anchors should be in the sampled branch"
 
 
-def main() -> None:
+def run() -> Accelerator:
+    """Every check above (raises on the first mismatch)."""
     accelerator = Accelerator(cpu=True)
     assert accelerator.num_processes == 2, f"expected 2 processes, got {accelerator.num_processes}"
     data = global_data()
@@ -255,6 +257,11 @@ def main() -> None:
     check_fne_sampled(data)
     check_queue(data)
     check_fne_pool()
+    return accelerator
+
+
+def main() -> None:
+    accelerator = run()
     accelerator.wait_for_everyone()
     print(f"rank {accelerator.process_index}: OK", flush=True)
     # tear gloo down explicitly: exiting with a live process group can abort at shutdown

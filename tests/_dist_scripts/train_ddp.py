@@ -1,4 +1,5 @@
-"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU).
+"""Run under ``python -m torch.distributed.run --nproc_per_node 2`` (gloo, CPU), alone or
+as a job of ``jobs.py`` (its ``run``; the suite's ``two_processes`` launch).
 
 Trains the tiny ``vse`` (SelHN + momentum queue), ``pretrain`` (ITM + MLM + ITC, gathered
 InfoNCE) and ``tags-dc`` (real generation engine, NSG -> NSGDC) configs of ``tests/test_training_distributed.py`` and saves the final weights
@@ -57,7 +58,9 @@ def recipe_of(key: str) -> str:
     return key.split("+")[0]
 
 
-def main(out: Path) -> None:
+def run(out: Path | str) -> None:
+    """Train every config of ``DDP_OVERRIDES``; rank 0 saves ``OUT/{recipe}.pt``."""
+    out = Path(out)
     for recipe, overrides in DDP_OVERRIDES.items():
         config = tiny_config(recipe_of(recipe), out / recipe, *overrides)
         result = training_function(config)
@@ -66,6 +69,10 @@ def main(out: Path) -> None:
             raise SystemExit(f"{recipe}: stopped at step {result.state.step}")
         if torch.distributed.get_rank() == 0:
             torch.save(result.model.state_dict(), out / f"{recipe}.pt")
+
+
+def main(out: Path) -> None:
+    run(out)
     torch.distributed.barrier()
     print(f"rank {torch.distributed.get_rank()}: OK", flush=True)
     # tear gloo down explicitly: exiting with a live process group can abort at shutdown
