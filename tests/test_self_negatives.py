@@ -140,6 +140,10 @@ def test_typed_refills_stay_in_the_units_word_class():
     for r in chosen:
         old = [vocab.VOCAB[i] for i in positives[r.row]]
         new = [vocab.VOCAB[i] for i in r.ids]
+        assert parse_claim(r.text) is not None, r.text
+        if len(new) != len(old):  # a relation phrase of another length
+            assert r.unit == "relation"
+            continue
         changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b and a not in ("a", "an")]
         assert changed, r.text
         for a, b in changed:
@@ -147,18 +151,30 @@ def test_typed_refills_stay_in_the_units_word_class():
             assert same_class or {a, b} <= relation_words, (a, b, r.text)
 
 
-def test_typed_choices_are_the_class_or_the_relations_of_the_same_length():
+def test_typed_choices_are_the_units_class_or_every_relation():
     def words(unit):
         return [[vocab.VOCAB[i] for i in c] for c in unit_choices([vocab.WORD_ID[w] for w in unit])]
 
     assert words(["red"]) == [[c] for c in COLORS]
     assert words(["large"]) == [["small"], ["large"]]
-    assert words(["above"]) == [["above"], ["below"]]
-    assert words(["to", "the", "left", "of"]) == [
-        ["to", "the", "left", "of"],
-        ["to", "the", "right", "of"],
-    ]
-    assert words(["on", "top", "of"]) == [["on", "top", "of"]]  # no other 3-word relation
+    relations = [r.split() for r in RELATIONS]
+    assert words(["above"]) == words(["to", "the", "left", "of"]) == relations
+
+
+def test_a_relation_refill_of_another_length_replaces_the_whole_phrase():
+    positive = _ids(RELATION.text)
+    units = caption_units(RELATION)[2:3]  # "to the left of"
+    draws = [[[vocab.WORD_ID["above"]], [vocab.WORD_ID[w] for w in ("on", "top", "of")]]]
+    (above, above_ids, kind), (on_top, _, _) = refill_candidates(
+        positive, units, draws, vocab.VOCAB
+    )
+    assert kind == "relation"
+    assert above.text == "there is a red circle above a large star"
+    assert on_top.text == "there is a red circle on top of a large star"
+    (edit,) = above.edits
+    assert (edit.original, edit.replacement) == ("to the left of", "above")
+    assert RELATION.text[edit.start : edit.end] == "to the left of"
+    assert above_ids == vocab.tokenize(above.text) and len(above_ids) == len(positive) - 3
 
 
 @pytest.mark.parametrize("method", ["istm", "tags-dc"])

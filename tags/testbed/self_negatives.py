@@ -169,22 +169,26 @@ class Refilled:
 def refill_candidates(
     positive_ids: list[int],
     units: Sequence[tuple[str, list[int]]],
-    sampled: Sequence[np.ndarray],
+    sampled: Sequence[np.ndarray | Sequence[Sequence[int]]],
     vocab: Sequence[str],
 ) -> list[tuple[Candidate, list[int], str]]:
-    """Candidates of one caption: for unit ``u``, ``sampled[u]`` is ``[positions, L]`` ids.
-    Returns ``(candidate, ids, unit type)``; the ids keep the positive's length (the refill
-    replaces the unit's words in place; an article before it is made to agree)."""
+    """Candidates of one caption: for unit ``u``, ``sampled[u]`` is its refills, a
+    ``[positions, L]`` id array (one word per masked position) or ``L`` id sequences (a
+    typed relation refill may be longer or shorter than the unit). Returns ``(candidate,
+    ids, unit type)``; the refill replaces the unit's words in place, and an article before
+    it is made to agree."""
     word_id = {w: i for i, w in enumerate(vocab)}
     words = [vocab[i] for i in positive_ids[1:-1]]
     positive, spans = join_words(words)
     out = []
-    for (kind, positions), ids in zip(units, sampled, strict=True):
+    for (kind, positions), draws in zip(units, sampled, strict=True):
         first, last = positions[0], positions[-1]
-        for draw in np.asarray(ids).T:
-            new = list(words)
-            for p, token in zip(positions, draw, strict=True):
-                new[p] = vocab[int(token)]
+        if isinstance(draws, np.ndarray):
+            draws = draws.T.tolist()
+        for draw in draws:
+            refill = [vocab[int(token)] for token in draw]
+            new = [*words[:first], *refill, *words[last + 1 :]]
+            end = first + len(refill) - 1
             if first > 0 and new[first - 1] in ("a", "an") and new[first] not in _PUNCTUATION:
                 new[first - 1] = "an" if new[first][0] in "aeiou" else "a"
             start = first - 1 if first > 0 and new[first - 1] != words[first - 1] else first
@@ -192,11 +196,11 @@ def refill_candidates(
             edit = Edit(
                 kind,
                 positive[spans[start][0] : spans[last][1]],
-                join_words(new[start : last + 1])[0],
+                join_words(new[start : end + 1])[0],
                 spans[start][0],
                 spans[last][1],
             )
-            debris = any(new[p] in _PUNCTUATION for p in positions)
+            debris = any(w in _PUNCTUATION for w in refill)
             candidate = Candidate(text, (edit,) if text != positive else (), debris)
             new_ids = [positive_ids[0], *(word_id[w] for w in new), positive_ids[-1]]
             out.append((candidate, new_ids, kind))
@@ -206,7 +210,7 @@ def refill_candidates(
 def choose_negatives(
     positives: Sequence[list[int]],
     units: Sequence[Sequence[tuple[str, list[int]]]],
-    sampled: Sequence[Sequence[np.ndarray]],
+    sampled: Sequence[Sequence[np.ndarray | Sequence[Sequence[int]]]],
     others: Sequence[Sequence[str]],
     score: Callable[[list[tuple[int, list[int]]]], np.ndarray],
     vocab: Sequence[str],
@@ -294,33 +298,35 @@ def refill_units(
 
 def unit_choices(original: Sequence[int]) -> list[list[int]]:
     """The typed refills of one masked unit (its words' ids ``original``) as id sequences,
-    the original among them (the filters drop it): the words of its class for one word, the
-    relation phrases of its length for a relation."""
+    the original among them (the filters drop it): the words of its class for a shape,
+    colour or size, every relation phrase for a relation."""
     if len(original) == 1:
         word = VOCAB[original[0]]
         for words in WORD_CLASSES:
             if word in words:
                 return [[WORD_ID[w]] for w in words]
-    phrases = [r.split() for r in RELATIONS if len(r.split()) == len(original)]
-    return [[WORD_ID[w] for w in phrase] for phrase in phrases] or [list(original)]
+    return [[WORD_ID[w] for w in r.split()] for r in RELATIONS]
 
 
 def typed_refills(
     logits: torch.Tensor, copies, positives: Sequence[list[int]], refills: int,
     temperature: float, generator: torch.Generator,
-) -> np.ndarray:  # fmt: skip
-    """``refill="typed"``: per masked copy, ``refills`` draws among :func:`unit_choices`,
-    each choice scored by the mean log-probability (at ``temperature``) of its words at the
-    masked positions; ``[positions, refills]`` ids in the layout of ``sample_refills``."""
+) -> list[list[list[int]]]:  # fmt: skip
+    """``refill="typed"``: per masked copy, ``refills`` draws among :func:`unit_choices`
+    (id sequences), each choice scored as the project's constrained refill scores planned
+    substitutes: the mean log-probability (at ``temperature``) of its words at the masked
+    positions (words beyond the masked length are not scored)."""
     logp = torch.log_softmax(logits.detach().float().cpu() / temperature, dim=-1)
-    out = np.zeros((logp.shape[0], refills), np.int64)
+    out = []
     k = 0
     for row, _, positions in copies:
         n = len(positions)
-        choices = torch.as_tensor(unit_choices([positives[row][p] for p in positions]))
-        scores = logp[torch.arange(k, k + n)[None, :], choices].mean(-1)  # [choices]
+        choices = unit_choices([positives[row][p] for p in positions])
+        scores = torch.tensor(
+            [float(logp[k : k + min(n, len(c)), c[:n]].diagonal().mean()) for c in choices]
+        )
         picks = torch.multinomial(scores.softmax(0), refills, True, generator=generator)
-        out[k : k + n] = choices[picks].T.numpy()
+        out.append([choices[j] for j in picks.tolist()])
         k += n
     return out
 
@@ -350,19 +356,21 @@ def self_negatives(
     with torch.no_grad(), autocast(device, config.bf16):
         inputs, masked = _mlm_inputs(copies, batch, device)
         logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+        sampled: list[list] = [[] for _ in range(S)]
         if config.refill == "typed":
-            drawn = typed_refills(
+            typed = typed_refills(
                 logits, copies, positives, config.refills, config.temperature, generator
             )
+            for (row, _, _), draws in zip(copies, typed, strict=True):
+                sampled[row].append(draws)
         else:
             drawn = sample_refills(
                 logits, config.refills, config.temperature, generator, torch.arange(len(SPECIAL))
             ).numpy()
-        sampled: list[list[np.ndarray]] = [[] for _ in range(S)]
-        k = 0
-        for row, _, positions in copies:
-            sampled[row].append(drawn[k : k + len(positions)])
-            k += len(positions)
+            k = 0
+            for row, _, positions in copies:
+                sampled[row].append(drawn[k : k + len(positions)])
+                k += len(positions)
 
         def score(rows: list[tuple[int, list[int]]]) -> np.ndarray:
             out = []
@@ -389,7 +397,8 @@ def self_negative_losses(
 ):
     """``mlm_weight`` x the MLM loss of the positives, one random unit of each masked
     (image-conditioned); ``tags-dc`` adds ``dc_weight`` x (WoD + WoC) on the chosen
-    negatives (per token: equals the positive's token; the positive's token)."""
+    negatives of the positive's length (per token: equals the positive's token; the
+    positive's token)."""
     rng = np.random.default_rng([TRAIN_SEED_BASE + config.seed, step, 11])
     pick = [int(rng.integers(len(u))) for u in units]
     copies = _masked_copies(positives, units, pick)
@@ -399,8 +408,10 @@ def self_negative_losses(
     )
     logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
     loss = config.mlm_weight * F.cross_entropy(logits.float(), targets)
-    if config.negatives != "tags-dc" or not chosen:
+    aligned = [r for r in chosen if len(r.ids) == len(positives[r.row])]
+    if config.negatives != "tags-dc" or not aligned:
         return loss
+    chosen = aligned  # a relation refill of another length has no token-by-token truth
     inputs = inputs_of([r.ids for r in chosen], [r.row for r in chosen], batch, device)
     real = inputs["attention_mask"].bool()
     out = model.encode(**inputs, heads=("wod", "woc"), masked={"woc": real})

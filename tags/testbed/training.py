@@ -34,6 +34,11 @@ from tags.testbed.world import Batch, NegativeSampler, NegativeSource, make_batc
 Log = Callable[[str], None]
 
 
+def print_flushed(line: str) -> None:
+    """The default progress log: a line on stdout, flushed (runs are often redirected)."""
+    print(line, flush=True)
+
+
 def make_sampler(config: TestbedConfig) -> NegativeSource:
     """The negatives' source: the tags pool of ``tags_negatives`` or the oracle's
     scene-checked edits."""
@@ -192,7 +197,7 @@ class _Step:
 
 def train(
     config: TestbedConfig, out: str | Path | None = None, keep: dict | None = None,
-    log: Log | None = print,
+    log: Log | None = print_flushed,
 ) -> dict[str, Any]:  # fmt: skip
     """One run: train, evaluate every ``eval_every`` steps; returns (and writes to ``out``)
     the run record: ``config``, ``curve`` (per evaluated step, the accuracy per kind),
