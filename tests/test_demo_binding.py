@@ -60,6 +60,8 @@ def test_each_method_adds_its_own_negatives(tiny_binding):
     assert made["chosen"] == runs["tags-dc"]["shortcut"]["pairs"] > 0
     assert made["candidates"] >= made["chosen"]
     assert runs["tags-dc"]["config"]["refills"] == budget.refills
+    assert runs["tags-dc"]["config"]["refill"] == "typed"
+    assert "ungrammatical" not in made["chosen_truth"]  # typed refills stay in the grammar
 
 
 def test_a_rerun_reuses_the_finished_runs_and_the_negatives(tiny_binding):
@@ -107,6 +109,7 @@ def test_the_summary_gives_each_method_its_gap_closed(tmp_path):
     assert "| tags negatives | 83.8 | 95.0 | 90.0 | 80.0 | 70.0 | 0.75 | 0.25 |" in table
     report = write_binding_report(tmp_path, results).read_text()
     assert "tags negatives closes 0.75 of the relation gap and 0.25 of the role-swap gap" in report
+    assert "refills every unit of a caption 4 times from the unit's word class" in report
 
 
 def test_the_reading_says_when_there_is_no_headroom(tmp_path):

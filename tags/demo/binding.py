@@ -8,7 +8,8 @@ Every method trains the same cross-encoder from the same weights for the same st
 - ``tags``: a negative ``tags generate --balance`` wrote for the caption without seeing any
   scene (made in this process while the other runs train);
 - ``tags-dc``: TAGS-DC, the model's own MLM refills of each of the caption's units (4 per
-  masked copy), the best-scored after the filters, with the MLM, WoD and WoC losses.
+  masked copy, among the unit's word class: ``typed``), the best-scored after the filters,
+  with the MLM, WoD and WoC losses.
 
 The report gives, per method, minimal-pair accuracy per kind on 200 held-out scenes, the gap
 closed ((method - plain) / (oracle - plain)) on relations and role swaps, the learning
@@ -43,8 +44,8 @@ Log = Callable[[str], None]
 class BindingBudget:
     """What sets the binding demo's cost: steps of ``batch_size`` fresh scenes per method,
     the held-out set's size, the model's size, TAGS-DC's generator (``copies`` units
-    masked per caption and step, ``refills`` MLM samples each) and the learning-rate warm-up
-    (steps)."""
+    masked per caption and step, 0: all; ``refills`` MLM samples each, over the unit's word
+    class or the vocabulary: ``refill``) and the learning-rate warm-up (steps)."""
 
     name: str
     steps: int
@@ -55,6 +56,7 @@ class BindingBudget:
     layers: int = 2
     copies: int = 0
     refills: int = 4
+    refill: str = "typed"
     warmup: int = 50
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,7 +77,8 @@ def method_config(method: str, budget: BindingBudget, seed: int, tags_negatives:
     return TestbedConfig(
         negatives=method, seed=seed, steps=budget.steps, eval_every=budget.eval_every,
         eval_scenes=budget.eval_scenes, batch_size=budget.batch_size, hidden=budget.hidden,
-        layers=budget.layers, copies=budget.copies, refills=budget.refills, device="cpu",
+        layers=budget.layers, copies=budget.copies, refills=budget.refills, refill=budget.refill,
+        device="cpu",
         warmup=budget.warmup,
         tags_negatives=tags_negatives if method == "tags" else None, check_shortcut=True,
     )  # fmt: skip

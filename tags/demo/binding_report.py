@@ -183,7 +183,10 @@ def write_binding_report(out: str | Path, results: dict[str, Any]) -> Path:
         f"scenes per method, seed {results['seed']}, the same model and starting weights for "
         f"all. Held-out: {budget['eval_scenes']} scenes of 2-4 objects ({pairs} pairs). "
         "Accuracy is the share of pairs whose true caption scores above its one-edit false "
-        "one (50 = chance). Gap closed = (method - plain) / (oracle - plain).",
+        "one (50 = chance). Gap closed = (method - plain) / (oracle - plain). TAGS-DC "
+        f"refills every unit of a caption {budget.get('refills', '?')} times from "
+        + ("the unit's word class" if budget.get("refill") == "typed" else "the vocabulary")
+        + ".",
         "",
         *results_table(methods),
         "",
