@@ -47,7 +47,7 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from tags.testbed.config import METHODS, MINERS, TestbedConfig
+from tags.testbed.config import DUAL, LOSSES, METHODS, MINERS, TestbedConfig
 from tags.testbed.evaluate import KINDS
 from tags.testbed.matcher import POOLS, VARIANTS
 from tags.testbed.tags_pool import TagsPool, drawn_shortcut
@@ -313,7 +313,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="--gate: the methods run (oracle and plain always)",
     )
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
-    parser.add_argument("--variant", choices=VARIANTS, default="tags-bind")
+    parser.add_argument(
+        "--variant", choices=(*VARIANTS, DUAL), default="tags-bind",
+        help=f"{DUAL}: a dual encoder (tags.testbed.dual), else the cross-encoder's variant",
+    )  # fmt: skip
+    parser.add_argument(
+        "--loss", choices=LOSSES, default=None,
+        help="itm (binary ITM) or contrastive (CLIP InfoNCE, the method's negatives as extra "
+        f"text columns: NegCLIP); default: contrastive for --variant {DUAL}, else itm",
+    )  # fmt: skip
     parser.add_argument("--embed", choices=("tied", "free"), default="tied")
     parser.add_argument(
         "--pool",

@@ -14,6 +14,7 @@ reach 95-100 %. Every method is measured by the share of that gap it closes.
 - ``mining``: retrieved hard negatives chosen by a :mod:`tags.mining` miner (``mined``);
 - ``self_negatives``: TAGS and TAGS-DC, the model's own MLM refills (``istm``, ``tags-dc``);
 - ``matcher``: the TagsModel cross-encoder with its binding term;
+- ``dual``: a dual encoder (``variant="dual"``) and its CLIP / NegCLIP loss;
 - ``pixels``: region features of rendered crops from a frozen CNN;
 - ``evaluate``: held-out minimal pairs per kind, retrieval;
 - ``training``: one run, its curve and record;
@@ -35,6 +36,7 @@ _EXPORTS = {
     "evaluate": "evaluate",
     "retrieval": "evaluate",
     "Matcher": "matcher",
+    "DualMatcher": "dual",
     "TagsPool": "tags_pool",
     "training_captions": "world",
     "train": "training",

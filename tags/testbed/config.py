@@ -19,6 +19,12 @@ METHOD_NAMES: dict[str, str] = {
     "tags-dc": "TAGS-DC",
 }
 MINERS: tuple[str, ...] = ("hardest", "semi_hard", "selhn", "fne")
+#: the dual encoder's ``variant`` (:class:`~tags.testbed.dual.DualMatcher`); the others are
+#: the cross-encoder's (:data:`tags.testbed.matcher.VARIANTS`)
+DUAL = "dual"
+#: ``loss``: binary ITM over the batch's rows, or CLIP's InfoNCE with the method's negatives
+#: as extra text columns (NegCLIP; the dual encoder's default)
+LOSSES: tuple[str, ...] = ("itm", "contrastive")
 
 
 @dataclass
@@ -33,6 +39,10 @@ class TestbedConfig:
     ``istm`` (TAGS) and ``tags-dc`` (TAGS-DC): the model's own MLM refills of the caption's
     units (``refills`` per masked copy at ``temperature``, over the vocabulary or, ``refill``
     ``typed``, the unit's word class; ``copies`` units per caption, 0: all), the best-scored kept, with ``mlm_weight`` x MLM (and ``dc_weight`` x WoD + WoC).
+    ``variant`` ``dual``: a dual encoder (:mod:`tags.testbed.dual`), trained by default with
+    ``loss`` ``contrastive`` (CLIP's InfoNCE over the batch's scenes and true captions, the
+    method's added negatives as extra text columns: NegCLIP); every other variant is the
+    cross-encoder, trained with binary ``itm``.
     ``rsum``: retrieval over the held-out scenes at the end; ``check_shortcut``: the trained
     text-only check of every negative the method added (:mod:`tags.testbed.shortcut`).
     """
@@ -52,6 +62,7 @@ class TestbedConfig:
     featurizer: str = "auto"
     crop_size: int = 64
     # training
+    loss: str | None = None  # None: contrastive for the dual encoder, else itm
     steps: int = 250
     stop_after: int = 0
     curriculum: int = 0
@@ -95,9 +106,26 @@ class TestbedConfig:
             raise ValueError(f"refill {self.refill!r}: free or typed")
         if self.perception not in ("symbolic", "pixels"):
             raise ValueError(f"perception {self.perception!r}: symbolic or pixels")
+        self._check_loss()
         for name in ("steps", "batch_size", "eval_every", "hidden", "layers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    def _check_loss(self) -> None:
+        """Resolve ``loss``'s default for the variant; reject what the dual encoder lacks."""
+        dual = self.variant == DUAL
+        if self.loss is None:
+            self.loss = "contrastive" if dual else "itm"
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss {self.loss!r}: choose one of {LOSSES}")
+        if self.loss == "contrastive" and not dual:
+            raise ValueError(f"loss contrastive needs variant {DUAL!r} (a dual encoder)")
+        if self.loss == "contrastive" and self.negatives == "mined" and self.mined_loss != "bce":
+            raise ValueError("loss contrastive: mined negatives as extra columns (mined_loss bce)")
+        if dual and self.negatives in ("istm", "tags-dc"):
+            raise ValueError(f"negatives {self.negatives!r} needs MLM heads: not variant dual")
+        if dual and (self.perception != "symbolic" or self.embed != "tied"):
+            raise ValueError("variant dual: symbolic perception, tied embeddings only")
 
     @property
     def name(self) -> str:

@@ -1,5 +1,6 @@
-"""One testbed run: train a :class:`~tags.testbed.matcher.Matcher` on fresh scenes with a
-method's negatives, evaluate the held-out pairs every ``eval_every`` steps, return the curve.
+"""One testbed run: train a :class:`~tags.testbed.matcher.Matcher` (or a
+:class:`~tags.testbed.dual.DualMatcher`) on fresh scenes with a method's negatives, evaluate
+the held-out pairs every ``eval_every`` steps, return the curve.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tags.testbed.config import TestbedConfig
+from tags.testbed.config import DUAL, TestbedConfig
+from tags.testbed.dual import DualMatcher, contrastive_loss
 from tags.testbed.evaluate import KINDS, EvalSet, eval_set, evaluate, retrieval
 from tags.testbed.inputs import autocast, to_device
 from tags.testbed.matcher import Matcher
@@ -104,10 +106,13 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def initial_model(config: TestbedConfig) -> Matcher:
-    """The run's model at step 0 (seeded by ``seed``). TAGS and TAGS-DC start from the same
-    weights as every other method, plus the MLM, WoD and WoC heads."""
+def initial_model(config: TestbedConfig) -> Matcher | DualMatcher:
+    """The run's model at step 0 (seeded by ``seed``): the cross-encoder, or the dual encoder
+    (``variant`` ``dual``). TAGS and TAGS-DC start from the same weights as every other
+    method, plus the MLM, WoD and WoC heads."""
     torch.manual_seed(config.seed)
+    if config.variant == DUAL:
+        return DualMatcher(config.hidden, config.layers)
     pixels = config.featurizer if config.perception == "pixels" else None
     shape = dict(
         variant=config.variant, hidden=config.hidden, layers=config.layers,
@@ -174,9 +179,12 @@ class _Step:
         if self.drawn is not None:
             self.drawn.extend(added_negatives(batch))
         with autocast(device, config.bf16):
-            logits = model(**to_device(batch, None, device))
-            target = torch.as_tensor(batch.targets, device=device)
-            loss = F.binary_cross_entropy_with_logits(logits.float(), target)
+            if config.loss == "contrastive":  # CLIP, the added negatives as extra columns
+                loss = contrastive_loss(model, batch, device)
+            else:
+                logits = model(**to_device(batch, None, device))
+                target = torch.as_tensor(batch.targets, device=device)
+                loss = F.binary_cross_entropy_with_logits(logits.float(), target)
             if miner is not None and config.mined_loss == "triplet":
                 if config.miner == "fne":
                     fne_observe(model, batch, miner, step, device, config.bf16)
