@@ -53,6 +53,19 @@ def test_edits_that_keep_agreement_are_kept():
     assert not breaks_pronoun_agreement(GIRL, replaced(GIRL, "girl", "boy", "swap"))
 
 
+def test_a_gendered_other_says_the_subjects_gender():
+    # from a blind read: both readers rejected "a girl ... in front of other males"
+    text = "A man , wearing a black shirt , is standing in front of a group of other males ."
+    assert breaks_pronoun_agreement(text, replaced(text, "man", "girl"))
+    fellow = "A woman talks with fellow women"
+    assert breaks_pronoun_agreement(fellow, replaced(fellow, "woman", "man"))
+    # "other" before a word that names no gender, or a gendered word without "other"
+    people = "A man is standing in front of a group of other people ."
+    assert not breaks_pronoun_agreement(people, replaced(people, "man", "girl"))
+    crowd = "A man is standing in front of a group of males ."
+    assert not breaks_pronoun_agreement(crowd, replaced(crowd, "man", "girl"))
+
+
 def test_a_pronoun_inside_the_edit_does_not_count():
     text = "A woman and her dog"
     edit = Edit("object", "A woman and her", "A man and his", 0, 15)

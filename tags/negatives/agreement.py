@@ -5,7 +5,8 @@ longer agrees: the pronoun still says a girl. When an edit changes which gender 
 name (a gendered person noun or gender adjective, :data:`~.lexicon.GENDERED_NOUNS`,
 :data:`~.lexicon.GENDER_ADJECTIVES`: "girl" -> "boy", "child" -> "man", "male" -> "female")
 and the caption outside the edit has a gendered pronoun (he/him/his/himself,
-she/her/hers/herself), the candidate is dropped.
+she/her/hers/herself) or a gendered "other" ("in front of a group of other males": the
+subject is one of them), the candidate is dropped.
 
 Dropping, not rewriting the pronoun: "her" is an object ("behind her" -> "him") or a
 possessive ("her bag" -> "his bag") and which person it names is a guess as soon as the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 
 from tags.core.types import Candidate, Edit
 from tags.negatives.lexicon import (
@@ -37,6 +39,10 @@ _GENDER_OF: dict[str, str] = {
     **dict.fromkeys(MALE_NOUNS | {"male", "males", "masculine"}, "m"),
     **dict.fromkeys(FEMALE_NOUNS | {"female", "females", "feminine"}, "f"),
 }
+
+
+#: "other males", "fellow women": the subject is one of them, so it has their gender
+_OTHER = frozenset({"other", "fellow"})
 
 
 def _words(text: str) -> list[str]:
@@ -57,13 +63,16 @@ def changes_gender(edit: Edit) -> bool:
 
 
 def outside_pronouns(positive: str, edits: Iterable[Edit]) -> frozenset[str]:
-    """The gendered pronouns of ``positive`` outside the spans of ``edits``."""
+    """The gendered pronouns of ``positive`` outside the spans of ``edits``, and its
+    gendered "other"s ("other males", "fellow women": they say the subject's gender too)."""
     kept, at = [], 0
     for edit in sorted(edits, key=lambda e: e.start):
         kept.append(positive[at : edit.start])
         at = max(at, edit.end)
     kept.append(positive[at:])
-    return GENDERED_PRONOUNS.intersection(_words(" ".join(kept)))
+    words = _words(" ".join(kept))
+    others = {f"{a} {b}" for a, b in pairwise(words) if a in _OTHER and b in _GENDER_OF}
+    return GENDERED_PRONOUNS.intersection(words) | others
 
 
 def breaks_pronoun_agreement(positive: str, candidate: Candidate) -> bool:
