@@ -47,7 +47,7 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from tags.testbed.config import DUAL, LOSSES, METHODS, MINERS, TestbedConfig
+from tags.testbed.config import DUAL, LOSSES, METHODS, MINERS, PERCEPTIONS, REFILLS, TestbedConfig
 from tags.testbed.evaluate import KINDS
 from tags.testbed.matcher import POOLS, VARIANTS
 from tags.testbed.tags_pool import TagsPool, drawn_shortcut
@@ -249,7 +249,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--temperature", type=float, default=1.5, help="istm, tags-dc: refill temperature"
     )
     parser.add_argument(
-        "--refill", choices=("free", "typed"), default="free",
+        "--refill", choices=REFILLS, default="free",
         help="istm, tags-dc: refills from the whole vocabulary (free, the paper) or the MLM's "
         "choice among the masked unit's word class (typed)",
     )  # fmt: skip
@@ -330,7 +330,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="tags-bind: a role's word matches pooled by softmax weights or summed by sigmoid gates",
     )
     parser.add_argument(
-        "--perception", choices=("symbolic", "pixels"), default="symbolic",
+        "--perception", choices=PERCEPTIONS, default="symbolic",
         help="regions as their words' embeddings (symbolic) or a frozen CNN's features of "
         "each object's crop of the rendered scene (pixels)",
     )  # fmt: skip

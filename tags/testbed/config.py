@@ -19,6 +19,10 @@ METHOD_NAMES: dict[str, str] = {
     "tags-dc": "TAGS-DC",
 }
 MINERS: tuple[str, ...] = ("hardest", "semi_hard", "selhn", "fne")
+#: TAGS / TAGS-DC refills: the whole vocabulary (the paper) or the masked unit's word class
+REFILLS: tuple[str, ...] = ("free", "typed")
+#: regions from their words (given perception) or a frozen CNN over rendered crops
+PERCEPTIONS: tuple[str, ...] = ("symbolic", "pixels")
 #: the dual encoder's ``variant`` (:class:`~tags.testbed.dual.DualMatcher`); the others are
 #: the cross-encoder's (:data:`tags.testbed.matcher.VARIANTS`)
 DUAL = "dual"
@@ -102,9 +106,9 @@ class TestbedConfig:
             raise ValueError(f"miner {self.miner!r}: choose one of {MINERS}")
         if self.mined_loss not in ("bce", "triplet"):
             raise ValueError(f"mined_loss {self.mined_loss!r}: bce or triplet")
-        if self.refill not in ("free", "typed"):
+        if self.refill not in REFILLS:
             raise ValueError(f"refill {self.refill!r}: free or typed")
-        if self.perception not in ("symbolic", "pixels"):
+        if self.perception not in PERCEPTIONS:
             raise ValueError(f"perception {self.perception!r}: symbolic or pixels")
         self._check_loss()
         for name in ("steps", "batch_size", "eval_every", "hidden", "layers"):

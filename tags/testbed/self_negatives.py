@@ -109,10 +109,6 @@ def other_captions(scene: Scene, claim: Claim, generator_seed: int, count: int =
     return []
 
 
-#: ``refill``: the vocabulary (the paper) or the masked unit's word class
-REFILLS: tuple[str, ...] = ("free", "typed")
-
-
 class SelfNegativeConfig(Protocol):
     """The settings the self-negative generator reads (a :class:`~tags.testbed.TestbedConfig`)."""
 
