@@ -346,12 +346,16 @@ def test_generation_keeps_long_lived_objects_out_of_the_collector(parser, vocab,
         planner=planner,
     )
     assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     results = generator.generate(groups)
     next(results)
     # the counts and indexes alive when generation began are frozen while it runs ...
     assert gc.get_freeze_count() > 1000 and gc.is_tracked(planner.evidence.scenes.triples)
-    results.close()  # ... and handed back when it ends, even early
-    assert gc.get_freeze_count() == 0
+    # ... full collections, which would walk the caches filled meanwhile, are put off ...
+    assert gc.get_threshold()[:2] == thresholds[:2]
+    assert gc.get_threshold()[2] >= 1000 > thresholds[2]
+    results.close()  # ... and both are handed back when it ends, even early
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
     assert list(generator.generate(groups)) and gc.get_freeze_count() == 0
 
 
