@@ -17,7 +17,7 @@ belongs to (WordNet meronyms: "computer" / "keyboard") is not a substitute, nor 
 noun joined to the original ("bicycles and vehicles" -> not "motorcycles").
 
 May import: ``proposals``, ``evidence``, ``choices``, ``context``, ``syntax``, ``lexicon``,
-``synonymy``, ``scenes`` (never an operator module).
+``synonymy``, ``scenes``, ``word_vectors`` (never an operator module).
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ from tags.negatives.operators.syntax import (
 )
 from tags.negatives.scenes import is_bare, normal, verb_lemma, words_of
 from tags.negatives.synonymy import near_synonymous
+from tags.negatives.word_vectors import ContextFit, word_vectors
 
 #: How strongly a substitute object's co-occurrence with the caption's other objects
 #: reweights it (0: off); see :meth:`SceneCounts.context_delta`.
@@ -84,6 +85,9 @@ MIN_CONTEXT = -4.0
 #: are dropped: they may still be true ("a street" -> "an alley", "the water" -> "the
 #: ocean"). log 2.5: one sibling mention of a rare word is not enough.
 MAX_CODESCRIPTION = math.log(2.5)
+#: Whether object substitutes must fit the caption's other words about as well as the
+#: original by word vectors (:func:`~tags.negatives.word_vectors.context_misfit`).
+WORD_CONTEXT = True
 
 
 def after_other(graph, entity) -> bool:
@@ -415,6 +419,7 @@ class _Limits:
     kinds: set  # the person kinds (gender, age) others of the caption have
     coordinated: set[str]  # nouns filling the same slot (:func:`coordinated_nouns`)
     shared: bool  # several things in one relation with it (a seat for one is none)
+    described: tuple[str, ...]  # the object's own attribute values ("small", "white")
 
 
 def _limits(context: CaptionContext, index: int, original: _Original) -> _Limits:
@@ -444,6 +449,7 @@ def _limits(context: CaptionContext, index: int, original: _Original) -> _Limits
     kinds = {person_kind(w) for w in words & (PERSON_NOUNS | GENDERED_NOUNS) if w != written}
     coordinated = set() if person else coordinated_nouns(context, index)
     shared = not original.plural and context.shared_by_several(index)
+    described = tuple(a.value.lower() for a in graph.attributes_of(index))
     return _Limits(
         tantum,
         slot,
@@ -456,6 +462,7 @@ def _limits(context: CaptionContext, index: int, original: _Original) -> _Limits
         kinds,
         coordinated,
         shared,
+        described,
     )
 
 
@@ -596,8 +603,16 @@ def _costly_refusal(
     evidence: SceneEvidence, original: _Original, limits: _Limits, lemmas: dict
 ) -> Callable[[tuple[str, ...]], str | None]:
     """The checks run on the heaviest substitutes only (see :func:`~.choices.top_choices`):
-    a part or whole of the original, a kind of a noun joined to it."""
+    a part or whole of the original, a kind of a noun joined to it, a noun that fits the
+    caption's other words clearly worse than the original (word vectors:
+    :class:`~tags.negatives.word_vectors.ContextFit`; "brushing her teeth with a
+    toothbrush" -> not "a tennis racquet")."""
     wordnet, refuse = evidence.wordnet, evidence.refuse
+    fit = ContextFit(
+        word_vectors() if WORD_CONTEXT else None,
+        original.name,
+        (*limits.scene_objects, *limits.verbs, *limits.described),
+    )
 
     def refusal(surface: tuple[str, ...]) -> str | None:
         other = lemmas[surface]
@@ -607,6 +622,11 @@ def _costly_refusal(
             why = "object:part_or_whole"  # "typing on the computer" -> not "the keyboard"
         elif any(wordnet.is_kind_of(other, n) for n in limits.coordinated):
             why = "object:kind_of_another"  # "bicycles and vehicles" -> not "motorcycles"
+        elif (
+            not original.colour  # "in blue" -> "in red": a colour fits any scene
+            and fit.misfit(other)
+        ):
+            why = "object:word_context"  # "a bird on the feeder" -> not "a giraffe"
         else:
             return None
         refuse(why)
@@ -655,6 +675,7 @@ __all__ = [
     "GENDERED_VERB_EXPECTED",
     "MAX_CODESCRIPTION",
     "MIN_CONTEXT",
+    "WORD_CONTEXT",
     "coordinated_nouns",
     "free_counterparts",
     "gendered_verb",
