@@ -5,6 +5,7 @@ Relations are computed from the object boxes, so they never contradict the rende
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ COLORS: dict[str, tuple[int, int, int]] = {
     "white": (240, 240, 240),
 }
 SIZES: tuple[str, ...] = ("small", "large")
+_COLOR_NAMES: tuple[str, ...] = tuple(COLORS)
 RELATIONS: tuple[str, ...] = (
     "to the left of",
     "to the right of",
@@ -130,8 +132,15 @@ def scene_relations(
 def _jitter(
     rgb: tuple[int, int, int], rng: np.random.Generator, amount: int
 ) -> tuple[int, int, int]:
-    shifted = np.clip(np.asarray(rgb) + rng.integers(-amount, amount + 1, 3), 0, 255)
-    return tuple(int(c) for c in shifted)
+    shift = rng.integers(-amount, amount + 1, 3).tolist()
+    r, g, b = (min(255, max(0, c + d)) for c, d in zip(rgb, shift, strict=True))
+    return r, g, b
+
+
+def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
+    """``rng.choice(options)`` without building an array: the same draw from the same
+    stream (``choice`` draws ``integers(len(options))``), a few times faster."""
+    return options[int(rng.integers(len(options)))]
 
 
 def _gap(a: SceneObject, b: SceneObject) -> float:
@@ -148,11 +157,11 @@ def _new_object(
     center: tuple[float, float] | None,
 ) -> SceneObject:
     while True:
-        shape = str(rng.choice(SHAPES))
-        color = str(rng.choice(list(COLORS)))
+        shape = _pick(rng, SHAPES)
+        color = _pick(rng, _COLOR_NAMES)
         if (color, shape) not in used:
             break
-    size = str(rng.choice(SIZES))
+    size = _pick(rng, SIZES)
     lo, hi = _RADIUS[size]
     radius = float(round(rng.uniform(lo, hi) * side, 1))
     if center is None:

@@ -17,7 +17,7 @@ import numpy as np
 from tags.benchmark.captions import sample_claims
 from tags.benchmark.minimal_pairs import MinimalPair, role_swap_pairs, sample_minimal_pairs
 from tags.benchmark.scenes import Scene, generate_scene
-from tags.testbed.inputs import autocast, inputs_of, to_device
+from tags.testbed.inputs import autocast, inference_rows, inputs_of, to_device
 from tags.testbed.vocab import tokenize
 from tags.testbed.world import IMAGE_SIZE, Batch, stack_scenes
 
@@ -74,24 +74,36 @@ def eval_set(seed: int = 0, num_scenes: int = 200, captions: int = 5) -> EvalSet
 # ---------------------------------------------------------------------------- model
 
 
-def evaluate(model, data: EvalSet, device, bf16: bool, chunk: int = 1024) -> dict[str, float]:
-    """Per kind (and ``overall``), the share of pairs whose caption scores above its negative."""
+def evaluate(
+    model, data: EvalSet, device, bf16: bool, chunk: int | None = None
+) -> dict[str, float]:
+    """Per kind (and ``overall``), the share of pairs whose caption scores above its negative.
+    Each distinct (scene, caption) row is scored once (a true caption serves several pairs),
+    ``chunk`` rows a forward (default :func:`~tags.testbed.inputs.inference_rows`)."""
     import torch
 
     ids, labels, boxes, mask = data.stacked()
     pos = {i: k for k, i in enumerate(ids)}
     texts = [p.caption for p in data.pairs] + [p.negative for p in data.pairs]
     index = [pos[p.image_id] for p in data.pairs] * 2
-    batch = Batch(labels, boxes, mask, texts, index, [0.0] * len(texts), [])
+    distinct: dict[tuple[int, str], int] = {}
+    for scene, text in zip(index, texts, strict=True):
+        distinct.setdefault((scene, text), len(distinct))
+    rows = list(distinct)
+    batch = Batch(
+        labels, boxes, mask, [t for _, t in rows], [s for s, _ in rows], [0.0] * len(rows), []
+    )
+    chunk = chunk or inference_rows(device)
     logits = []
     was_training = model.training
     model.eval()
     with torch.inference_mode(), autocast(device, bf16):
-        for start in range(0, len(texts), chunk):
-            rows = range(start, min(start + chunk, len(texts)))
-            logits.append(model(**to_device(batch, rows, device)).float().cpu())
+        for start in range(0, len(rows), chunk):
+            part = range(start, min(start + chunk, len(rows)))
+            logits.append(model(**to_device(batch, part, device)).float().cpu())
     model.train(was_training)
-    scores = torch.cat(logits).numpy()
+    row_of = [distinct[key] for key in zip(index, texts, strict=True)]
+    scores = torch.cat(logits).numpy()[row_of]
     wins = scores[: len(data.pairs)] > scores[len(data.pairs) :]
     types = np.array([p.type for p in data.pairs])
     result = {"overall": float(wins.mean())}
@@ -101,7 +113,9 @@ def evaluate(model, data: EvalSet, device, bf16: bool, chunk: int = 1024) -> dic
     return result
 
 
-def retrieval(model, data: EvalSet, device, bf16: bool, chunk: int = 2048) -> dict[str, float]:
+def retrieval(
+    model, data: EvalSet, device, bf16: bool, chunk: int | None = None
+) -> dict[str, float]:
     """Image-text retrieval over the held-out scenes and their captions (every scene against
     every caption, by the ITM logit): i2t / t2i R@1/5/10 and RSum
     (:func:`tags.evaluation.metrics.retrieval_metrics`). A caption counts for its own scene
@@ -116,6 +130,7 @@ def retrieval(model, data: EvalSet, device, bf16: bool, chunk: int = 2048) -> di
     rows = [(s, t) for s in range(len(ids)) for t in range(len(texts))]
     batch = Batch(labels, boxes, mask, [], [], [], [])
     tokens = [tokenize(t) for t in texts]
+    chunk = chunk or inference_rows(device)
     logits = []
     was_training = model.training
     model.eval()

@@ -22,6 +22,8 @@ of its crop (``pixels``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -154,7 +156,19 @@ class Matcher(nn.Module):
 
     def forward(self, input_ids, attention_mask, labels, boxes, region_mask) -> torch.Tensor:
         """The ITM logit of each (caption, scene) row, ``[N]``."""
-        out = self.encode(input_ids, attention_mask, labels, boxes, region_mask, "itm")
+        return self.scored(input_ids, attention_mask, labels, boxes, region_mask)[0]
+
+    def scored(
+        self, input_ids, attention_mask, labels, boxes, region_mask, heads=(), masked=None
+    ) -> tuple[torch.Tensor, Any]:
+        """The ITM logits ``[N]`` and the encoder's output, with ``heads`` (``masked`` their
+        positions) from the same pass: TAGS-DC's WoD and WoC on rows the ITM loss scores."""
+        out = self.encode(
+            input_ids, attention_mask, labels, boxes, region_mask, ("itm", *heads), masked
+        )
+        return self._itm_logit(out, input_ids, attention_mask, labels, boxes, region_mask), out
+
+    def _itm_logit(self, out, input_ids, attention_mask, labels, boxes, region_mask):
         logit = out.itm_logits.reshape(-1).float()
         if self.pairs is None:
             return logit

@@ -46,7 +46,7 @@ from tags.benchmark.scenes import RELATIONS, Scene
 from tags.benchmark.truth import caption_truth, parse_claim
 from tags.core.types import Candidate, Edit
 from tags.negatives.filters import filter_candidates
-from tags.testbed.inputs import autocast, inputs_of
+from tags.testbed.inputs import autocast, inference_rows, inputs_of
 from tags.testbed.vocab import (
     MASK_ID,
     SPECIAL,
@@ -370,8 +370,9 @@ def self_negatives(
 
         def score(rows: list[tuple[int, list[int]]]) -> np.ndarray:
             out = []
-            for start in range(0, len(rows), 1024):
-                part = rows[start : start + 1024]
+            chunk = inference_rows(device)
+            for start in range(0, len(rows), chunk):
+                part = rows[start : start + chunk]
                 x = inputs_of([ids for _, ids in part], [r for r, _ in part], batch, device)
                 out.append(model(**x).float().cpu())
             return torch.cat(out).numpy()
@@ -388,13 +389,43 @@ def self_negatives(
     return batch, chosen, positives, units
 
 
+@dataclass
+class Discrimination:
+    """WoD / WoC targets over a batch's rows (``[N, T]``, the batch's padded inputs):
+    ``mask`` the real tokens of the chosen negatives of their positive's length (a relation
+    refill of another length has no token-by-token truth), ``truth`` the positive's token
+    there, ``same`` whether the negative's token equals it."""
+
+    mask: torch.Tensor
+    truth: torch.Tensor
+    same: torch.Tensor
+
+
+def discrimination(batch: Batch, chosen, positives, input_ids, attention_mask):
+    """The :class:`Discrimination` of ``batch``, whose last ``len(chosen)`` rows are the
+    chosen negatives (as :func:`self_negatives` appends them); ``None`` when none is
+    aligned with its positive."""
+    first = len(batch.texts) - len(chosen)
+    truth = torch.zeros_like(input_ids)
+    mask = torch.zeros_like(attention_mask, dtype=torch.bool)
+    for k, r in enumerate(chosen):
+        if len(r.ids) == len(positives[r.row]):
+            truth[first + k, : len(r.ids)] = torch.as_tensor(positives[r.row])
+            mask[first + k] = attention_mask[first + k].bool()
+    if not mask.any():
+        return None
+    return Discrimination(mask, truth, (input_ids == truth).long())
+
+
 def self_negative_losses(
-    model, batch: Batch, chosen, positives, units, config: SelfNegativeConfig, step: int, device
-):
+    model, batch: Batch, chosen, positives, units, config: SelfNegativeConfig, step: int, device,
+    scored=None, dc: Discrimination | None = None,
+):  # fmt: skip
     """``mlm_weight`` x the MLM loss of the positives, one random unit of each masked
     (image-conditioned); ``tags-dc`` adds ``dc_weight`` x (WoD + WoC) on the chosen
     negatives of the positive's length (per token: equals the positive's token; the
-    positive's token)."""
+    positive's token), read off ``scored``, the batch's ITM pass with the WoD and WoC heads
+    (:meth:`~tags.testbed.matcher.Matcher.scored`, ``dc.mask`` the WoC positions)."""
     rng = np.random.default_rng([TRAIN_SEED_BASE + config.seed, step, 11])
     pick = [int(rng.integers(len(u))) for u in units]
     copies = _masked_copies(positives, units, pick)
@@ -404,17 +435,8 @@ def self_negative_losses(
     )
     logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
     loss = config.mlm_weight * F.cross_entropy(logits.float(), targets)
-    aligned = [r for r in chosen if len(r.ids) == len(positives[r.row])]
-    if config.negatives != "tags-dc" or not aligned:
+    if config.negatives != "tags-dc" or dc is None:
         return loss
-    chosen = aligned  # a relation refill of another length has no token-by-token truth
-    inputs = inputs_of([r.ids for r in chosen], [r.row for r in chosen], batch, device)
-    real = inputs["attention_mask"].bool()
-    out = model.encode(**inputs, heads=("wod", "woc"), masked={"woc": real})
-    truth = torch.zeros_like(inputs["input_ids"])
-    for k, r in enumerate(chosen):
-        truth[k, : len(r.ids)] = torch.as_tensor(positives[r.row])
-    same = (inputs["input_ids"] == truth).long()
-    wod = F.cross_entropy(out.wod_logits[real].float(), same[real])
-    woc = F.cross_entropy(out.woc_logits.float(), truth[real])
+    wod = F.cross_entropy(scored.wod_logits[dc.mask].float(), dc.same[dc.mask])
+    woc = F.cross_entropy(scored.woc_logits.float(), dc.truth[dc.mask])
     return loss + config.dc_weight * (wod + woc)

@@ -26,6 +26,7 @@ from tags.testbed.mining import fne_observe, mine, mined_triplet_loss
 from tags.testbed.self_negatives import (
     SELF_METHODS,
     SelfNegativeStats,
+    discrimination,
     self_negative_losses,
     self_negatives,
 )
@@ -172,6 +173,7 @@ class _Step:
         self_made = config.negatives in SELF_METHODS
         if miner is not None and config.mined_loss == "bce":
             batch = mine(model, batch, miner, device, config.bf16)
+        dc = scored = None
         if self_made:
             batch, chosen, positives, units = self_negatives(
                 model, batch, config, step, self.self_stats, device
@@ -182,7 +184,16 @@ class _Step:
             if config.loss == "contrastive":  # CLIP, the added negatives as extra columns
                 loss = contrastive_loss(model, batch, device)
             else:
-                logits = model(**to_device(batch, None, device))
+                inputs = to_device(batch, None, device)
+                if config.negatives == "tags-dc":
+                    ids, attention = inputs["input_ids"], inputs["attention_mask"]
+                    dc = discrimination(batch, chosen, positives, ids, attention)
+                if dc is not None:  # TAGS-DC: WoD and WoC from the ITM pass itself
+                    logits, scored = model.scored(
+                        **inputs, heads=("wod", "woc"), masked={"woc": dc.mask}
+                    )
+                else:
+                    logits = model(**inputs)
                 target = torch.as_tensor(batch.targets, device=device)
                 loss = F.binary_cross_entropy_with_logits(logits.float(), target)
             if miner is not None and config.mined_loss == "triplet":
@@ -193,7 +204,7 @@ class _Step:
                 )
             if self_made:
                 loss = loss + self_negative_losses(
-                    model, batch, chosen, positives, units, config, step, device
+                    model, batch, chosen, positives, units, config, step, device, scored, dc
                 )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
