@@ -65,7 +65,7 @@ class BindingBudget:
 
 BINDING_BUDGETS: dict[str, BindingBudget] = {
     # see docs/demo.md for the measured wall clock and figures on 2 CPU cores
-    "small": BindingBudget("small", steps=250, eval_every=50, eval_scenes=200, batch_size=64),
+    "small": BindingBudget("small", steps=200, eval_every=50, eval_scenes=200, batch_size=64),
     "tiny": BindingBudget("tiny", 6, 3, 12, 8, hidden=32, layers=1, refills=4, warmup=1),
 }
 
