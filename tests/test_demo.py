@@ -33,7 +33,7 @@ def tiny_run(tmp_path_factory):
             "tiny",
             "--out",
             str(out),
-        ],  # fmt: skip
+        ],
         capture_output=True,
         timeout=180,
     )
