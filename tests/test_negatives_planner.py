@@ -495,6 +495,7 @@ def test_substitutes_must_fit_the_other_objects(parser, planner_2, monkeypatch):
     import tags.negatives.planner as planner_module
 
     monkeypatch.setattr(planner_module, "MIN_CHOICE_SHARE", 0.0)  # the weights themselves
+    monkeypatch.setattr(objects, "WORD_CONTEXT", False)  # the counts' veto alone
 
     scenes = planner_2.scenes
     # "frisbee" is seen next to a bowling lane, "parachute" (as common) never is
@@ -610,7 +611,8 @@ def test_fluency_reads_the_article_the_edit_will_write(parser):
     assert weights[("orange",)] == pytest.approx(weights[("blue",)], rel=0.25)
 
 
-def test_substitutes_must_fit_the_caption_verbs(parser):
+def test_substitutes_must_fit_the_caption_verbs(parser, monkeypatch):
+    monkeypatch.setattr(objects, "WORD_CONTEXT", False)  # the counts' verb veto alone
     from tags.negatives.scenes import SceneCounts, verb_lemma, verbs_of
 
     assert {verb_lemma(w) for w in ("throws", "threw", "throwing", "thrown")} == {"throw"}
