@@ -552,8 +552,10 @@ def preposition_choices(
             # "with X" -> "without X" is false for any X, but reads unnatural where writers
             # never say it ("a room without the fireplace", "playing without a kite"):
             # the object must be attested after "without" (:data:`WITHOUT_MIN_COUNT`)
-            # (a compound object backs off to its head: "a dog fishing" -> "dog")
-            said = max(with_object, scenes.predicate_object.get((name, obj.split()[-1]), 0))
+            # (a compound object backs off to its words: "a dog fishing" -> "dog")
+            said = max(
+                with_object, *(scenes.predicate_object.get((name, w), 0) for w in obj.split())
+            )
             attested = said if said >= WITHOUT_MIN_COUNT else 0
             if not attested:
                 evidence.refuse("relation:without_unattested")
