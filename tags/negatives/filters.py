@@ -9,7 +9,9 @@
    still names ("a girl ... behind her" -> "a boy ... behind her";
    :mod:`~.agreement`);
 6. ``part_count``: a number edit on a part whose count its owner fixes ("the zebra has four
-   legs" -> "two legs"; :mod:`~.part_counts`).
+   legs" -> "two legs"; :mod:`~.part_counts`);
+7. ``colour_list``: a colour replaced inside a list of three or more colours ("blue yellow
+   and red" -> "blue silver and red": not clearly false; :mod:`~.colour_lists`).
 
 The false-negative rule follows the paper: "a candidate whose replaced tokens are all
 contained in the image's other annotated captions is treated as relevant". Replaced words are
@@ -29,6 +31,7 @@ from difflib import SequenceMatcher
 
 from tags.core.types import Candidate
 from tags.negatives.agreement import breaks_pronoun_agreement
+from tags.negatives.colour_lists import edits_colour_list
 from tags.negatives.part_counts import edits_fixed_count
 from tags.negatives.vocabulary import words
 
@@ -39,6 +42,7 @@ FILTER_NAMES = (
     "false_negative",
     "pronoun_agreement",
     "part_count",
+    "colour_list",
 )
 
 
@@ -101,6 +105,9 @@ def filter_candidates(
             seen.add(candidate.text)
         elif edits_fixed_count(positive, candidate):
             removed["part_count"] += 1
+            seen.add(candidate.text)
+        elif edits_colour_list(positive, candidate):
+            removed["colour_list"] += 1
             seen.add(candidate.text)
         else:
             kept.append(candidate)

@@ -333,8 +333,10 @@ PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "in front of": ("behind",),
     "behind": ("in front of",),
     "near": ("far from",),
-    "next to": ("across from", "behind", "in front of"),
-    "beside": ("behind", "in front of"),
+    # not "behind" / "in front of": a thing next to another may also be in front of it
+    # ("a couch next to a chair" -> "in front of a chair"; blind read 1202)
+    "next to": ("across from",),
+    "beside": ("across from",),
     "with": ("without",),
     "without": ("with",),
     "toward": ("away from",),

@@ -48,6 +48,8 @@ FLIP_MIN_SHARE = 0.1
 #: expected from the original triple's count times the new preposition's share with the
 #: object, at least this ("food on a plate" 66 times -> not "food under a plate").
 FLIP_MIN_LIFT = -0.5
+#: "with X" -> "without X" needs "without X" this often in the counts.
+WITHOUT_MIN_COUNT = 2
 
 
 #: Complex prepositions, longest first: their frame words ("front", "top", "left") are never
@@ -547,7 +549,16 @@ def preposition_choices(
             # on a tray" -> not "under a tray", "people under an umbrella" -> not "on")
             fits = evidence.category_triple(subject, name, obj) >= evidence.min_count
         if other == "without":
-            attested = 1 + triple + with_object  # "with X" -> "without X" holds for any X
+            # "with X" -> "without X" is false for any X, but reads unnatural where writers
+            # never say it ("a room without the fireplace", "playing without a kite"):
+            # the object must be attested after "without" (:data:`WITHOUT_MIN_COUNT`)
+            # (a compound object backs off to its words: "a dog fishing" -> "dog")
+            said = max(
+                with_object, *(scenes.predicate_object.get((name, w), 0) for w in obj.split())
+            )
+            attested = said if said >= WITHOUT_MIN_COUNT else 0
+            if not attested:
+                evidence.refuse("relation:without_unattested")
         elif fits and (triple or backed >= max(evidence.min_count, FLIP_MIN_SHARE * usual)):
             attested = triple + backed
         else:
@@ -585,6 +596,7 @@ __all__ = [
     "SUPPORT_PARTICLES",
     "SUPPORT_PRIOR",
     "VERTICAL_PREPOSITIONS",
+    "WITHOUT_MIN_COUNT",
     "ReplaceRelation",
     "editable_verb",
     "group_verb",
