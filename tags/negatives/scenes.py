@@ -173,6 +173,9 @@ class SceneCounts:
     verb_sibling: Counter = field(default_factory=Counter)
     verb_codescription: Counter = field(default_factory=Counter)
     _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    #: WordNet's answers for the words of these counts, when read from a counts store that
+    #: keeps them (:class:`WordFacts`); the planner asks WordNet itself otherwise.
+    facts: Any = field(default=None, init=False, repr=False, compare=False)
 
     # ---------------------------------------------------------------- building
     def add_graph(self, graph: SceneGraph) -> None:
@@ -235,6 +238,7 @@ class SceneCounts:
         a :class:`~tags.negatives.store.SummedCounts` view of the two (same values, same
         order of keys)."""
         out = SceneCounts()
+        out.facts = self.facts
         if all(isinstance(getattr(self, name), Counter) for name in self._FIELDS):
             out.update(self)
             out.update(other)
@@ -583,6 +587,51 @@ class SceneCounts:
         return counts
 
 
+def fact_words(counts: SceneCounts) -> list[str]:
+    """The object names of ``counts`` whose WordNet answers a counts store keeps (every
+    name in an object, attribute or relation table, and each name's last word), in first
+    seen order."""
+    found: dict[str, None] = {}
+    columns = (
+        ("objects", (0,)),
+        ("attribute_object", (1,)),
+        ("triples", (0, 2)),
+        ("subject_predicate", (0,)),
+        ("predicate_object", (1,)),
+    )
+    for name, positions in columns:
+        for key in getattr(counts, name):
+            for i in positions:
+                word = key[i]
+                if type(word) is str and word not in found:
+                    found[word] = None
+                    parts = word.split()
+                    if parts:
+                        found.setdefault(parts[-1], None)
+    return list(found)
+
+
+@dataclass(frozen=True)
+class WordFacts:
+    """WordNet's answers kept in a counts store (:func:`tags.negatives.wordnet.word_facts`):
+    the packed table, the category and lexicographer-file names in number order, and the
+    :func:`~tags.negatives.wordnet.fingerprint` they were computed under."""
+
+    packed: Any
+    categories: tuple[str, ...]
+    lexnames: tuple[str, ...]
+    fingerprint: str
+
+    def service(self, service: Any) -> Any:
+        """``service`` answering from these facts when they were computed under it (a
+        :class:`~tags.negatives.wordnet.StoredWordNet`), else ``service`` itself."""
+        from tags.negatives.wordnet import StoredWordNet, fingerprint
+
+        if self.fingerprint != fingerprint(service):
+            return service
+        return StoredWordNet(service, self.packed, list(self.categories), list(self.lexnames))
+
+
 #: The image-group verb counts: all a verb co-description table holds
 #: (``scripts/build_verb_codescription.py``).
 VERB_GROUP_FIELDS = ("verb_grouped", "verb_sibling", "verb_codescription")
@@ -594,6 +643,8 @@ __all__ = [
     "VERB_GROUP_FIELDS",
     "ZERO_PLURALS",
     "SceneCounts",
+    "WordFacts",
+    "fact_words",
     "is_bare",
     "is_plural",
     "normal",

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 from parsers import SceneGraph
 from tags.core.io import InputError
@@ -228,14 +229,28 @@ class SceneGraphVocabulary:
         finally:
             tmp.unlink(missing_ok=True)
 
-    def save_store(self, path: str | Path) -> int:
+    def save_store(self, path: str | Path, facts: bool = True) -> int:
         """Write these counts as a memory-mapped store (:mod:`tags.negatives.store`), every
         table in its present iteration order (a vocabulary read from a JSON file: the
         file's order, so generation from either gives the same negatives); its size in
-        bytes. :meth:`load` and ``tags generate --vocab`` read it."""
+        bytes. :meth:`load` and ``tags generate --vocab`` read it. With ``facts`` (and
+        WordNet installed) the store also keeps WordNet's answers for the corpus's object
+        names (:func:`~tags.negatives.wordnet.word_facts`), so the planner of each process
+        reads them from the mapped file instead of building WordNet synsets for them."""
         tables = {f"counts/{key}": counter for key, counter in self.counts.items()}
         tables.update({f"scenes/{name}": getattr(self.scenes, name) for name in _SCENE_FIELDS})
         meta = {"kind": STORE_KIND, "min_count": self.min_count, "min_pool": self.min_pool}
+        if facts:
+            from tags.negatives.scenes import fact_words
+            from tags.negatives.wordnet import WordNet, fingerprint, word_facts, wordnet
+
+            service = wordnet()
+            if isinstance(service, WordNet):
+                packed, categories, lexnames = word_facts(service, fact_words(self.scenes))
+                tables["wordnet/facts"] = packed
+                tables["wordnet/categories"] = categories
+                tables["wordnet/lexnames"] = lexnames
+                meta["wordnet"] = fingerprint(service)
         return write_store(path, tables, meta)
 
     @classmethod
@@ -253,6 +268,18 @@ class SceneGraphVocabulary:
                 vocab.counts[key] = table  # type: ignore[assignment]
             elif kind == "scenes" and key in _SCENE_FIELDS:
                 setattr(vocab.scenes, key, table)
+        if meta.get("wordnet") and "wordnet/facts" in tables:
+            from tags.negatives.scenes import WordFacts
+
+            def names(table: Any) -> tuple[str, ...]:  # numbered from 1, in that order
+                return tuple(key for key, _ in sorted(table.items(), key=lambda kv: kv[1]))
+
+            vocab.scenes.facts = WordFacts(
+                tables["wordnet/facts"],
+                names(tables["wordnet/categories"]),
+                names(tables["wordnet/lexnames"]),
+                str(meta["wordnet"]),
+            )
         return vocab
 
     @classmethod
