@@ -543,10 +543,22 @@ _CATEGORY_BITS, _LEXNAME_BITS, _DEPTH_BITS = 20, 8, 8
 
 
 def fingerprint(service: WordNetService) -> str:
-    """What the stored answers depend on: this module's code and the WordNet data read (a
-    store written under another one is not trusted: its words are asked again)."""
-    with open(__file__, "rb") as source:
-        digest = hashlib.blake2b(source.read(), digest_size=8)
+    """What the stored answers depend on: the code of the queries (:data:`STORED_QUERIES`
+    and what they call) and the WordNet data read; a store written under another one is not
+    trusted (its words are asked of WordNet again)."""
+    import inspect
+
+    digest = hashlib.blake2b(digest_size=8)
+    for code in (
+        WordNet._synsets_of,
+        WordNet._category,
+        WordNet._lexname,
+        WordNet._depth,
+        WordNet._is_name,
+        WordNet._is_activity,
+        _main_path,
+    ):
+        digest.update(inspect.getsource(code).encode())
     root = _data_root() if isinstance(service, WordNet) else None
     digest.update(type(service).__name__.encode())
     for name in ("data.noun", "index.noun", "noun.exc"):
