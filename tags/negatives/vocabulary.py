@@ -142,7 +142,7 @@ class SceneGraphVocabulary:
     counts: dict[str, Counter] = field(default_factory=dict)
     #: Surfaces and combinations the corpus attests (for plausible minimal edits).
     scenes: SceneCounts = field(default_factory=SceneCounts)
-    _pools: dict[str, _Pool] | None = field(default=None, init=False, repr=False)
+    _pools: dict[str, _Pool | None] | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
     def add(self, unit_type: str, surface: Surface, count: int = 1) -> None:
@@ -182,13 +182,18 @@ class SceneGraphVocabulary:
 
     # ---------------------------------------------------------------- sampling
     def _pool(self, key: str) -> _Pool | None:
+        """The sampling pool of one form or type, built on its first use (a process builds
+        only the pools it draws from)."""
         if self._pools is None:
             self._pools = {}
-            for name, counts in self.counts.items():
-                kept = Counter({s: c for s, c in counts.items() if c >= self.min_count})
-                if kept:
-                    self._pools[name] = _Pool.from_counts(kept)
-        return self._pools.get(key)
+        try:
+            return self._pools[key]
+        except KeyError:
+            pass
+        counts = self.counts.get(key)
+        kept = Counter({s: c for s, c in counts.items() if c >= self.min_count}) if counts else None
+        found = self._pools[key] = _Pool.from_counts(kept) if kept else None
+        return found
 
     def pool_for(self, unit_type: str, original: Surface) -> tuple[_Pool | None, Surface]:
         """The pool substitutes of ``original`` come from, and its normalised surface."""
