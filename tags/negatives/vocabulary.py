@@ -32,6 +32,9 @@ Surface = tuple[str, ...]
 
 #: The ``kind`` in the header of a vocabulary's counts store.
 STORE_KIND = "tags vocabulary"
+#: The layout of the planner's index in a store (:meth:`SceneCounts.index_tables`); a
+#: store without it (or of another) has its index built per process, as before.
+INDEX_FORMAT = 1
 _SCENE_FIELDS = SceneCounts._FIELDS
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
@@ -238,13 +241,18 @@ class SceneGraphVocabulary:
         """Write these counts as a memory-mapped store (:mod:`tags.negatives.store`), every
         table in its present iteration order (a vocabulary read from a JSON file: the
         file's order, so generation from either gives the same negatives); its size in
-        bytes. :meth:`load` and ``tags generate --vocab`` read it. With ``facts`` (and
+        bytes. :meth:`load` and ``tags generate --vocab`` read it. The planner's index of
+        the counts (:meth:`~tags.negatives.scenes.SceneCounts.index_tables`) is written
+        too, grouped, so each process reads it from the mapped file. With ``facts`` (and
         WordNet installed) the store also keeps WordNet's answers for the corpus's object
         names (:func:`~tags.negatives.wordnet.word_facts`), so the planner of each process
         reads them from the mapped file instead of building WordNet synsets for them."""
         tables = {f"counts/{key}": counter for key, counter in self.counts.items()}
         tables.update({f"scenes/{name}": getattr(self.scenes, name) for name in _SCENE_FIELDS})
         meta = {"kind": STORE_KIND, "min_count": self.min_count, "min_pool": self.min_pool}
+        if all(isinstance(getattr(self.scenes, name), Counter) for name in _SCENE_FIELDS):
+            tables.update(self.scenes.index_tables())  # the planner's index, grouped
+            meta["index"] = INDEX_FORMAT
         if facts:
             from tags.negatives.scenes import fact_words
             from tags.negatives.wordnet import WordNet, fingerprint, word_facts, wordnet
@@ -273,6 +281,16 @@ class SceneGraphVocabulary:
                 vocab.counts[key] = table  # type: ignore[assignment]
             elif kind == "scenes" and key in _SCENE_FIELDS:
                 setattr(vocab.scenes, key, table)
+        if meta.get("index") == INDEX_FORMAT:
+            from tags.negatives.scenes import INDEX_FLAT, INDEX_GROUPS
+            from tags.negatives.store import GroupedTable
+
+            stored: dict[str, Any] = {
+                name: GroupedTable(tables[f"index/{name}"], tables[f"index/{name}/groups"])
+                for name in INDEX_GROUPS
+            }
+            stored.update({name: tables[f"index/{name}"] for name in INDEX_FLAT})
+            vocab.scenes.stored_index = stored
         if meta.get("wordnet") and "wordnet/facts" in tables:
             from tags.negatives.scenes import WordFacts
 
