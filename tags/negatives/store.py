@@ -391,8 +391,10 @@ class GroupedTable(Mapping):
     group's pairs next to each other and in the inner mapping's order, and ``groups`` each
     group's first position and length (``start << 32 | length``), in the outer mapping's
     order. ``table[group]`` and ``get`` give a :class:`GroupView` (``[]`` of a missing group:
-    an empty one, as a ``defaultdict(Counter)`` reads); whole groups decoded for iteration
-    are remembered up to :data:`_GROUP_MEMO` keys in all (then it starts afresh)."""
+    an empty one, as a ``defaultdict(Counter)`` reads). A group is decoded whole on its
+    first use (one slice of the keys' bytes) and remembered, up to :data:`_GROUP_MEMO` keys
+    in all (then it starts afresh): a bound on each process's memory, whatever the size of
+    the corpus."""
 
     def __init__(self, entries: CountsTable, groups: CountsTable):
         self.entries, self.groups = entries, groups
@@ -426,11 +428,13 @@ class GroupedTable(Mapping):
         for group, packed in self.groups.items():
             yield group, GroupView(self, group, packed >> 32, packed & 0xFFFFFFFF)
 
-    def keys_of(self, group: Any, start: int, length: int) -> list:
-        """The inner keys of one group, in order (decoded once, remembered)."""
+    def positions(self, group: Any, start: int, length: int) -> dict[Any, int]:
+        """One group's inner keys, in order, each with its position in ``entries``
+        (decoded once and remembered: lookups in the group then hash no bytes)."""
         found = self._decoded.get(group)
         if found is None:
-            found = [key for _, key in self.entries.keys_between(start, start + length)]
+            keys = self.entries.keys_between(start, start + length)
+            found = {key: start + i for i, (_, key) in enumerate(keys)}
             if self._held + length > _GROUP_MEMO:
                 self._decoded.clear()
                 self._held = 0
@@ -443,9 +447,11 @@ class GroupedTable(Mapping):
         return GroupedTable, (self.entries, self.groups)
 
 
-#: The most inner keys a :class:`GroupedTable` keeps decoded (a bound on what its
-#: iteration remembers, whatever the size of the corpus).
-_GROUP_MEMO = 1 << 15
+#: The most inner keys a :class:`GroupedTable` keeps decoded.
+_GROUP_MEMO = 1 << 14
+#: The most groups a :class:`SummedGroups` keeps summed (each remembers its background-only
+#: keys and the lookups asked of it).
+_SUMMED_MEMO = 1 << 10
 
 
 class GroupView(CounterOps, Mapping):
@@ -457,31 +463,42 @@ class GroupView(CounterOps, Mapping):
     def __init__(self, grouped: GroupedTable, group: Any, start: int, length: int):
         self._grouped, self._group, self._start, self._length = grouped, group, start, length
 
-    def _position(self, key: Any) -> int:
-        if not self._length:
-            return -1
-        try:
+    def _positions(self) -> dict[Any, int]:
+        return self._grouped.positions(self._group, self._start, self._length)
+
+    def _position(self, key: Any) -> int | None:
+        """Where ``key`` of this group is in the entries (``None``: not in it)."""
+        if self._length > _GROUP_MEMO:  # too large to keep decoded: search the hashes
             j = self._grouped.entries._find((self._group, key))
-        except TypeError:
-            return -1
-        return j if self._start <= j < self._start + self._length else -1
+            return j if self._start <= j < self._start + self._length else None
+        return self._positions().get(key)
 
     def get(self, key: Any, default: Any = None) -> Any:
-        j = self._position(key)
-        return default if j < 0 else self._grouped.entries.count_at(j)
+        if not self._length:
+            return default
+        try:
+            j = self._position(key)
+        except TypeError:  # unhashable: never a key
+            return default
+        return default if j is None else self._grouped.entries.count_at(j)
 
     def __getitem__(self, key: Any) -> int:
-        j = self._position(key)
-        return 0 if j < 0 else self._grouped.entries.count_at(j)
+        found = self.get(key)
+        return 0 if found is None else found
 
     def __contains__(self, key: object) -> bool:
-        return self._position(key) >= 0
+        if not self._length:
+            return False
+        try:
+            return self._position(key) is not None
+        except TypeError:
+            return False
 
     def __len__(self) -> int:
         return self._length
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._grouped.keys_of(self._group, self._start, self._length))
+        return iter(self._positions()) if self._length else iter(())
 
     def values(self) -> list[int]:  # type: ignore[override]
         counts = self._grouped.entries._counts
@@ -515,12 +532,21 @@ class SummedGroups(Mapping):
 
     def __init__(self, first: Mapping, second: Mapping):
         self.first, self.second = first, second
+        self._summed: dict[Any, SummedCounts] = {}  # groups of both, the last few asked
 
     def get(self, group: Any, default: Any = None) -> Any:
+        found = self._summed.get(group)
+        if found is not None:
+            return found
         a, b = self.first.get(group), self.second.get(group)
         if a is None:
             return default if b is None else b
-        return a if b is None else SummedCounts(a, b)
+        if b is None:
+            return a
+        if len(self._summed) >= _SUMMED_MEMO:
+            self._summed.clear()
+        found = self._summed[group] = SummedCounts(a, b)
+        return found
 
     def __getitem__(self, group: Any) -> Any:
         return self.get(group, _EMPTY)
@@ -577,7 +603,10 @@ class SummedCounts(CounterOps, Mapping):
             if find is not None:  # one vectorised search, not a lookup per key
                 self._only_second = [k for k, j in zip(keys, find(keys)) if j < 0]
             else:
-                self._only_second = [k for k in keys if k not in self.first]
+                first = self.first
+                if isinstance(first, GroupView) and first._length <= _GROUP_MEMO:
+                    first = first._positions()  # a dict of its keys: no call per key
+                self._only_second = [k for k in keys if k not in first]
         return self._only_second
 
     def get(self, key: Any, default: Any = None) -> Any:
