@@ -42,6 +42,7 @@ import sys
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -468,29 +469,29 @@ class GroupView(CounterOps, Mapping):
 
     def _position(self, key: Any) -> int | None:
         """Where ``key`` of this group is in the entries (``None``: not in it)."""
+        if not self._length:
+            return None
         if self._length > _GROUP_MEMO:  # too large to keep decoded: search the hashes
             j = self._grouped.entries._find((self._group, key))
             return j if self._start <= j < self._start + self._length else None
         return self._positions().get(key)
 
     def get(self, key: Any, default: Any = None) -> Any:
-        if not self._length:
-            return default
+        decoded = self._grouped._decoded.get(self._group)  # the usual case, inlined
         try:
-            j = self._position(key)
+            j = decoded.get(key) if decoded is not None else self._position(key)
         except TypeError:  # unhashable: never a key
             return default
-        return default if j is None else self._grouped.entries.count_at(j)
+        return default if j is None else self._grouped.entries._counts[j]
 
     def __getitem__(self, key: Any) -> int:
         found = self.get(key)
         return 0 if found is None else found
 
     def __contains__(self, key: object) -> bool:
-        if not self._length:
-            return False
+        decoded = self._grouped._decoded.get(self._group)
         try:
-            return self._position(key) is not None
+            return key in decoded if decoded is not None else self._position(key) is not None
         except TypeError:
             return False
 
@@ -627,14 +628,17 @@ class SummedCounts(CounterOps, Mapping):
         return self.get(key, 0)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.first or key in self.second
+        try:
+            found = self._memo[key]
+        except (KeyError, TypeError):
+            return key in self.first or key in self.second
+        return found is not None
 
     def __len__(self) -> int:
         return len(self.first) + len(self._extra())
 
     def __iter__(self) -> Iterator[Any]:
-        yield from self.first
-        yield from self._extra()
+        return chain(self.first, self._extra())
 
     def items(self) -> Iterator[tuple[Any, int]]:  # type: ignore[override]
         second = self.second
