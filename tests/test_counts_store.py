@@ -168,3 +168,143 @@ def test_a_bad_store_is_one_line_naming_it(saved, captions, tmp_path, cli):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and str(cut) in lines[0] and "cut short" in lines[0]
     assert not out.exists()
+
+
+# ------------------------------------------------ WordNet's answers kept in the store
+def _planner(vocab: SceneGraphVocabulary):
+    from tags.negatives.config import GenerationConfig
+    from tags.negatives.factory import edit_planner
+
+    return edit_planner(GenerationConfig(), vocab)
+
+
+def test_the_stored_wordnet_answers_are_wordnets(saved):
+    from tags.negatives.scenes import fact_words
+    from tags.negatives.wordnet import STORED_QUERIES, StoredWordNet, WordNet, wordnet
+
+    service = wordnet()
+    if not isinstance(service, WordNet):
+        pytest.skip("WordNet data not installed")
+    vocab, _, store_path = saved
+    stored = SceneGraphVocabulary.load(store_path)
+    evidence = _planner(stored).evidence
+    assert isinstance(evidence.wordnet, StoredWordNet)  # the planner reads the store's
+    assert isinstance(_planner(vocab).evidence.wordnet, WordNet)  # JSON: WordNet itself
+    words = fact_words(vocab.scenes)
+    assert len(words) > 50 and set(stored.scenes.facts.packed) == set(words)
+    answers = {q: [getattr(evidence.wordnet, q)(w) for w in words] for q in STORED_QUERIES}
+    for query in STORED_QUERIES:
+        assert answers[query] == [getattr(service, query)(w) for w in words], query
+    assert any(answers["category"]) and any(d is not None for d in answers["depth"])
+    assert any(answers["is_activity"]) or not any(w.endswith("ing") for w in words)
+    # a word the store does not hold, and the other queries: WordNet's own
+    assert evidence.wordnet.category("zebra") == service.category("zebra")
+    assert evidence.wordnet.related("dog", "cat") == service.related("dog", "cat")
+
+
+def test_stored_answers_of_another_wordnet_are_not_trusted(saved):
+    from dataclasses import replace
+
+    from tags.negatives.wordnet import WordNet, wordnet
+
+    if not isinstance(wordnet(), WordNet):
+        pytest.skip("WordNet data not installed")
+    stored = SceneGraphVocabulary.load(saved[2])
+    stored.scenes.facts = replace(stored.scenes.facts, fingerprint="another")
+    assert _planner(stored).evidence.wordnet is wordnet()
+
+
+def test_the_planners_tables_are_the_same_from_the_store(saved):
+    vocab, _, store_path = saved
+    planners = [_planner(vocab), _planner(SceneGraphVocabulary.load(store_path))]
+    for planner in planners:
+        planner.prepare()
+    json_ev, store_ev = (p.evidence for p in planners)
+    # the same entries in the same order (iteration order decides ties downstream)
+    assert list(json_ev._by_category) == list(store_ev._by_category)
+    for key, table in json_ev._by_category.items():
+        assert list(table.items()) == list(store_ev._by_category[key].items()), key
+    for table in ("colour_table", "value_nouns", "category_triples", "people_places"):
+        want, got = getattr(json_ev, table)(), getattr(store_ev, table)()
+        assert list(want.items()) == list(got.items()), table
+    assert json_ev.partners() == store_ev.partners()
+    assert json_ev.object_category_predicates("man") == store_ev.object_category_predicates("man")
+
+
+def test_the_sampling_pools_are_built_per_form_and_the_same(saved):
+    vocab, _, store_path = saved
+    stored = SceneGraphVocabulary.load(store_path)
+    fresh = SceneGraphVocabulary.load(saved[1])
+    assert fresh._pool("object:plural") is not None
+    assert set(fresh._pools) == {"object:plural"}  # only the pool drawn from
+    for key in vocab.counts:
+        a, b = vocab._pool(key), stored._pool(key)
+        assert (a is None) == (b is None), key
+        if a is not None:
+            assert (a.items, a.cumulative) == (b.items, b.cumulative), key
+    assert vocab._pool("no such form") is None
+
+
+# ------------------------------------------------ the planner's index kept in the store
+def _plain(table):
+    """A (nested) count mapping as lists of pairs, in order."""
+    return [
+        (key, _plain(value) if hasattr(value, "items") else value) for key, value in table.items()
+    ]
+
+
+@pytest.mark.parametrize("background", ["factual", None])
+def test_the_index_is_read_from_the_store_as_built(saved, background):
+    from tags.negatives.scenes import INDEX_FLAT, INDEX_GROUPS
+    from tags.negatives.store import CountsTable, GroupedTable, SummedGroups
+
+    vocab, _, store_path = saved
+    stored = SceneGraphVocabulary.load(store_path)
+    assert set(stored.scenes.stored_index) == {*INDEX_GROUPS, *INDEX_FLAT}
+    extra = load_background(background) if background else None
+    built = vocab.scenes.merged(extra) if extra else vocab.scenes
+    mapped = stored.scenes.merged(extra) if extra else stored.scenes
+    want, got = built.index, mapped.index
+    kind = SummedGroups if extra else GroupedTable
+    for name in INDEX_GROUPS:
+        assert isinstance(got[name], kind), name  # read from the mapped file, not built
+        assert _plain(got[name]) == _plain(want[name]), name  # same groups, counts, order
+        assert len(got[name]) == len(want[name]), name
+        for group, inner in list(want[name].items())[:50]:
+            view = got[name].get(group)
+            assert len(view) == len(inner) and list(view) == list(inner), (name, group)
+            for key, count in list(inner.items())[:20]:
+                assert view.get(key) == view[key] == count and key in view
+            assert view.get(("no", "such")) is None and view["nope"] == 0
+        assert got[name].get("no such group") is None
+        assert len(got[name]["no such group"]) == 0  # [] of a missing group: empty
+    for name in INDEX_FLAT:
+        assert list(got[name].items()) == list(want[name].items()), name
+    assert got["total"] == want["total"]
+    if not extra:
+        assert isinstance(got["followers"], CountsTable)
+    # Counter's arithmetic gives the same Counter, in the same order
+    subject = next(iter(want["predicates_of_subject"]))
+    a, b = want["predicates_of_subject"][subject], got["predicates_of_subject"][subject]
+    other = Counter({"zz": 1, next(iter(a)): 2})
+    for result, expected in [
+        (b + other, a + other),
+        (other + b, other + a),
+        (b - other, a - other),
+    ]:
+        assert isinstance(result, Counter) and list(result.items()) == list(expected.items())
+    assert b.most_common(3) == a.most_common(3)
+
+
+def test_a_store_without_the_index_builds_it(saved, tmp_path):
+    vocab, _, _ = saved
+    path = tmp_path / "old.store"
+    tables = {f"counts/{k}": c for k, c in vocab.counts.items()}
+    tables.update({f"scenes/{n}": getattr(vocab.scenes, n) for n in SceneCounts._FIELDS})
+    meta = {"kind": "tags vocabulary", "min_count": vocab.min_count, "min_pool": vocab.min_pool}
+    write_store(path, tables, meta)  # as written before the index and WordNet's answers
+    old = SceneGraphVocabulary.load(path)
+    assert old.scenes.stored_index is None and old.scenes.facts is None
+    assert _plain(old.scenes.index["attributes_of_object"]) == _plain(
+        vocab.scenes.index["attributes_of_object"]
+    )

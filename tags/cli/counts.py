@@ -63,8 +63,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write counts as a memory-mapped store that all workers share (less memory)",
         description="Write a counts file as a compact store (integer arrays and the keys' "
         "bytes in one file, memory-mapped read-only): every generation process of a machine "
-        "shares one copy through the page cache and opening it reads only its header. "
-        "Generate from it with --vocab STORE; the negatives are the same as from the file.",
+        "shares one copy through the page cache and opening it reads only its header. It also "
+        "keeps the planner's index of the counts and WordNet's answers for their object names, "
+        "so no process builds them. Generate from it with --vocab STORE; the negatives are the "
+        "same as from the file.",
     )
     store.add_argument("counts", metavar="COUNTS", help="a counts file (OUT.vocab.json)")
     add_out(store, "the store to write", required=True, short=True)

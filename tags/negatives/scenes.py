@@ -29,7 +29,7 @@ from typing import Any
 from parsers import SceneGraph
 from parsers.morphology import ZERO_PLURALS
 from tags.negatives.lexicon import AUXILIARY_VERBS, NUMBER_VALUES, PLURAL_CUES
-from tags.negatives.store import SummedCounts
+from tags.negatives.store import SummedCounts, SummedGroups, grouped_sections
 from tags.negatives.wordnet import verb_lemma
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
@@ -173,6 +173,14 @@ class SceneCounts:
     verb_sibling: Counter = field(default_factory=Counter)
     verb_codescription: Counter = field(default_factory=Counter)
     _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    #: WordNet's answers for the words of these counts, when read from a counts store that
+    #: keeps them (:class:`WordFacts`); the planner asks WordNet itself otherwise.
+    facts: Any = field(default=None, init=False, repr=False, compare=False)
+    #: The planner's index as a counts store keeps it (:meth:`index_tables`: name -> a
+    #: mapped :class:`~tags.negatives.store.GroupedTable` or table), plus the background
+    #: counts merged in (:meth:`merged`); ``None``: the index is built from the counts.
+    stored_index: Any = field(default=None, init=False, repr=False, compare=False)
+    _background: Any = field(default=None, init=False, repr=False, compare=False)
 
     # ---------------------------------------------------------------- building
     def add_graph(self, graph: SceneGraph) -> None:
@@ -235,12 +243,15 @@ class SceneCounts:
         a :class:`~tags.negatives.store.SummedCounts` view of the two (same values, same
         order of keys)."""
         out = SceneCounts()
+        out.facts = self.facts
         if all(isinstance(getattr(self, name), Counter) for name in self._FIELDS):
             out.update(self)
             out.update(other)
             return out
         for name in self._FIELDS:
             setattr(out, name, SummedCounts(getattr(self, name), getattr(other, name)))
+        if self.stored_index is not None and self._background is None:
+            out.stored_index, out._background = self.stored_index, other
         return out
 
     def update(self, other: SceneCounts) -> None:
@@ -253,66 +264,106 @@ class SceneCounts:
     # ---------------------------------------------------------------- queries
     @property
     def index(self) -> dict[str, Any]:
-        """Lookup tables built on first use (and after every update)."""
+        """Lookup tables built on first use (and after every update); from a counts store
+        that keeps them, views of its mapped tables (:meth:`index_tables`), summed with the
+        background's as building them from the summed counts would (the same counts, the
+        same order)."""
         if self._index is None:
-            objects_by_number: dict[bool, Counter] = defaultdict(Counter)
-            surfaces: dict[tuple[str, bool], Counter] = defaultdict(Counter)
-            object_totals: Counter = Counter()  # both numbers (:meth:`object_count`)
-            for (name, surface, plural), count in self.objects.items():
-                objects_by_number[plural][name] += count
-                surfaces[(name, plural)][surface] += count
-                object_totals[name] += count
-            by_attribute: dict[str, Counter] = defaultdict(Counter)
-            attrs_by_object: dict[str, Counter] = defaultdict(Counter)
-            for (value, name), count in self.attribute_object.items():
-                by_attribute[value][name] += count
-                attrs_by_object[name][value] += count
-            subjects_of: dict[str, Counter] = defaultdict(Counter)
-            preds_of_subject: dict[str, Counter] = defaultdict(Counter)
-            for (subject, predicate), count in self.subject_predicate.items():
-                subjects_of[predicate][subject] += count
-                preds_of_subject[subject][predicate] += count
-            objects_of: dict[str, Counter] = defaultdict(Counter)
-            preds_of_object: dict[str, Counter] = defaultdict(Counter)
-            for (predicate, obj), count in self.predicate_object.items():
-                objects_of[predicate][obj] += count
-                preds_of_object[obj][predicate] += count
-            relation_surfaces: dict[tuple[str, str], Counter] = defaultdict(Counter)
-            for (predicate, surface, tag_shape), count in self.relations.items():
-                relation_surfaces[(tag_shape, predicate)][surface] += count
-            attribute_surface: dict[str, Counter] = defaultdict(Counter)
-            for (value, surface), count in self.attributes.items():
-                attribute_surface[value][surface] += count
-            verb_words: Counter = Counter()  # the verb of relation surfaces ("walks down")
-            for (_, surface, tag_shape), count in self.relations.items():
-                if surface and surface[0] and tag_shape.startswith("VB"):
-                    verb_words[surface[0].split()[0]] += count
-            noun_words: Counter = Counter()  # the last word of object surfaces
-            for (_, surface, _), count in self.objects.items():
-                if surface:
-                    noun_words[surface.split()[-1]] += count
-            followers: Counter = Counter()
-            for pair in self.bigrams:
-                followers[pair.split(" ", 1)[0]] += 1
-            self._index = {
-                "followers": followers,
-                "verb_words": verb_words,
-                "noun_words": noun_words,
-                "total": sum(self.unigrams.values()),
-                "objects_by_number": objects_by_number,
-                "object_totals": object_totals,
-                "surfaces": surfaces,
-                "objects_with_attribute": by_attribute,
-                "attributes_of_object": attrs_by_object,
-                "subjects_of": subjects_of,
-                "objects_of": objects_of,
-                "predicates_of_subject": preds_of_subject,
-                "predicates_of_object": preds_of_object,
-                "relation_surfaces": relation_surfaces,
-                "attribute_surface": attribute_surface,
-                "memos": {},  # of pure queries over these counts (:meth:`memo`)
-            }
+            if self.stored_index is not None:
+                self._index = self._mapped_index()
+            else:
+                self._index = self._built_index()
         return self._index
+
+    def index_tables(self) -> dict[str, Any]:
+        """The index (:attr:`index`, built from these counts) as the tables a counts store
+        keeps: ``index/NAME`` (and ``index/NAME/groups`` for a table of groups)."""
+        index = self._built_index()
+        tables: dict[str, Any] = {}
+        for name in INDEX_GROUPS:
+            tables.update(grouped_sections(f"index/{name}", index[name]))
+        for name in INDEX_FLAT:
+            tables[f"index/{name}"] = index[name]
+        return tables
+
+    def _mapped_index(self) -> dict[str, Any]:
+        stored = self.stored_index
+        background = None if self._background is None else self._background.index
+        index: dict[str, Any] = {}
+        for name in INDEX_GROUPS:
+            table = stored[name]
+            index[name] = table if background is None else SummedGroups(table, background[name])
+        for name in INDEX_FLAT:
+            table = stored[name]
+            if background is None:
+                index[name] = table
+            elif name == "followers":  # distinct pairs: the background's own pairs add
+                extra = Counter(pair.split(" ", 1)[0] for pair in self.bigrams._extra())
+                index[name] = SummedCounts(table, extra)
+            else:
+                index[name] = SummedCounts(table, background[name])
+        index["total"] = sum(self.unigrams.values())
+        index["memos"] = {}
+        return index
+
+    def _built_index(self) -> dict[str, Any]:
+        objects_by_number: dict[bool, Counter] = defaultdict(Counter)
+        surfaces: dict[tuple[str, bool], Counter] = defaultdict(Counter)
+        object_totals: Counter = Counter()  # both numbers (:meth:`object_count`)
+        for (name, surface, plural), count in self.objects.items():
+            objects_by_number[plural][name] += count
+            surfaces[(name, plural)][surface] += count
+            object_totals[name] += count
+        by_attribute: dict[str, Counter] = defaultdict(Counter)
+        attrs_by_object: dict[str, Counter] = defaultdict(Counter)
+        for (value, name), count in self.attribute_object.items():
+            by_attribute[value][name] += count
+            attrs_by_object[name][value] += count
+        subjects_of: dict[str, Counter] = defaultdict(Counter)
+        preds_of_subject: dict[str, Counter] = defaultdict(Counter)
+        for (subject, predicate), count in self.subject_predicate.items():
+            subjects_of[predicate][subject] += count
+            preds_of_subject[subject][predicate] += count
+        objects_of: dict[str, Counter] = defaultdict(Counter)
+        preds_of_object: dict[str, Counter] = defaultdict(Counter)
+        for (predicate, obj), count in self.predicate_object.items():
+            objects_of[predicate][obj] += count
+            preds_of_object[obj][predicate] += count
+        relation_surfaces: dict[tuple[str, str], Counter] = defaultdict(Counter)
+        for (predicate, surface, tag_shape), count in self.relations.items():
+            relation_surfaces[(tag_shape, predicate)][surface] += count
+        attribute_surface: dict[str, Counter] = defaultdict(Counter)
+        for (value, surface), count in self.attributes.items():
+            attribute_surface[value][surface] += count
+        verb_words: Counter = Counter()  # the verb of relation surfaces ("walks down")
+        for (_, surface, tag_shape), count in self.relations.items():
+            if surface and surface[0] and tag_shape.startswith("VB"):
+                verb_words[surface[0].split()[0]] += count
+        noun_words: Counter = Counter()  # the last word of object surfaces
+        for (_, surface, _), count in self.objects.items():
+            if surface:
+                noun_words[surface.split()[-1]] += count
+        followers: Counter = Counter()
+        for pair in self.bigrams:
+            followers[pair.split(" ", 1)[0]] += 1
+        return {
+            "followers": followers,
+            "verb_words": verb_words,
+            "noun_words": noun_words,
+            "total": sum(self.unigrams.values()),
+            "objects_by_number": objects_by_number,
+            "object_totals": object_totals,
+            "surfaces": surfaces,
+            "objects_with_attribute": by_attribute,
+            "attributes_of_object": attrs_by_object,
+            "subjects_of": subjects_of,
+            "objects_of": objects_of,
+            "predicates_of_subject": preds_of_subject,
+            "predicates_of_object": preds_of_object,
+            "relation_surfaces": relation_surfaces,
+            "attribute_surface": attribute_surface,
+            "memos": {},  # of pure queries over these counts (:meth:`memo`)
+        }
 
     def memo(self, name: str) -> dict:
         """A dictionary to cache a pure query over these counts in, by the query's ``name``:
@@ -583,17 +634,83 @@ class SceneCounts:
         return counts
 
 
+#: The index's tables of groups (``{group: {key: count}}``) and flat tables, as a counts
+#: store keeps them (:meth:`SceneCounts.index_tables`).
+INDEX_GROUPS = (
+    "objects_by_number",
+    "surfaces",
+    "objects_with_attribute",
+    "attributes_of_object",
+    "subjects_of",
+    "objects_of",
+    "predicates_of_subject",
+    "predicates_of_object",
+    "relation_surfaces",
+    "attribute_surface",
+)
+INDEX_FLAT = ("object_totals", "verb_words", "noun_words", "followers")
+
+
+def fact_words(counts: SceneCounts) -> list[str]:
+    """The object names of ``counts`` whose WordNet answers a counts store keeps (every
+    name in an object, attribute or relation table, and each name's last word), in first
+    seen order."""
+    found: dict[str, None] = {}
+    columns = (
+        ("objects", (0,)),
+        ("attribute_object", (1,)),
+        ("triples", (0, 2)),
+        ("subject_predicate", (0,)),
+        ("predicate_object", (1,)),
+    )
+    for name, positions in columns:
+        for key in getattr(counts, name):
+            for i in positions:
+                word = key[i]
+                if type(word) is str and word not in found:
+                    found[word] = None
+                    parts = word.split()
+                    if parts:
+                        found.setdefault(parts[-1], None)
+    return list(found)
+
+
+@dataclass(frozen=True)
+class WordFacts:
+    """WordNet's answers kept in a counts store (:func:`tags.negatives.wordnet.word_facts`):
+    the packed table, the category and lexicographer-file names in number order, and the
+    :func:`~tags.negatives.wordnet.fingerprint` they were computed under."""
+
+    packed: Any
+    categories: tuple[str, ...]
+    lexnames: tuple[str, ...]
+    fingerprint: str
+
+    def service(self, service: Any) -> Any:
+        """``service`` answering from these facts when they were computed under it (a
+        :class:`~tags.negatives.wordnet.StoredWordNet`), else ``service`` itself."""
+        from tags.negatives.wordnet import StoredWordNet, fingerprint
+
+        if self.fingerprint != fingerprint(service):
+            return service
+        return StoredWordNet(service, self.packed, list(self.categories), list(self.lexnames))
+
+
 #: The image-group verb counts: all a verb co-description table holds
 #: (``scripts/build_verb_codescription.py``).
 VERB_GROUP_FIELDS = ("verb_grouped", "verb_sibling", "verb_codescription")
 
 __all__ = [
     "AUXILIARY_VERBS",
+    "INDEX_FLAT",
+    "INDEX_GROUPS",
     "PLURAL_CUES",
     "PLURAL_TAGS",
     "VERB_GROUP_FIELDS",
     "ZERO_PLURALS",
     "SceneCounts",
+    "WordFacts",
+    "fact_words",
     "is_bare",
     "is_plural",
     "normal",

@@ -40,7 +40,9 @@ import mmap
 import os
 import sys
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterator, Mapping
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +227,50 @@ def open_store(path: str | Path) -> tuple[dict, dict[str, CountsTable]]:
     return header.get("meta", {}), tables
 
 
-class CountsTable(Mapping):
+class CounterOps:
+    """``Counter``'s arithmetic and helpers for a read-only count mapping (the result is a
+    new ``Counter``, as ``Counter``'s own are: the same keys, counts and order)."""
+
+    def counter(self) -> Counter:
+        """A ``Counter`` copy (the same keys, counts and order)."""
+        return Counter(dict(self.items()))  # type: ignore[attr-defined]
+
+    def __add__(self, other: Any) -> Counter:
+        return self.counter() + _as_counter(other)
+
+    def __radd__(self, other: Any) -> Counter:
+        return _as_counter(other) + self.counter()
+
+    def __sub__(self, other: Any) -> Counter:
+        return self.counter() - _as_counter(other)
+
+    def __rsub__(self, other: Any) -> Counter:
+        return _as_counter(other) - self.counter()
+
+    def __or__(self, other: Any) -> Counter:
+        return self.counter() | _as_counter(other)
+
+    def __ror__(self, other: Any) -> Counter:
+        return _as_counter(other) | self.counter()
+
+    def __and__(self, other: Any) -> Counter:
+        return self.counter() & _as_counter(other)
+
+    def __rand__(self, other: Any) -> Counter:
+        return _as_counter(other) & self.counter()
+
+    def most_common(self, n: int | None = None) -> list[tuple[Any, int]]:
+        return self.counter().most_common(n)
+
+    def total(self) -> int:
+        return sum(self.values())  # type: ignore[attr-defined]
+
+
+def _as_counter(value: Any) -> Any:
+    return value.counter() if isinstance(value, CounterOps) else value
+
+
+class CountsTable(CounterOps, Mapping):
     """One table of a counts store: a read-only mapping that reads like a ``Counter``
     (a missing key's ``[]`` is 0; iteration in the order it was written)."""
 
@@ -306,11 +351,20 @@ class CountsTable(Mapping):
     def __len__(self) -> int:
         return self._n
 
+    def keys_between(self, start: int, stop: int) -> list:
+        """The keys at positions ``start`` to ``stop`` (excluded), decoded in one go."""
+        if stop <= start:
+            return []
+        text = bytes(self._keys[self._offsets[start] : self._offsets[stop] - 1])
+        return [_as_key(k) for k in json.loads(b"[" + text + b"]")]
+
+    def count_at(self, position: int) -> int:
+        """The count of the key at ``position``."""
+        return self._counts[position]
+
     def _chunks(self) -> Iterator[tuple[int, list]]:
         for start in range(0, self._n, _CHUNK):
-            stop = min(start + _CHUNK, self._n)
-            text = bytes(self._keys[self._offsets[start] : self._offsets[stop] - 1])
-            yield start, [_as_key(k) for k in json.loads(b"[" + text + b"]")]
+            yield start, self.keys_between(start, min(start + _CHUNK, self._n))
 
     def __iter__(self) -> Iterator[Any]:
         for _, keys in self._chunks():
@@ -332,7 +386,207 @@ def _reopen(path: str, name: str) -> CountsTable:
     return open_store(path)[1][name]
 
 
-class SummedCounts(Mapping):
+class GroupedTable(Mapping):
+    """A table of counts by group, ``{group: {key: count}}``, read from a store without
+    building a Python value per group: ``entries`` holds every ``(group, key)`` pair, a
+    group's pairs next to each other and in the inner mapping's order, and ``groups`` each
+    group's first position and length (``start << 32 | length``), in the outer mapping's
+    order. ``table[group]`` and ``get`` give a :class:`GroupView` (``[]`` of a missing group:
+    an empty one, as a ``defaultdict(Counter)`` reads). A group is decoded whole on its
+    first use (one slice of the keys' bytes) and remembered, up to :data:`_GROUP_MEMO` keys
+    in all (then it starts afresh): a bound on each process's memory, whatever the size of
+    the corpus."""
+
+    def __init__(self, entries: CountsTable, groups: CountsTable):
+        self.entries, self.groups = entries, groups
+        self._decoded: dict[Any, list] = {}
+        self._held = 0
+
+    def _span(self, group: Any) -> tuple[int, int] | None:
+        packed = self.groups.get(group)
+        if packed is None:
+            return None
+        return packed >> 32, packed & 0xFFFFFFFF
+
+    def get(self, group: Any, default: Any = None) -> Any:
+        span = self._span(group)
+        return default if span is None else GroupView(self, group, *span)
+
+    def __getitem__(self, group: Any) -> GroupView:
+        span = self._span(group)
+        return GroupView(self, group, *(span or (0, 0)))
+
+    def __contains__(self, group: object) -> bool:
+        return group in self.groups
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.groups)
+
+    def items(self) -> Iterator[tuple[Any, GroupView]]:  # type: ignore[override]
+        for group, packed in self.groups.items():
+            yield group, GroupView(self, group, packed >> 32, packed & 0xFFFFFFFF)
+
+    def positions(self, group: Any, start: int, length: int) -> dict[Any, int]:
+        """One group's inner keys, in order, each with its position in ``entries``
+        (decoded once and remembered: lookups in the group then hash no bytes)."""
+        found = self._decoded.get(group)
+        if found is None:
+            keys = self.entries.keys_between(start, start + length)
+            found = {key: start + i for i, (_, key) in enumerate(keys)}
+            if self._held + length > _GROUP_MEMO:
+                self._decoded.clear()
+                self._held = 0
+            if length <= _GROUP_MEMO:
+                self._decoded[group] = found
+                self._held += length
+        return found
+
+    def __reduce__(self) -> tuple:
+        return GroupedTable, (self.entries, self.groups)
+
+
+#: The most inner keys a :class:`GroupedTable` keeps decoded.
+_GROUP_MEMO = 1 << 14
+#: The most groups a :class:`SummedGroups` keeps summed (each remembers its background-only
+#: keys and the lookups asked of it).
+_SUMMED_MEMO = 1 << 10
+
+
+class GroupView(CounterOps, Mapping):
+    """One group of a :class:`GroupedTable`: a read-only mapping that reads like the
+    ``Counter`` it was written from (a missing key's ``[]`` is 0; iteration in order)."""
+
+    __slots__ = ("_group", "_grouped", "_length", "_start")
+
+    def __init__(self, grouped: GroupedTable, group: Any, start: int, length: int):
+        self._grouped, self._group, self._start, self._length = grouped, group, start, length
+
+    def _positions(self) -> dict[Any, int]:
+        return self._grouped.positions(self._group, self._start, self._length)
+
+    def _position(self, key: Any) -> int | None:
+        """Where ``key`` of this group is in the entries (``None``: not in it)."""
+        if not self._length:
+            return None
+        if self._length > _GROUP_MEMO:  # too large to keep decoded: search the hashes
+            j = self._grouped.entries._find((self._group, key))
+            return j if self._start <= j < self._start + self._length else None
+        return self._positions().get(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        decoded = self._grouped._decoded.get(self._group)  # the usual case, inlined
+        try:
+            j = decoded.get(key) if decoded is not None else self._position(key)
+        except TypeError:  # unhashable: never a key
+            return default
+        return default if j is None else self._grouped.entries._counts[j]
+
+    def __getitem__(self, key: Any) -> int:
+        found = self.get(key)
+        return 0 if found is None else found
+
+    def __contains__(self, key: object) -> bool:
+        decoded = self._grouped._decoded.get(self._group)
+        try:
+            return key in decoded if decoded is not None else self._position(key) is not None
+        except TypeError:
+            return False
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._positions()) if self._length else iter(())
+
+    def values(self) -> list[int]:  # type: ignore[override]
+        counts = self._grouped.entries._counts
+        return counts[self._start : self._start + self._length].tolist()
+
+    def items(self) -> Iterator[tuple[Any, int]]:  # type: ignore[override]
+        return zip(self, self.values())
+
+    def __repr__(self) -> str:
+        return f"GroupView({self._group!r}, {self._length} entries)"
+
+
+def grouped_sections(name: str, nested: Mapping[Any, Mapping]) -> dict[str, dict]:
+    """The two tables a :class:`GroupedTable` reads ``nested`` (``{group: {key: count}}``)
+    from: ``name`` (every ``(group, key)`` in order) and ``name + "/groups"``."""
+    entries: dict[Any, int] = {}
+    groups: dict[Any, int] = {}
+    for group, inner in nested.items():
+        start = len(entries)
+        for key, count in inner.items():
+            entries[(group, key)] = count
+        groups[group] = start << 32 | (len(entries) - start)
+    return {name: entries, f"{name}/groups": groups}
+
+
+class SummedGroups(Mapping):
+    """``first`` + ``second`` (mappings of groups of counts) as building one
+    ``defaultdict(Counter)`` from both would hold them: a group of both is the
+    :class:`SummedCounts` of its two parts; ``first``'s groups iterate first, then those
+    only ``second`` has. A missing group's ``[]`` is an empty mapping."""
+
+    def __init__(self, first: Mapping, second: Mapping):
+        self.first, self.second = first, second
+        self._summed: dict[Any, SummedCounts] = {}  # groups of both, the last few asked
+
+    def get(self, group: Any, default: Any = None) -> Any:
+        found = self._summed.get(group)
+        if found is not None:
+            return found
+        a, b = self.first.get(group), self.second.get(group)
+        if a is None:
+            return default if b is None else b
+        if b is None:
+            return a
+        if len(self._summed) >= _SUMMED_MEMO:
+            self._summed.clear()
+        found = self._summed[group] = SummedCounts(a, b)
+        return found
+
+    def __getitem__(self, group: Any) -> Any:
+        return self.get(group, _EMPTY)
+
+    def __contains__(self, group: object) -> bool:
+        return group in self.first or group in self.second
+
+    def __len__(self) -> int:
+        return len(self.first) + sum(1 for g in self.second if g not in self.first)
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.first
+        yield from (g for g in self.second if g not in self.first)
+
+    def items(self) -> Iterator[tuple[Any, Any]]:  # type: ignore[override]
+        for group in self:
+            yield group, self.get(group)
+
+
+class _Empty(CounterOps, Mapping):
+    """An empty count mapping (a missing group)."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __getitem__(self, key: Any) -> int:
+        return 0
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+
+_EMPTY = _Empty()
+
+
+class SummedCounts(CounterOps, Mapping):
     """``first`` + ``second`` (count mappings) as a ``Counter`` updated with ``first``, then
     ``second``, would hold them: a key's value is the sum of its counts, and iteration gives
     ``first``'s keys in order, then those only ``second`` has, in its order. Neither is
@@ -350,7 +604,10 @@ class SummedCounts(Mapping):
             if find is not None:  # one vectorised search, not a lookup per key
                 self._only_second = [k for k, j in zip(keys, find(keys)) if j < 0]
             else:
-                self._only_second = [k for k in keys if k not in self.first]
+                first = self.first
+                if isinstance(first, GroupView) and first._length <= _GROUP_MEMO:
+                    first = first._positions()  # a dict of its keys: no call per key
+                self._only_second = [k for k in keys if k not in first]
         return self._only_second
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -371,14 +628,17 @@ class SummedCounts(Mapping):
         return self.get(key, 0)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.first or key in self.second
+        try:
+            found = self._memo[key]
+        except (KeyError, TypeError):
+            return key in self.first or key in self.second
+        return found is not None
 
     def __len__(self) -> int:
         return len(self.first) + len(self._extra())
 
     def __iter__(self) -> Iterator[Any]:
-        yield from self.first
-        yield from self._extra()
+        return chain(self.first, self._extra())
 
     def items(self) -> Iterator[tuple[Any, int]]:  # type: ignore[override]
         second = self.second
@@ -394,9 +654,13 @@ class SummedCounts(Mapping):
 __all__ = [
     "MAGIC",
     "CountsTable",
+    "GroupView",
+    "GroupedTable",
     "StoreError",
     "SummedCounts",
+    "SummedGroups",
     "encode_key",
+    "grouped_sections",
     "is_store",
     "key_hash",
     "open_store",

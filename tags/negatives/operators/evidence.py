@@ -146,7 +146,8 @@ class SceneEvidence:
         self.frequency_power = frequency_power
         self.fluency = fluency
         self.min_fluency = min_fluency
-        self.wordnet = wordnet()
+        facts = getattr(scenes, "facts", None)  # a counts store's WordNet answers
+        self.wordnet = wordnet() if facts is None else facts.service(wordnet())
         self.noun_classes = {
             noun.lower(): f"class:{name}"
             for name, nouns in (noun_classes or {}).items()
