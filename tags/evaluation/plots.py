@@ -23,6 +23,11 @@ def _range(values: list[float]) -> tuple[float, float]:
     return lo, hi
 
 
+#: pixels right of the plot for the legend (a line sample and up to 22 characters), at
+#: most a third of the image
+_LEGEND_WIDTH = 180
+
+
 def line_plot(
     series: Series,
     path: str | Path,
@@ -31,9 +36,10 @@ def line_plot(
     xlabel: str = "step",
 ) -> Path:
     """Draw one polyline per series (name -> ``(x, y)`` points; non-finite points are
-    skipped) with axes, min/max tick labels and a legend; save a PNG at ``path``."""
+    skipped) with axes, min/max tick labels and a legend beside the plot (never over a
+    line); save a PNG at ``path``."""
     width, height = size
-    left, right, top, bottom = 60, 20, 30, 40
+    left, right, top, bottom = 60, min(_LEGEND_WIDTH, width // 3), 30, 40
     image = Image.new("RGB", size, BACKGROUND)
     draw = ImageDraw.Draw(image)
     clean = {
@@ -67,8 +73,8 @@ def line_plot(
             elif pixels:
                 draw.line(pixels, fill=color, width=2)
             ly = y0 + 6 + 14 * i
-            draw.line((x1 - 150, ly + 5, x1 - 130, ly + 5), fill=color, width=2)
-            draw.text((x1 - 125, ly), name[:22], fill=(0, 0, 0))
+            draw.line((x1 + 10, ly + 5, x1 + 30, ly + 5), fill=color, width=2)
+            draw.text((x1 + 35, ly), name[:22], fill=(0, 0, 0))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     image.save(path)
