@@ -108,6 +108,7 @@ def test_rules_from_the_fifth_blind_read(parser):
             "a white person on the grass",
             "a black person on the grass",
             "a man with a hat",
+            "a man without a hat",  # "without" where writers say it
             "a young girl on the grass",
             "a young lady on the grass",
             "a young boy on the grass",
