@@ -280,3 +280,13 @@ def test_triplet_istm_adds_no_row_and_trains_the_top_m():
     assert float(losses[1]) > float(losses[0])
     with pytest.raises(ValueError, match="istm_loss"):
         TestbedConfig(negatives="istm", istm_loss="pairs")
+
+
+def test_driver_flags_reach_the_config():
+    args = ["--negatives", "tags-dc", "--dc-start", "125", "--istm-loss", "triplet"]
+    config = headroom.run_config(headroom.parse_args([*args, "--top-m", "5", "--istm-weight", "1"]))
+    assert (config.dc_start, config.istm_loss, config.top_m, config.istm_weight) == (
+        125, "triplet", 5, 1.0,
+    )  # fmt: skip
+    default = headroom.run_config(headroom.parse_args(["--negatives", "tags-dc"]))
+    assert (default.dc_start, default.istm_loss, default.top_m) == (0, "row", 31)
