@@ -277,7 +277,7 @@ def test_triplet_istm_adds_no_row_and_trains_the_top_m():
                 model, out, chosen, positives, units, config, 1, "cpu"
             )
         )
-    assert float(losses[1]) > float(losses[0])
+    assert losses[1].item() > losses[0].item()
     with pytest.raises(ValueError, match="istm_loss"):
         TestbedConfig(negatives="istm", istm_loss="pairs")
 
