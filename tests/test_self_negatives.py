@@ -12,7 +12,7 @@ from research import headroom
 from tags.benchmark.captions import Claim, Mention
 from tags.benchmark.scenes import COLORS, RELATIONS
 from tags.benchmark.truth import parse_claim
-from tags.testbed import self_negatives, vocab, world
+from tags.testbed import TestbedConfig, self_negatives, vocab, world
 from tags.testbed import training as testbed_train
 from tags.testbed.matcher import Matcher
 from tags.testbed.self_negatives import (
@@ -196,3 +196,97 @@ def test_only_tags_dc_trains_the_word_heads(method):
     mlm = [v for k, v in moved.items() if "mlm" in k or "cls.predictions" in k]
     assert wod and all(wod) == (method == "tags-dc")
     assert any(mlm)  # the MLM loss trains the refill head in both
+
+
+@pytest.mark.parametrize(("dc_start", "trained"), [(3, False), (2, True)])
+def test_word_heads_wait_for_dc_start(dc_start, trained):
+    keep: dict = {}
+    headroom.train(_args("tags-dc", dc_start=dc_start), keep)  # steps 1 and 2
+    fresh = dict(testbed_train.initial_model(_args("tags-dc")).named_parameters())
+    wod = [
+        not torch.equal(p, fresh[name])
+        for name, p in keep["model"].named_parameters()
+        if "wod" in name
+    ]
+    assert wod and all(wod) == trained and any(wod) == trained
+
+
+def test_top_m_keeps_each_captions_best_refills_in_score_order():
+    positive = _ids(RELATION.text)
+    units = caption_units(RELATION)[1:2]  # "circle"
+    words = ["square", "star", "diamond", "square"]
+    draws = [[np.array([[vocab.WORD_ID[w] for w in words]])]]
+    rank = {"star": 2.0, "square": 1.0, "diamond": 0.5}
+
+    def score(rows):
+        return np.array([rank[vocab.VOCAB[ids[5]]] for _, ids in rows])
+
+    def choose(*top_m):
+        stats = SelfNegativeStats()
+        return choose_negatives([positive], [units], draws, [[]], score, vocab.VOCAB, stats, *top_m)
+
+    assert [(vocab.VOCAB[r.ids[5]], r.rank) for r in choose(2)] == [("star", 0), ("square", 1)]
+    assert [(vocab.VOCAB[r.ids[5]], r.rank) for r in choose(31)][-1] == ("diamond", 2)
+    assert choose() == choose(1) == choose(2)[:1]
+
+
+def test_istm_triplet_is_each_positives_mean_hinge_over_its_refills():
+    torch.manual_seed(0)
+    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
+    batch = world.make_batch(1, 0, 6, "istm", 4, testbed_train.make_sampler(_args("istm")))
+    positives = [vocab.tokenize(t) for t in batch.texts[:6]]
+    neg = [vocab.tokenize(t) for t in batch.texts[:6][::-1]]  # other scenes' captions
+    chosen = [
+        self_negatives.Refilled(0, neg[0], "object", "", 0),
+        self_negatives.Refilled(0, neg[1], "object", "", 1),
+        self_negatives.Refilled(0, neg[2], "object", "", 2),
+        self_negatives.Refilled(3, neg[3], "object", "", 0),
+    ]
+    got = self_negatives.istm_triplet(model, batch, chosen, positives, "cpu", margin=5.0)
+
+    def s(ids, row):
+        x = self_negatives.inputs_of([ids], [row], batch, "cpu")
+        return torch.sigmoid(model(**x))[0]
+
+    first = sum(5.0 - s(positives[0], 0) + s(neg[k], 0) for k in range(3)) / 3
+    want = (first + 5.0 - s(positives[3], 3) + s(neg[3], 3)) / 2  # each positive counts once
+    assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_triplet_istm_adds_no_row_and_trains_the_top_m():
+    args = _args("istm", istm_loss="triplet", top_m=3, refill="typed")
+    torch.manual_seed(0)
+    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
+    batch = world.make_batch(1, 0, 6, "istm", 4, testbed_train.make_sampler(args))
+    stats = SelfNegativeStats()
+    out, chosen, positives, units = self_negatives.self_negatives(
+        model, batch, args, 1, stats, torch.device("cpu")
+    )
+    assert out.texts == batch.texts  # the refills go to L_ISTM, not to the ITM rows
+    per_row: dict[int, list[int]] = {}
+    for r in chosen:
+        per_row.setdefault(r.row, []).append(r.rank)
+    assert per_row and max(map(len, per_row.values())) == 3
+    assert all(ranks == list(range(len(ranks))) for ranks in per_row.values())
+    assert sum(stats.chosen_truth.values()) == len(per_row)  # the best of each counts
+    losses = []
+    for weight in (0.0, 1.0):
+        config = _args("istm", istm_loss="triplet", istm_weight=weight)
+        losses.append(
+            self_negatives.self_negative_losses(
+                model, out, chosen, positives, units, config, 1, "cpu"
+            )
+        )
+    assert losses[1].item() > losses[0].item()
+    with pytest.raises(ValueError, match="istm_loss"):
+        TestbedConfig(negatives="istm", istm_loss="pairs")
+
+
+def test_driver_flags_reach_the_config():
+    args = ["--negatives", "tags-dc", "--dc-start", "125", "--istm-loss", "triplet"]
+    config = headroom.run_config(headroom.parse_args([*args, "--top-m", "5", "--istm-weight", "1"]))
+    assert (config.dc_start, config.istm_loss, config.top_m, config.istm_weight) == (
+        125, "triplet", 5, 1.0,
+    )  # fmt: skip
+    default = headroom.run_config(headroom.parse_args(["--negatives", "tags-dc"]))
+    assert (default.dc_start, default.istm_loss, default.top_m) == (0, "row", 31)

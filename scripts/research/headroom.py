@@ -47,7 +47,16 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from tags.testbed.config import DUAL, LOSSES, METHODS, MINERS, PERCEPTIONS, REFILLS, TestbedConfig
+from tags.testbed.config import (
+    DUAL,
+    ISTM_LOSSES,
+    LOSSES,
+    METHODS,
+    MINERS,
+    PERCEPTIONS,
+    REFILLS,
+    TestbedConfig,
+)
 from tags.testbed.evaluate import KINDS
 from tags.testbed.matcher import POOLS, VARIANTS
 from tags.testbed.tags_pool import TagsPool, drawn_shortcut
@@ -262,6 +271,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--dc-weight", type=float, default=1e-3, help="tags-dc: l_WoD = l_WoC (paper 1e-3)"
+    )
+    parser.add_argument(
+        "--dc-start", type=int, default=0, metavar="STEP",
+        help="tags-dc: WoD/WoC from this step (the paper's NSG -> NSGDC phases; 0: all along)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--istm-loss", choices=ISTM_LOSSES, default="row",
+        help="istm, tags-dc: the best refill as one more ITM row (row), or the paper's L_ISTM, "
+        "the mean hinge (margin 0.2) of the positive over the --top-m best refills (triplet)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--top-m", type=int, default=31, help="--istm-loss triplet: refills per caption (m)"
+    )
+    parser.add_argument(
+        "--istm-weight", type=float, default=1e-3, help="--istm-loss triplet: l_ISTM (paper 1e-3)"
     )
     parser.add_argument(
         "--rsum",

@@ -29,6 +29,9 @@ DUAL = "dual"
 #: ``loss``: binary ITM over the batch's rows, or CLIP's InfoNCE with the method's negatives
 #: as extra text columns (NegCLIP; the dual encoder's default)
 LOSSES: tuple[str, ...] = ("itm", "contrastive")
+#: TAGS / TAGS-DC ``istm_loss``: the best refill as one more ITM row, or the paper's L_ISTM
+#: (a triplet over the top-m refills)
+ISTM_LOSSES: tuple[str, ...] = ("row", "triplet")
 
 
 @dataclass
@@ -42,7 +45,11 @@ class TestbedConfig:
     captions; ``mined_loss`` ``bce``: one more ITM row, ``triplet``: the miner's hinge),
     ``istm`` (TAGS) and ``tags-dc`` (TAGS-DC): the model's own MLM refills of the caption's
     units (``refills`` per masked copy at ``temperature``, over the vocabulary or, ``refill``
-    ``typed``, the unit's word class; ``copies`` units per caption, 0: all), the best-scored kept, with ``mlm_weight`` x MLM (and ``dc_weight`` x WoD + WoC).
+    ``typed``, the unit's word class; ``copies`` units per caption, 0: all), with
+    ``mlm_weight`` x MLM (and ``dc_weight`` x WoD + WoC from step ``dc_start``, 0: all along;
+    the paper's NSG then NSGDC phases). ``istm_loss`` ``row``: the best-scored refill as one
+    more ITM row; ``triplet`` (the paper's L_ISTM): ``istm_weight`` x the mean hinge (margin
+    0.2) of the positive's sigmoid score over the ``top_m`` best-scored kept refills.
     ``variant`` ``dual``: a dual encoder (:mod:`tags.testbed.dual`), trained by default with
     ``loss`` ``contrastive`` (CLIP's InfoNCE over the batch's scenes and true captions, the
     method's added negatives as extra text columns: NegCLIP); every other variant is the
@@ -88,6 +95,10 @@ class TestbedConfig:
     copies: int = 0
     mlm_weight: float = 0.1
     dc_weight: float = 1e-3
+    dc_start: int = 0
+    istm_loss: str = "row"
+    top_m: int = 31
+    istm_weight: float = 1e-3
     # evaluation
     eval_seed: int = 0
     eval_scenes: int = 200
@@ -108,10 +119,12 @@ class TestbedConfig:
             raise ValueError(f"mined_loss {self.mined_loss!r}: bce or triplet")
         if self.refill not in REFILLS:
             raise ValueError(f"refill {self.refill!r}: free or typed")
+        if self.istm_loss not in ISTM_LOSSES:
+            raise ValueError(f"istm_loss {self.istm_loss!r}: choose one of {ISTM_LOSSES}")
         if self.perception not in PERCEPTIONS:
             raise ValueError(f"perception {self.perception!r}: symbolic or pixels")
         self._check_loss()
-        for name in ("steps", "batch_size", "eval_every", "hidden", "layers"):
+        for name in ("steps", "batch_size", "eval_every", "hidden", "layers", "top_m"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 

@@ -20,11 +20,15 @@ testbed's word-level vocabulary:
 - **Filters**: :func:`tags.negatives.filters.filter_candidates` (identical, debris: a
   punctuation refill, duplicate, and the paper's false-negative rule against the scene's other
   captions: 4 more true captions of the scene, as a benchmark image has 5).
-- **Selection**: the candidate the current model scores highest by ITM (top-1: every method of
-  the testbed adds one negative per caption), trained with the testbed's binary ITM loss.
+- **Selection**: ``istm_loss="row"``: the candidate the current model scores highest by ITM
+  (top-1: every method of the testbed adds one negative per caption), trained with the
+  testbed's binary ITM loss; ``"triplet"`` (the paper's L_ISTM): the ``top_m`` highest-scored
+  candidates, ``istm_weight`` x the mean hinge (margin :data:`ISTM_MARGIN`) of the positive's
+  sigmoid ITM score over them, and no ITM row.
 - **Losses**: ``istm`` adds ``mlm_weight`` x the MLM loss of the positives with one random unit
   masked (image-conditioned); ``tags-dc`` adds ``dc_weight`` x (WoD + WoC) on the chosen
-  negatives: per token, "equals the positive's token" and the positive's token.
+  (top-1) negatives from step ``dc_start`` (the paper's NSG -> NSGDC phases): per token,
+  "equals the positive's token" and the positive's token.
 
 Nothing here sees whether a negative is true of its scene; :class:`SelfNegativeStats` counts
 it afterwards (the false negatives that got through) and the unit type of each chosen one.
@@ -65,6 +69,8 @@ MAX_COPIES = 20
 SHOWN = 16
 #: the testbed's self-negative methods
 SELF_METHODS: tuple[str, ...] = ("istm", "tags-dc")
+#: the margin of the paper's L_ISTM (``istm_loss="triplet"``)
+ISTM_MARGIN = 0.2
 _PUNCTUATION = (",", ":")
 
 
@@ -120,6 +126,10 @@ class SelfNegativeConfig(Protocol):
     copies: int
     mlm_weight: float
     dc_weight: float
+    dc_start: int
+    istm_loss: str
+    top_m: int
+    istm_weight: float
     bf16: bool
 
 
@@ -153,13 +163,14 @@ class SelfNegativeStats:
 
 @dataclass
 class Refilled:
-    """The chosen negative of one positive: its word ids (aligned with the positive's) and
-    the type of the unit it refilled."""
+    """A chosen negative of one positive: its word ids (aligned with the positive's), the
+    type of the unit it refilled and its place by score among the positive's (0: the best)."""
 
     row: int
     ids: list[int]
     unit: str
     text: str
+    rank: int = 0
 
 
 def refill_candidates(
@@ -211,9 +222,10 @@ def choose_negatives(
     score: Callable[[list[tuple[int, list[int]]]], np.ndarray],
     vocab: Sequence[str],
     stats: SelfNegativeStats,
+    top_m: int = 1,
 ) -> list[Refilled]:
-    """Filter each caption's refills and keep the one ``score`` (the current model's ITM on
-    ``(row, ids)`` pairs) ranks highest."""
+    """Filter each caption's refills and keep the ``top_m`` (default: the one) ``score`` (the
+    current model's ITM on ``(row, ids)`` pairs) ranks highest, by row, best first."""
     kept: list[tuple[int, list[int], str, str]] = []
     for row, (ids, caption_units_, draws, other) in enumerate(
         zip(positives, units, sampled, others, strict=True)
@@ -231,11 +243,14 @@ def choose_negatives(
     if not kept:
         return []
     scores = score([(row, new_ids) for row, new_ids, _, _ in kept])
-    best: dict[int, int] = {}
-    for k, (row, _, _, _) in enumerate(kept):
-        if row not in best or scores[k] > scores[best[row]]:
-            best[row] = k
-    return [Refilled(row, kept[k][1], kept[k][2], kept[k][3]) for row, k in sorted(best.items())]
+    by_row: dict[int, list[int]] = {}
+    for k in sorted(range(len(kept)), key=lambda k: -scores[k]):  # stable: ties keep order
+        by_row.setdefault(kept[k][0], []).append(k)
+    return [
+        Refilled(row, kept[k][1], kept[k][2], kept[k][3], rank)
+        for row, ks in sorted(by_row.items())
+        for rank, k in enumerate(ks[:top_m])
+    ]
 
 
 def record_truth(
@@ -333,8 +348,9 @@ def self_negatives(
     """``istm`` / ``tags-dc``: every positive's units (or ``config.copies`` of them) masked
     one per copy, refilled by the model's own MLM head (image-conditioned, ``config.refills``
     samples at ``config.temperature``), filtered, and the candidate the model scores highest
-    added as a negative row (kind ``self-<unit>``). Returns the batch, the chosen negatives,
-    the positives' ids and every positive's units."""
+    added as a negative row (kind ``self-<unit>``; ``istm_loss="triplet"``: no row, the
+    ``top_m`` best kept for :func:`istm_triplet`). Returns the batch, the chosen negatives (by
+    row, best first), the positives' ids and every positive's units."""
     from tags.negatives.refill import sample_refills
 
     S = len(batch.scenes)
@@ -377,12 +393,17 @@ def self_negatives(
                 out.append(model(**x).float().cpu())
             return torch.cat(out).numpy()
 
-        chosen = choose_negatives(positives, masked_units, sampled, others, score, VOCAB, stats)
+        triplet = config.istm_loss == "triplet"
+        top_m = config.top_m if triplet else 1
+        chosen = choose_negatives(
+            positives, masked_units, sampled, others, score, VOCAB, stats, top_m
+        )
     model.train(was_training)
-    record_truth(chosen, batch.scenes, stats, batch.texts[:S])
+    best = [r for r in chosen if r.rank == 0]
+    record_truth(best, batch.scenes, stats, batch.texts[:S])
     texts, scene_index = list(batch.texts), list(batch.scene_index)
     targets, kinds = list(batch.targets), list(batch.kinds)
-    for r in chosen:
+    for r in [] if triplet else best:
         texts.append(r.text)
         scene_index.append(r.row), targets.append(0.0), kinds.append(f"self-{r.unit}")
     batch = replace(batch, texts=texts, scene_index=scene_index, targets=targets, kinds=kinds)
@@ -401,14 +422,13 @@ class Discrimination:
     same: torch.Tensor
 
 
-def discrimination(batch: Batch, chosen, positives, input_ids, attention_mask):
-    """The :class:`Discrimination` of ``batch``, whose last ``len(chosen)`` rows are the
-    chosen negatives (as :func:`self_negatives` appends them); ``None`` when none is
-    aligned with its positive."""
-    first = len(batch.texts) - len(chosen)
+def discrimination(first: int, best, positives, input_ids, attention_mask):
+    """The :class:`Discrimination` of inputs whose rows ``first, first + 1, ...`` are the
+    ``best`` chosen negatives (the last rows of a batch :func:`self_negatives` appended them
+    to); ``None`` when none is aligned with its positive."""
     truth = torch.zeros_like(input_ids)
     mask = torch.zeros_like(attention_mask, dtype=torch.bool)
-    for k, r in enumerate(chosen):
+    for k, r in enumerate(best):
         if len(r.ids) == len(positives[r.row]):
             truth[first + k, : len(r.ids)] = torch.as_tensor(positives[r.row])
             mask[first + k] = attention_mask[first + k].bool()
@@ -422,7 +442,8 @@ def self_negative_losses(
     scored=None, dc: Discrimination | None = None,
 ):  # fmt: skip
     """``mlm_weight`` x the MLM loss of the positives, one random unit of each masked
-    (image-conditioned); ``tags-dc`` adds ``dc_weight`` x (WoD + WoC) on the chosen
+    (image-conditioned); ``istm_loss="triplet"`` adds ``istm_weight`` x :func:`istm_triplet`;
+    ``tags-dc`` adds, from step ``dc_start``, ``dc_weight`` x (WoD + WoC) on the best chosen
     negatives of the positive's length (per token: equals the positive's token; the
     positive's token), read off ``scored``, the batch's ITM pass with the WoD and WoC heads
     (:meth:`~tags.testbed.matcher.Matcher.scored`, ``dc.mask`` the WoC positions)."""
@@ -435,8 +456,37 @@ def self_negative_losses(
     )
     logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
     loss = config.mlm_weight * F.cross_entropy(logits.float(), targets)
-    if config.negatives != "tags-dc" or dc is None:
+    if config.istm_loss == "triplet" and chosen:
+        loss = loss + config.istm_weight * istm_triplet(model, batch, chosen, positives, device)
+    if config.negatives != "tags-dc" or step < config.dc_start:
+        return loss
+    if config.istm_loss == "triplet":  # the refills are no rows of the ITM pass: their own
+        best = [r for r in chosen if r.rank == 0]
+        if not best:
+            return loss
+        inputs = inputs_of([r.ids for r in best], [r.row for r in best], batch, device)
+        dc = discrimination(0, best, positives, inputs["input_ids"], inputs["attention_mask"])
+        if dc is not None:
+            scored = model.encode(**inputs, heads=("wod", "woc"), masked={"woc": dc.mask})
+    if dc is None:
         return loss
     wod = F.cross_entropy(scored.wod_logits[dc.mask].float(), dc.same[dc.mask])
     woc = F.cross_entropy(scored.woc_logits.float(), dc.truth[dc.mask])
     return loss + config.dc_weight * (wod + woc)
+
+
+def istm_triplet(
+    model, batch: Batch, chosen: Sequence[Refilled], positives: Sequence[list[int]], device,
+    margin: float = ISTM_MARGIN,
+) -> torch.Tensor:  # fmt: skip
+    """The paper's L_ISTM: per positive, the mean hinge ``max(0, margin - s(positive) +
+    s(negative))`` over its ``chosen`` negatives (``s``: the sigmoid of the ITM logit with the
+    scene), averaged over the positives that have any."""
+    rows = sorted({r.row for r in chosen})
+    ids = [positives[row] for row in rows] + [r.ids for r in chosen]
+    scores = torch.sigmoid(model(**inputs_of(ids, rows + [r.row for r in chosen], batch, device)))
+    at = {row: k for k, row in enumerate(rows)}
+    group = torch.as_tensor([at[r.row] for r in chosen], device=scores.device)
+    hinge = (margin - scores[group] + scores[len(rows) :]).clamp(min=0)
+    count = torch.bincount(group, minlength=len(rows)).to(hinge.dtype)
+    return (hinge / count[group]).sum() / len(rows)

@@ -185,9 +185,13 @@ class _Step:
                 loss = contrastive_loss(model, batch, device)
             else:
                 inputs = to_device(batch, None, device)
-                if config.negatives == "tags-dc":
+                dc_on = config.negatives == "tags-dc" and step >= config.dc_start
+                if dc_on and config.istm_loss == "row":
+                    best = [r for r in chosen if r.rank == 0]  # the batch's last rows
                     ids, attention = inputs["input_ids"], inputs["attention_mask"]
-                    dc = discrimination(batch, chosen, positives, ids, attention)
+                    dc = discrimination(
+                        len(batch.texts) - len(best), best, positives, ids, attention
+                    )
                 if dc is not None:  # TAGS-DC: WoD and WoC from the ITM pass itself
                     logits, scored = model.scored(
                         **inputs, heads=("wod", "woc"), masked={"woc": dc.mask}
