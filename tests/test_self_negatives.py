@@ -102,15 +102,26 @@ def _args(method: str, **kw) -> argparse.Namespace:
     return args
 
 
-def test_self_negatives_are_one_unit_refills_the_model_scores_highest():
-    args = _args("istm")
+def _model_and_batch(args):
+    """The tiny seeded model with heads and step 1's batch of 6 scenes for ``args``."""
     torch.manual_seed(0)
     model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
-    batch = world.make_batch(1, 0, 6, "istm", 4, testbed_train.make_sampler(args))
+    batch = world.make_batch(1, 0, 6, args.negatives, 4, testbed_train.make_sampler(args))
+    return model, batch
+
+
+def _refilled(args):
+    """:func:`self_negatives.self_negatives` on :func:`_model_and_batch`: the model, the
+    batch it started from, its statistics and what it returned."""
+    model, batch = _model_and_batch(args)
     stats = SelfNegativeStats()
-    out, chosen, positives, units = self_negatives.self_negatives(
-        model, batch, args, 1, stats, torch.device("cpu")
-    )
+    out = self_negatives.self_negatives(model, batch, args, 1, stats, torch.device("cpu"))
+    return model, batch, stats, out
+
+
+def test_self_negatives_are_one_unit_refills_the_model_scores_highest():
+    args = _args("istm")
+    _, batch, stats, (out, chosen, positives, units) = _refilled(args)
     added = [k for k, kind in enumerate(out.kinds) if kind.startswith("self-")]
     assert len(added) == len(chosen) > 0
     for k, r in zip(added, chosen, strict=True):
@@ -127,13 +138,7 @@ def test_self_negatives_are_one_unit_refills_the_model_scores_highest():
 
 def test_typed_refills_stay_in_the_units_word_class():
     args = _args("tags-dc", refill="typed", copies=0)
-    torch.manual_seed(0)
-    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
-    batch = world.make_batch(1, 0, 6, "tags-dc", 4, testbed_train.make_sampler(args))
-    stats = SelfNegativeStats()
-    _, chosen, positives, _ = self_negatives.self_negatives(
-        model, batch, args, 1, stats, torch.device("cpu")
-    )
+    _, _, stats, (_, chosen, positives, _) = _refilled(args)
     assert chosen and stats.chosen_truth["ungrammatical"] == 0  # every refill is grammatical
     classes = [set(c) for c in vocab.WORD_CLASSES]
     relation_words = {w for r in RELATIONS for w in r.split()}
@@ -231,9 +236,7 @@ def test_top_m_keeps_each_captions_best_refills_in_score_order():
 
 
 def test_istm_triplet_is_each_positives_mean_hinge_over_its_refills():
-    torch.manual_seed(0)
-    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
-    batch = world.make_batch(1, 0, 6, "istm", 4, testbed_train.make_sampler(_args("istm")))
+    model, batch = _model_and_batch(_args("istm"))
     positives = [vocab.tokenize(t) for t in batch.texts[:6]]
     neg = [vocab.tokenize(t) for t in batch.texts[:6][::-1]]  # other scenes' captions
     chosen = [
@@ -255,13 +258,7 @@ def test_istm_triplet_is_each_positives_mean_hinge_over_its_refills():
 
 def test_triplet_istm_adds_no_row_and_trains_the_top_m():
     args = _args("istm", istm_loss="triplet", top_m=3, refill="typed")
-    torch.manual_seed(0)
-    model = Matcher("tags-bind", 32, 1, "tied", "gate", heads=True)
-    batch = world.make_batch(1, 0, 6, "istm", 4, testbed_train.make_sampler(args))
-    stats = SelfNegativeStats()
-    out, chosen, positives, units = self_negatives.self_negatives(
-        model, batch, args, 1, stats, torch.device("cpu")
-    )
+    model, batch, stats, (out, chosen, positives, units) = _refilled(args)
     assert out.texts == batch.texts  # the refills go to L_ISTM, not to the ITM rows
     per_row: dict[int, list[int]] = {}
     for r in chosen:
