@@ -83,12 +83,14 @@ def holds(claim: Claim, scene: Scene) -> bool:
     objects = scene.objects
     if claim.relation is None and len(claim.mentions) != len(objects):
         return False  # a list caption states the number of shapes
-    for assignment in itertools.permutations(range(len(objects)), len(claim.mentions)):
-        if not all(m.matches(objects[i]) for m, i in zip(claim.mentions, assignment, strict=True)):
-            continue
-        if claim.relation is None or claim.relation in scene.related(assignment[0], assignment[1]):
-            return True
-    return False
+    # each mention's matching objects first, then the assignments of distinct objects
+    matching = [[i for i, o in enumerate(objects) if m.matches(o)] for m in claim.mentions]
+    if not all(matching):
+        return False
+    if claim.relation is not None:
+        related = {(s, o) for s, r, o in scene.relations if r == claim.relation}
+        return any((a, b) in related for a in matching[0] for b in matching[1] if a != b)
+    return any(len(set(a)) == len(a) for a in itertools.product(*matching))
 
 
 def _mention(obj: SceneObject, rng: np.random.Generator) -> Mention:

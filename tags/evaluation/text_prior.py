@@ -110,11 +110,15 @@ class PairClassifier:
     classifier of SugarCrepe's check. Full-batch Adam with L2 ``weight_decay``; seeded."""
 
     def __init__(
-        self, max_n: int = 4, steps: int = 300, lr: float = 0.1, weight_decay: float = 1e-4
-    ) -> None:
+        self, max_n: int = 4, steps: int = 300, lr: float = 0.1, weight_decay: float = 1e-4,
+        grams: Callable[[str], Sequence[str]] | None = None,
+    ) -> None:  # fmt: skip
+        """``grams``: a caption's n-grams as :func:`ngrams` gives them (e.g. remembered for
+        captions scored by several classifiers); default :func:`ngrams` itself."""
         if max_n < 1 or steps < 1 or lr <= 0 or weight_decay < 0:
             raise ValueError("need max_n >= 1, steps >= 1, lr > 0 and weight_decay >= 0")
         self.max_n, self.steps, self.lr, self.weight_decay = max_n, steps, lr, weight_decay
+        self.grams = grams or (lambda text: ngrams(text, max_n))
         self.index: dict[str, int] = {}
         self.weights = torch.zeros(0)
 
@@ -124,9 +128,9 @@ class PairClassifier:
         crow, cols, values = [0], [], []
         for true, false in pairs:
             diff: defaultdict[int, float] = defaultdict(float)
-            for gram in ngrams(true, self.max_n):
+            for gram in self.grams(true):
                 diff[self.index.setdefault(gram, len(self.index))] += 1.0
-            for gram in ngrams(false, self.max_n):
+            for gram in self.grams(false):
                 diff[self.index.setdefault(gram, len(self.index))] -= 1.0
             for c, v in sorted(diff.items()):
                 if v:
@@ -167,7 +171,7 @@ class PairClassifier:
 
     def score(self, text: str) -> float:
         """Sum of the weights of the caption's n-grams (unseen n-grams weigh 0)."""
-        ids = [self.index[g] for g in ngrams(text, self.max_n) if g in self.index]
+        ids = [self.index[g] for g in self.grams(text) if g in self.index]
         return float(self.weights[ids].sum()) if ids else 0.0
 
 
@@ -212,6 +216,13 @@ def held_out_pair_accuracy(
     distinct = sorted(set(keys), key=str)
     if len(distinct) < 2:
         raise ValueError("need pairs of at least two keys to hold half out")
+    known: dict[str, list[str]] = {}  # each caption's n-grams, made once for every split
+
+    def grams(text: str) -> list[str]:
+        if text not in known:
+            known[text] = ngrams(text, max_n)
+        return known[text]
+
     accuracies = []
     for split in range(splits):
         order = list(distinct)
@@ -219,7 +230,7 @@ def held_out_pair_accuracy(
         train_keys = set(order[: len(order) // 2])
         train = [p for p, k in zip(pairs, keys) if k in train_keys]
         test = [p for p, k in zip(pairs, keys) if k not in train_keys]
-        model = PairClassifier(max_n=max_n).fit(train, seed=seed + split)
+        model = PairClassifier(max_n=max_n, grams=grams).fit(train, seed=seed + split)
         wins = text_only_wins(model.score, test)
         accuracies.append(sum(wins) / len(wins))
     return accuracies

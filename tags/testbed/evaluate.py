@@ -17,7 +17,7 @@ import numpy as np
 from tags.benchmark.captions import sample_claims
 from tags.benchmark.minimal_pairs import MinimalPair, role_swap_pairs, sample_minimal_pairs
 from tags.benchmark.scenes import Scene, generate_scene
-from tags.testbed.inputs import autocast, inference_rows, inputs_of, to_device
+from tags.testbed.inputs import autocast, itm_logits
 from tags.testbed.vocab import tokenize
 from tags.testbed.world import IMAGE_SIZE, Batch, stack_scenes
 
@@ -79,7 +79,8 @@ def evaluate(
 ) -> dict[str, float]:
     """Per kind (and ``overall``), the share of pairs whose caption scores above its negative.
     Each distinct (scene, caption) row is scored once (a true caption serves several pairs),
-    ``chunk`` rows a forward (default :func:`~tags.testbed.inputs.inference_rows`)."""
+    ``chunk`` rows a forward (default :func:`~tags.testbed.inputs.inference_rows`), rows of
+    about one length together (:func:`~tags.testbed.inputs.itm_logits`)."""
     import torch
 
     ids, labels, boxes, mask = data.stacked()
@@ -90,20 +91,16 @@ def evaluate(
     for scene, text in zip(index, texts, strict=True):
         distinct.setdefault((scene, text), len(distinct))
     rows = list(distinct)
-    batch = Batch(
-        labels, boxes, mask, [t for _, t in rows], [s for s, _ in rows], [0.0] * len(rows), []
-    )
-    chunk = chunk or inference_rows(device)
-    logits = []
+    batch = Batch(labels, boxes, mask, [], [], [], [])
     was_training = model.training
     model.eval()
     with torch.inference_mode(), autocast(device, bf16):
-        for start in range(0, len(rows), chunk):
-            part = range(start, min(start + chunk, len(rows)))
-            logits.append(model(**to_device(batch, part, device)).float().cpu())
+        logits = itm_logits(
+            model, [tokenize(t) for _, t in rows], [s for s, _ in rows], batch, device, chunk
+        )
     model.train(was_training)
     row_of = [distinct[key] for key in zip(index, texts, strict=True)]
-    scores = torch.cat(logits).numpy()[row_of]
+    scores = logits.numpy()[row_of]
     wins = scores[: len(data.pairs)] > scores[len(data.pairs) :]
     types = np.array([p.type for p in data.pairs])
     result = {"overall": float(wins.mean())}
@@ -130,16 +127,13 @@ def retrieval(
     rows = [(s, t) for s in range(len(ids)) for t in range(len(texts))]
     batch = Batch(labels, boxes, mask, [], [], [], [])
     tokens = [tokenize(t) for t in texts]
-    chunk = chunk or inference_rows(device)
-    logits = []
     was_training = model.training
     model.eval()
     with torch.inference_mode(), autocast(device, bf16):
-        for start in range(0, len(rows), chunk):
-            part = rows[start : start + chunk]
-            x = inputs_of([tokens[t] for _, t in part], [s for s, _ in part], batch, device)
-            logits.append(model(**x).float().cpu())
+        logits = itm_logits(
+            model, [tokens[t] for _, t in rows], [s for s, _ in rows], batch, device, chunk
+        )
     model.train(was_training)
-    sims = torch.cat(logits).reshape(len(ids), len(texts))
+    sims = logits.reshape(len(ids), len(texts))
     metrics = retrieval_metrics(sims, torch.as_tensor(txt2img))
     return {k: round(v, 2) for k, v in metrics.items() if k == "rsum" or "_r" in k}

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
 import numpy as np
@@ -50,7 +50,7 @@ from tags.benchmark.scenes import RELATIONS, Scene
 from tags.benchmark.truth import caption_truth, parse_claim
 from tags.core.types import Candidate, Edit
 from tags.negatives.filters import filter_candidates
-from tags.testbed.inputs import autocast, inference_rows, inputs_of
+from tags.testbed.inputs import autocast, inference_rows, inputs_of, itm_logits, length_chunks
 from tags.testbed.vocab import (
     MASK_ID,
     SPECIAL,
@@ -292,6 +292,19 @@ def _mlm_inputs(copies, batch: Batch, device):
     return inputs, masked
 
 
+def _refill_logits(model, copies, batch: Batch, device) -> torch.Tensor:
+    """The MLM logits of the masked copies' masked positions, in copy order (the order one
+    forward over all copies gives), scored :func:`inference_rows` copies a forward in
+    :func:`length_chunks`."""
+    pieces: list[torch.Tensor | None] = [None] * len(copies)
+    for part in length_chunks([ids for _, ids, _ in copies], inference_rows(device)):
+        inputs, masked = _mlm_inputs([copies[k] for k in part], batch, device)
+        logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+        for k, piece in zip(part, logits.split([len(copies[k][2]) for k in part]), strict=True):
+            pieces[k] = piece
+    return torch.cat(pieces)
+
+
 def refill_units(
     units: Sequence[Sequence[tuple[str, list[int]]]], copies: int, seed: int, step: int
 ) -> list[list[tuple[str, list[int]]]]:
@@ -333,9 +346,12 @@ def typed_refills(
     for row, _, positions in copies:
         n = len(positions)
         choices = unit_choices([positives[row][p] for p in positions])
-        scores = torch.tensor(
-            [float(logp[k : k + min(n, len(c)), c[:n]].diagonal().mean()) for c in choices]
-        )
+        if n == 1 and all(len(c) == 1 for c in choices):  # one word: one gather
+            scores = logp[k, [c[0] for c in choices]]
+        else:
+            scores = torch.tensor(
+                [float(logp[k : k + min(n, len(c)), c[:n]].diagonal().mean()) for c in choices]
+            )
         picks = torch.multinomial(scores.softmax(0), refills, True, generator=generator)
         out.append([choices[j] for j in picks.tolist()])
         k += n
@@ -366,8 +382,7 @@ def self_negatives(
     was_training = model.training
     model.eval()
     with torch.no_grad(), autocast(device, config.bf16):
-        inputs, masked = _mlm_inputs(copies, batch, device)
-        logits = model.encode(**inputs, heads="mlm", masked=masked).mlm_logits
+        logits = _refill_logits(model, copies, batch, device)
         sampled: list[list] = [[] for _ in range(S)]
         if config.refill == "typed":
             typed = typed_refills(
@@ -385,13 +400,8 @@ def self_negatives(
                 k += len(positions)
 
         def score(rows: list[tuple[int, list[int]]]) -> np.ndarray:
-            out = []
-            chunk = inference_rows(device)
-            for start in range(0, len(rows), chunk):
-                part = rows[start : start + chunk]
-                x = inputs_of([ids for _, ids in part], [r for r, _ in part], batch, device)
-                out.append(model(**x).float().cpu())
-            return torch.cat(out).numpy()
+            ids, scenes = [ids for _, ids in rows], [r for r, _ in rows]
+            return itm_logits(model, ids, scenes, batch, device).numpy()
 
         triplet = config.istm_loss == "triplet"
         top_m = config.top_m if triplet else 1
@@ -412,41 +422,78 @@ def self_negatives(
 
 @dataclass
 class Discrimination:
-    """WoD / WoC targets over a batch's rows (``[N, T]``, the batch's padded inputs):
-    ``mask`` the real tokens of the chosen negatives of their positive's length (a relation
-    refill of another length has no token-by-token truth), ``truth`` the positive's token
-    there, ``same`` whether the negative's token equals it."""
+    """WoD / WoC targets over a pass's rows (``[N, T]``, its padded inputs): ``mask`` the
+    real tokens of the chosen negatives of their positive's length (a relation refill of
+    another length has no token-by-token truth), ``truth`` the positive's token there,
+    ``same`` whether the negative's token equals it."""
 
     mask: torch.Tensor
     truth: torch.Tensor
     same: torch.Tensor
 
 
-def discrimination(first: int, best, positives, input_ids, attention_mask):
-    """The :class:`Discrimination` of inputs whose rows ``first, first + 1, ...`` are the
-    ``best`` chosen negatives (the last rows of a batch :func:`self_negatives` appended them
-    to); ``None`` when none is aligned with its positive."""
+def discrimination(
+    rows: Sequence[tuple[int, Refilled]], positives, input_ids, attention_mask
+) -> Discrimination | None:
+    """The :class:`Discrimination` of inputs whose row ``i`` is the chosen negative ``r`` for
+    each ``(i, r)`` of ``rows``; ``None`` when none is aligned with its positive."""
     truth = torch.zeros_like(input_ids)
     mask = torch.zeros_like(attention_mask, dtype=torch.bool)
-    for k, r in enumerate(best):
+    for i, r in rows:
         if len(r.ids) == len(positives[r.row]):
-            truth[first + k, : len(r.ids)] = torch.as_tensor(positives[r.row])
-            mask[first + k] = attention_mask[first + k].bool()
+            truth[i, : len(r.ids)] = torch.as_tensor(positives[r.row])
+            mask[i] = attention_mask[i].bool()
     if not mask.any():
         return None
     return Discrimination(mask, truth, (input_ids == truth).long())
 
 
+@dataclass
+class WordTerms:
+    """The WoD and WoC logits of the chosen negatives' aligned tokens and their targets
+    (``same``: the token equals the positive's; ``truth``: the positive's token)."""
+
+    wod_logits: torch.Tensor
+    same: torch.Tensor
+    woc_logits: torch.Tensor
+    truth: torch.Tensor
+
+    @classmethod
+    def cat(cls, parts: Sequence[WordTerms]) -> WordTerms | None:
+        """The terms of several passes as one (``None`` when there are none)."""
+        if not parts:
+            return None
+        names = [f.name for f in fields(cls)]
+        return cls(*(torch.cat([getattr(p, name) for p in parts]) for name in names))
+
+    def loss(self) -> torch.Tensor:
+        """WoD + WoC: the mean cross-entropy of each over the tokens."""
+        wod = F.cross_entropy(self.wod_logits.float(), self.same)
+        return wod + F.cross_entropy(self.woc_logits.float(), self.truth)
+
+
+def scored_with_words(model, inputs, rows: Sequence[tuple[int, Refilled]], positives):
+    """The ITM logits of ``inputs`` and, where ``rows`` (``(input row, chosen negative)``)
+    has a negative aligned with its positive, its :class:`WordTerms` read off the same pass
+    (else ``None``)."""
+    dc = discrimination(rows, positives, inputs["input_ids"], inputs["attention_mask"])
+    if dc is None:
+        return model(**inputs), None
+    logits, out = model.scored(**inputs, heads=("wod", "woc"), masked={"woc": dc.mask})
+    return logits, WordTerms(out.wod_logits[dc.mask], dc.same[dc.mask], out.woc_logits,
+                             dc.truth[dc.mask])  # fmt: skip
+
+
 def self_negative_losses(
     model, batch: Batch, chosen, positives, units, config: SelfNegativeConfig, step: int, device,
-    scored=None, dc: Discrimination | None = None,
+    words: WordTerms | None = None,
 ):  # fmt: skip
     """``mlm_weight`` x the MLM loss of the positives, one random unit of each masked
     (image-conditioned); ``istm_loss="triplet"`` adds ``istm_weight`` x :func:`istm_triplet`;
     ``tags-dc`` adds, from step ``dc_start``, ``dc_weight`` x (WoD + WoC) on the best chosen
     negatives of the positive's length (per token: equals the positive's token; the
-    positive's token), read off ``scored``, the batch's ITM pass with the WoD and WoC heads
-    (:meth:`~tags.testbed.matcher.Matcher.scored`, ``dc.mask`` the WoC positions)."""
+    positive's token): ``words``, read off the batch's ITM pass (:func:`scored_with_words`;
+    in ``triplet`` mode a pass of their own)."""
     rng = np.random.default_rng([TRAIN_SEED_BASE + config.seed, step, 11])
     pick = [int(rng.integers(len(u))) for u in units]
     copies = _masked_copies(positives, units, pick)
@@ -465,14 +512,10 @@ def self_negative_losses(
         if not best:
             return loss
         inputs = inputs_of([r.ids for r in best], [r.row for r in best], batch, device)
-        dc = discrimination(0, best, positives, inputs["input_ids"], inputs["attention_mask"])
-        if dc is not None:
-            scored = model.encode(**inputs, heads=("wod", "woc"), masked={"woc": dc.mask})
-    if dc is None:
+        words = scored_with_words(model, inputs, list(enumerate(best)), positives)[1]
+    if words is None:
         return loss
-    wod = F.cross_entropy(scored.wod_logits[dc.mask].float(), dc.same[dc.mask])
-    woc = F.cross_entropy(scored.woc_logits.float(), dc.truth[dc.mask])
-    return loss + config.dc_weight * (wod + woc)
+    return loss + config.dc_weight * words.loss()
 
 
 def istm_triplet(

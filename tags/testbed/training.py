@@ -20,13 +20,13 @@ import torch.nn.functional as F
 from tags.testbed.config import DUAL, TestbedConfig
 from tags.testbed.dual import DualMatcher, contrastive_loss
 from tags.testbed.evaluate import KINDS, EvalSet, eval_set, evaluate, retrieval
-from tags.testbed.inputs import autocast, to_device
+from tags.testbed.inputs import autocast
+from tags.testbed.itm_pass import itm_pass
 from tags.testbed.matcher import Matcher
 from tags.testbed.mining import fne_observe, mine, mined_triplet_loss
 from tags.testbed.self_negatives import (
     SELF_METHODS,
     SelfNegativeStats,
-    discrimination,
     self_negative_losses,
     self_negatives,
 )
@@ -173,7 +173,7 @@ class _Step:
         self_made = config.negatives in SELF_METHODS
         if miner is not None and config.mined_loss == "bce":
             batch = mine(model, batch, miner, device, config.bf16)
-        dc = scored = None
+        words = None
         if self_made:
             batch, chosen, positives, units = self_negatives(
                 model, batch, config, step, self.self_stats, device
@@ -184,20 +184,11 @@ class _Step:
             if config.loss == "contrastive":  # CLIP, the added negatives as extra columns
                 loss = contrastive_loss(model, batch, device)
             else:
-                inputs = to_device(batch, None, device)
                 dc_on = config.negatives == "tags-dc" and step >= config.dc_start
-                if dc_on and config.istm_loss == "row":
-                    best = [r for r in chosen if r.rank == 0]  # the batch's last rows
-                    ids, attention = inputs["input_ids"], inputs["attention_mask"]
-                    dc = discrimination(
-                        len(batch.texts) - len(best), best, positives, ids, attention
-                    )
-                if dc is not None:  # TAGS-DC: WoD and WoC from the ITM pass itself
-                    logits, scored = model.scored(
-                        **inputs, heads=("wod", "woc"), masked={"woc": dc.mask}
-                    )
-                else:
-                    logits = model(**inputs)
+                # TAGS-DC: WoD and WoC of the chosen negatives (the last rows) from this pass
+                row_dc = dc_on and config.istm_loss == "row"
+                best = [r for r in chosen if r.rank == 0] if row_dc else []
+                logits, words = itm_pass(model, batch, device, best, positives if best else None)
                 target = torch.as_tensor(batch.targets, device=device)
                 loss = F.binary_cross_entropy_with_logits(logits.float(), target)
             if miner is not None and config.mined_loss == "triplet":
@@ -208,7 +199,7 @@ class _Step:
                 )
             if self_made:
                 loss = loss + self_negative_losses(
-                    model, batch, chosen, positives, units, config, step, device, scored, dc
+                    model, batch, chosen, positives, units, config, step, device, words
                 )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
