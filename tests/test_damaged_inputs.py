@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -314,3 +317,25 @@ def test_make_benchmark_refuses_images_too_small_for_a_shape(tmp_path, cli):
     result = cli("make-benchmark", tmp_path / "b", "--image-size", "8", "--featurizer", "random")
     one_line(result, "image_size 8", f">= {MIN_IMAGE_SIZE}", "0.96 pixels")
     assert not (tmp_path / "b").exists()
+
+
+def test_a_clean_load_prints_no_library_noise(root):
+    """A fresh process that loads a saved TagsModel's tokenizer and weights the way the CLI
+    does prints no warning: "tags" is known to AutoConfig before AutoTokenizer reads the
+    folder, and transformers' tensor-parallel "layers were not sharded" notes (a model
+    without a plan) are dropped."""
+    code = (
+        "import sys\n"
+        "from tags.backends.masked_lm import load_tokenizer\n"
+        "from tags.core.checkpoints import load_model_dir\n"
+        "load_tokenizer(sys.argv[1])\n"
+        "from tags.modeling import TagsModel\n"
+        "load_model_dir(sys.argv[1], lambda: TagsModel.from_pretrained(sys.argv[1]))\n"
+        "print('loaded')\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(root / "tags")], capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "loaded", run.stderr[-2000:]
+    assert "not sharded" not in run.stderr and "instantiate a model of type" not in run.stderr

@@ -37,6 +37,7 @@ def load_tokenizer(path: str | Path) -> Any:
     tokenizer file is a :class:`~tags.core.errors.CheckpointError` naming it."""
     from transformers import AutoTokenizer
 
+    import tags.modeling.configuration_tags  # noqa: F401  AutoConfig reads a TagsModel's dir
     from tags.core.checkpoints import load_tokenizer_dir
 
     tokenizer = load_tokenizer_dir(

@@ -124,6 +124,19 @@ class _Hold(logging.Filter):
         return False
 
 
+#: transformers checks a model's tensor-parallel plan on every load when the loading
+#: logger's own level is WARNING or above (as :func:`_held_report` sets it), on this logger:
+#: for a model without a plan, loaded without tensor parallelism, it names every layer "not
+#: sharded". Not a load fault: dropped during the load.
+TP_PLAN_LOGGER = "transformers.distributed.tensor_parallel"
+
+
+class _DropTPPlanNotes(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(("The following layers were not sharded",
+                                               "The following TP rules were not applied"))  # fmt: skip
+
+
 @contextlib.contextmanager
 def _held_report() -> Iterator[_Hold]:
     """transformers' load report held back during the block (recorded even where its
@@ -132,13 +145,15 @@ def _held_report() -> Iterator[_Hold]:
     when it raises."""
     logger = logging.getLogger(REPORT_LOGGER)
     level, own = logger.getEffectiveLevel(), logger.level
-    hold = _Hold()
+    hold, drop = _Hold(), _DropTPPlanNotes()
     logger.addFilter(hold)
+    logging.getLogger(TP_PLAN_LOGGER).addFilter(drop)
     logger.setLevel(min(level, logging.WARNING))
     try:
         yield hold
     finally:
         logger.removeFilter(hold)
+        logging.getLogger(TP_PLAN_LOGGER).removeFilter(drop)
         logger.setLevel(own)
     for record in hold.records:
         if record.levelno >= level:

@@ -150,4 +150,13 @@ class TagsConfig(PretrainedConfig):
         return cls(**values)
 
 
+def _register_auto_config() -> None:
+    """Let ``AutoConfig`` (and so ``AutoTokenizer``) read saved TagsModel directories."""
+    from transformers import AutoConfig
+
+    AutoConfig.register(TagsConfig.model_type, TagsConfig, exist_ok=True)
+
+
+_register_auto_config()
+
 __all__ = ["TagsConfig"]

@@ -416,10 +416,10 @@ __all__ = ["TagsModel", "TagsPreTrainedModel", "vocab_head_states"]
 
 
 def _register_auto_classes() -> None:
-    """Let ``AutoConfig`` / ``AutoModel`` open saved TagsModel directories."""
-    from transformers import AutoConfig, AutoModel
+    """Let ``AutoModel`` open saved TagsModel directories (``AutoConfig`` knows TagsConfig
+    from :mod:`~tags.modeling.configuration_tags`)."""
+    from transformers import AutoModel
 
-    AutoConfig.register(TagsConfig.model_type, TagsConfig, exist_ok=True)
     AutoModel.register(TagsConfig, TagsModel, exist_ok=True)
 
 
