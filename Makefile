@@ -27,8 +27,12 @@ setup: $(STAMP)
 demo: setup
 	HF_HUB_OFFLINE=1 $(VENV)/bin/tags demo
 
+# the suite runs in TEST_WORKERS processes (pytest-xdist), one test file per process at a
+# time; TEST_WORKERS=0 runs it in this process
+TEST_WORKERS ?= 2
+
 test: setup
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	$(VENV)/bin/ruff check .
