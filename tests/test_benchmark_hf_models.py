@@ -281,3 +281,30 @@ def test_clip_pretrain_with_negatives_from_the_first_step(tmp_path, shapes_bench
     )
     with pytest.raises(ValueError, match="for CLIP, not blip"):
         train_config("m", shapes_benchmark, "o", "blip", train)
+
+
+def test_building_and_loading_prints_no_torchvision_fallback_note(tmp_path):
+    """Without torchvision, transformers falls back to an image processor's PIL twin and
+    says so; the builders pick that class themselves (a fresh process: the note is printed
+    once per process)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from tags.benchmark.hf_models import HFModelConfig, build_blip, build_clip\n"
+        f"tiny = {TINY!r}\n"
+        "build_clip(sys.argv[1] + '/clip', HFModelConfig(**tiny))\n"
+        "build_blip(sys.argv[1] + '/blip', HFModelConfig(family='blip', **tiny))\n"
+        "from tags.backends.blip import load_processor\n"
+        "for family in ('clip', 'blip'):\n"
+        "    load_processor(sys.argv[1] + '/' + family, family)\n"
+        "print('built')\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "built", run.stderr[-2000:]
+    assert "torchvision" not in run.stderr

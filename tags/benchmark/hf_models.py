@@ -177,6 +177,22 @@ def _vision(config: HFModelConfig) -> dict[str, Any]:
     return {**_tower(config), "image_size": config.image_size, "patch_size": config.patch_size}
 
 
+def image_processor_class(name: str) -> type:
+    """transformers' image processor class ``name`` (e.g. ``"CLIPImageProcessor"``); where
+    torchvision is not installed, its PIL twin ``<name>Pil``: the class transformers falls back
+    to then, without the warning the fallback prints."""
+    import importlib.util
+
+    import transformers
+
+    if importlib.util.find_spec("torchvision") is None:
+        try:
+            return getattr(transformers, f"{name}Pil")
+        except (AttributeError, ImportError):
+            pass
+    return getattr(transformers, name)
+
+
 def quiet_transformers() -> None:
     """Silence transformers' logging below errors and torchvision's absence warning."""
     from transformers.utils import logging
@@ -188,7 +204,7 @@ def quiet_transformers() -> None:
 def build_clip(path: str | Path, config: HFModelConfig | None = None) -> Path:
     """A random ``CLIPModel`` + ``CLIPProcessor`` (benchmark tokenizer) saved to ``path``."""
     import torch
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+    from transformers import CLIPConfig, CLIPModel, CLIPProcessor
 
     config = config or HFModelConfig()
     quiet_transformers()
@@ -208,7 +224,7 @@ def build_clip(path: str | Path, config: HFModelConfig | None = None) -> Path:
     )
     CLIPModel(model_config).save_pretrained(path)
     side = config.image_size
-    image_processor = CLIPImageProcessor(
+    image_processor = image_processor_class("CLIPImageProcessor")(
         size={"shortest_edge": side}, crop_size={"height": side, "width": side}
     )
     CLIPProcessor(image_processor, tokenizer).save_pretrained(path)
@@ -218,12 +234,7 @@ def build_clip(path: str | Path, config: HFModelConfig | None = None) -> Path:
 def build_blip(path: str | Path, config: HFModelConfig | None = None) -> Path:
     """A random ``BlipForImageTextRetrieval`` + ``BlipProcessor`` saved to ``path``."""
     import torch
-    from transformers import (
-        BlipConfig,
-        BlipForImageTextRetrieval,
-        BlipImageProcessor,
-        BlipProcessor,
-    )
+    from transformers import BlipConfig, BlipForImageTextRetrieval, BlipProcessor
 
     config = config or HFModelConfig(family="blip")
     quiet_transformers()
@@ -245,7 +256,9 @@ def build_blip(path: str | Path, config: HFModelConfig | None = None) -> Path:
     )
     BlipForImageTextRetrieval(model_config).save_pretrained(path)
     side = config.image_size
-    image_processor = BlipImageProcessor(size={"height": side, "width": side})
+    image_processor = image_processor_class("BlipImageProcessor")(
+        size={"height": side, "width": side}
+    )
     BlipProcessor(image_processor, tokenizer).save_pretrained(path)
     return Path(path)
 
