@@ -35,6 +35,7 @@ CALLS = {
     "category": (("dog",), None),
     "lexname": (("dog",), None),
     "depth": (("dog",), None),
+    "parent_category": (("wall",), None),
     "antonyms": (("empty",), ()),
     "verb_antonyms": (("push",), ()),
     "verb_class": (("ride",), None),

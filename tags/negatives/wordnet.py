@@ -73,6 +73,11 @@ class WordNetService(Lemmatizer, Protocol):
         """Length of a noun's first hypernym path (small: a general word)."""
         ...
 
+    def parent_category(self, noun: str) -> str | None:
+        """The node one step above a noun's :meth:`category` (structure over wall and fence,
+        ``None`` when the path is short)."""
+        ...
+
     def antonyms(self, adjective: str) -> tuple[str, ...]:
         """An adjective's antonyms ("empty" -> "full")."""
         ...
@@ -146,6 +151,7 @@ class WordNet:
         self.lexname = lru_cache(maxsize=1 << 15)(self._lexname)
         self.verb_antonyms = lru_cache(maxsize=1 << 12)(self._verb_antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
+        self.parent_category = lru_cache(maxsize=1 << 15)(self._parent_category)
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
@@ -338,6 +344,15 @@ class WordNet:
         path = _main_path(senses[0])
         return path[6].name() if len(path) > 7 else senses[0].lexname()
 
+    def _parent_category(self, noun: str) -> str | None:
+        """The node six steps below the root of the first sense's longest hypernym path:
+        the one above :meth:`category` (``None`` when the path is too short for one)."""
+        senses = self._synsets(noun, "n", 1) or self._synsets(noun.split()[-1], "n", 1)
+        if not senses:
+            return None
+        path = _main_path(senses[0])
+        return path[5].name() if len(path) > 7 else None
+
     def _depth(self, noun: str) -> int | None:
         """Length of the first sense's first hypernym path (small: a general word)."""
         senses = self._synsets(noun, "n", 1)
@@ -436,6 +451,9 @@ class _NoWordNet:
         return False
 
     def depth(self, noun: str) -> int | None:
+        return None
+
+    def parent_category(self, noun: str) -> str | None:
         return None
 
     def is_name(self, noun: str) -> bool:
