@@ -524,7 +524,7 @@ def _parent_candidates(
     vectors = word_vectors()
     if parent is None or vectors is None or wordnet.is_place(name):
         return []
-    level = wordnet.is_level_way(name)
+    level = wordnet.is_level_way(name.split()[-1])
     found = []
     for other in sorted(min(slots.strict, key=len)):
         category = evidence.category(other)
@@ -536,7 +536,7 @@ def _parent_candidates(
         last = other.split()[-1]
         if wordnet.is_animate(last) or wordnet.is_place(other):
             continue  # "a tree" -> not "an elephant"; "the window" -> not "the living room"
-        if level and wordnet.is_level_way(other):
+        if level and wordnet.is_level_way(last):
             continue  # "the sidewalk" -> not "the street": one way beside the other
         similarity = vectors.similarity(name, other)
         if similarity is None or not PARENT_MIN_SIMILARITY <= similarity < PARENT_MAX_SIMILARITY:
