@@ -73,9 +73,10 @@ class WordNetService(Lemmatizer, Protocol):
         """Length of a noun's first hypernym path (small: a general word)."""
         ...
 
-    def parent_category(self, noun: str) -> str | None:
-        """The node one step above a noun's :meth:`category` (structure over wall and fence,
-        ``None`` when the path is short)."""
+    def category_parent(self, category: str) -> str | None:
+        """The node above a :meth:`category` node on its longest hypernym path (structure
+        over partition and obstruction: walls and fences); ``None`` for a lexicographer
+        file or a name that is not a synset."""
         ...
 
     def antonyms(self, adjective: str) -> tuple[str, ...]:
@@ -151,7 +152,7 @@ class WordNet:
         self.lexname = lru_cache(maxsize=1 << 15)(self._lexname)
         self.verb_antonyms = lru_cache(maxsize=1 << 12)(self._verb_antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
-        self.parent_category = lru_cache(maxsize=1 << 15)(self._parent_category)
+        self.category_parent = lru_cache(maxsize=1 << 12)(self._category_parent)
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
@@ -344,14 +345,17 @@ class WordNet:
         path = _main_path(senses[0])
         return path[6].name() if len(path) > 7 else senses[0].lexname()
 
-    def _parent_category(self, noun: str) -> str | None:
-        """The node six steps below the root of the first sense's longest hypernym path:
-        the one above :meth:`category` (``None`` when the path is too short for one)."""
-        senses = self._synsets(noun, "n", 1) or self._synsets(noun.split()[-1], "n", 1)
-        if not senses:
+    def _category_parent(self, category: str) -> str | None:
+        """The node above a category node on its own longest hypernym path (see
+        :meth:`_category`; cached as ``category_parent``)."""
+        if category.startswith("noun."):
+            return None  # a lexicographer file: the path was too short for a node
+        try:
+            synset = self.reader.synset(category)
+        except (LookupError, ValueError, AttributeError):
             return None
-        path = _main_path(senses[0])
-        return path[5].name() if len(path) > 7 else None
+        path = _main_path(synset)
+        return path[-2].name() if len(path) > 1 else None
 
     def _depth(self, noun: str) -> int | None:
         """Length of the first sense's first hypernym path (small: a general word)."""
@@ -453,7 +457,7 @@ class _NoWordNet:
     def depth(self, noun: str) -> int | None:
         return None
 
-    def parent_category(self, noun: str) -> str | None:
+    def category_parent(self, category: str) -> str | None:
         return None
 
     def is_name(self, noun: str) -> bool:

@@ -520,7 +520,7 @@ def _parent_candidates(
         or wordnet.is_animate(name.split()[-1])
     ):
         return []
-    parent = wordnet.parent_category(name)
+    parent = wordnet.category_parent(original.category)
     vectors = word_vectors()
     if parent is None or vectors is None or wordnet.is_place(name):
         return []
@@ -530,17 +530,17 @@ def _parent_candidates(
         category = evidence.category(other)
         if other in limits.present or category == original.category or category is None:
             continue
-        count = evidence.usable_objects(category, original.plural).get(other)
-        if not count or wordnet.parent_category(other) != parent:
+        if wordnet.category_parent(category) != parent:
             continue
+        count = evidence.usable_objects(category, original.plural).get(other)
+        similarity = vectors.similarity(name, other) if count else None
+        if similarity is None or not PARENT_MIN_SIMILARITY <= similarity < PARENT_MAX_SIMILARITY:
+            continue  # "skis" -> not "pockets" (0.30); "tricks" -> not "stunts" (0.75)
         last = other.split()[-1]
         if wordnet.is_animate(last) or wordnet.is_place(other):
             continue  # "a tree" -> not "an elephant"; "the window" -> not "the living room"
         if level and wordnet.is_level_way(last):
             continue  # "the sidewalk" -> not "the street": one way beside the other
-        similarity = vectors.similarity(name, other)
-        if similarity is None or not PARENT_MIN_SIMILARITY <= similarity < PARENT_MAX_SIMILARITY:
-            continue  # "skis" -> not "pockets" (0.30); "tricks" -> not "stunts" (0.75)
         found.append((other, count))
     return found
 
