@@ -1173,6 +1173,9 @@ def test_a_thing_alone_in_its_category_backs_off_to_the_parent_node(parser, monk
     assert wordnet().category("fence") != wordnet().category("wall")
     parents = {wordnet().category_parent(wordnet().category(n)) for n in ("fence", "wall")}
     assert parents == {"structure.n.01"}
+    # a class of ``noun_classes`` or a name WordNet lacks has no parent
+    assert wordnet().category_parent("vehicles") is None
+    assert wordnet().category_parent("abc.n.99") is None
     planner = EditPlanner(counts, min_count=2, fluency=0.0)
     graph = parser.parse("a man leaning against the wall")
 

@@ -352,7 +352,7 @@ class WordNet:
             return None  # a lexicographer file: the path was too short for a node
         try:
             synset = self.reader.synset(category)
-        except (LookupError, ValueError, AttributeError):
+        except Exception:  # a ``noun_classes`` class, or no such sense (NLTK's WordNetError)
             return None
         path = _main_path(synset)
         return path[-2].name() if len(path) > 1 else None
