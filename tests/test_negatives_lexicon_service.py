@@ -35,6 +35,7 @@ CALLS = {
     "category": (("dog",), None),
     "lexname": (("dog",), None),
     "depth": (("dog",), None),
+    "category_parent": (("partition.n.01",), None),
     "antonyms": (("empty",), ()),
     "verb_antonyms": (("push",), ()),
     "verb_class": (("ride",), None),

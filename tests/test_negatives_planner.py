@@ -1152,3 +1152,50 @@ def test_sizes_and_ages_are_replaced_across_their_scale(parser):
     ]:
         _, units = plan(parser, planner, text)
         assert units[("attribute", unit)] == [kept], text
+
+
+def test_a_thing_alone_in_its_category_backs_off_to_the_parent_node(parser, monkeypatch):
+    from tags.negatives.operators import objects as objects_module
+    from tags.negatives.operators.evidence import Trace
+    from tags.negatives.scenes import SceneCounts
+    from tags.negatives.word_vectors import word_vectors
+
+    if word_vectors() is None or wordnet().category("wall") is None:
+        pytest.skip("needs WordNet and the shipped word vectors")
+    counts = SceneCounts()
+    things = ("wall", "fence", "bike", "pocket")
+    corpus = [f"a {p} leaning against a {t}" for p in ("man", "woman") for t in things] * 3
+    corpus += ["a cat on a sofa"] * 20
+    for graph in parser.parse_batch(corpus):
+        counts.add_graph(graph)
+    # the wall is the one partition the counts lean people against: its own category
+    # (WordNet's node seven steps down) gives nothing but itself
+    assert wordnet().category("fence") != wordnet().category("wall")
+    parents = {wordnet().category_parent(wordnet().category(n)) for n in ("fence", "wall")}
+    assert parents == {"structure.n.01"}
+    # a class of ``noun_classes`` or a name WordNet lacks has no parent
+    assert wordnet().category_parent("vehicles") is None
+    assert wordnet().category_parent("abc.n.99") is None
+    planner = EditPlanner(counts, min_count=2, fluency=0.0)
+    graph = parser.parse("a man leaning against the wall")
+
+    def wall_choices() -> set[str]:
+        units = [u for u in planner.plan(graph) if graph.caption[slice(*u.spans[0])] == "wall"]
+        return {c.surface[0] for u in units for c in u.choices}
+
+    # the fence (another kind of structure, near by the word vectors); not the bike nor the
+    # pocket (kinds of instrumentality, another parent node)
+    assert wall_choices() == {"fence"}
+    # a substitute so found must be near the original by the vectors ("wall" / "fence": 0.55)
+    monkeypatch.setattr(objects_module, "PARENT_MIN_SIMILARITY", 0.6)
+    assert wall_choices() == set()
+    monkeypatch.setattr(objects_module, "PARENT_MIN_SIMILARITY", 0.35)
+    monkeypatch.setattr(objects_module, "PARENT_MAX_SIMILARITY", 0.5)  # ... not too near
+    assert wall_choices() == set()
+    monkeypatch.setattr(objects_module, "PARENT_MAX_SIMILARITY", 0.6)
+    assert wall_choices() == {"fence"}
+    monkeypatch.setattr(objects_module, "CATEGORY_BACKOFF", False)
+    assert wall_choices() == set()
+    # ... and the refusal is named in the skip report's counts
+    trace = planner.explain(graph)
+    assert isinstance(trace, Trace) and trace.candidates["object:only_itself"] == 1

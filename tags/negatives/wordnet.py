@@ -73,6 +73,12 @@ class WordNetService(Lemmatizer, Protocol):
         """Length of a noun's first hypernym path (small: a general word)."""
         ...
 
+    def category_parent(self, category: str) -> str | None:
+        """The node above a :meth:`category` node on its longest hypernym path (structure
+        over partition and obstruction: walls and fences); ``None`` for a lexicographer
+        file or a name that is not a synset."""
+        ...
+
     def antonyms(self, adjective: str) -> tuple[str, ...]:
         """An adjective's antonyms ("empty" -> "full")."""
         ...
@@ -146,6 +152,7 @@ class WordNet:
         self.lexname = lru_cache(maxsize=1 << 15)(self._lexname)
         self.verb_antonyms = lru_cache(maxsize=1 << 12)(self._verb_antonyms)
         self.depth = lru_cache(maxsize=1 << 15)(self._depth)
+        self.category_parent = lru_cache(maxsize=1 << 12)(self._category_parent)
         self.is_activity = lru_cache(maxsize=1 << 15)(self._is_activity)
         self.is_name = lru_cache(maxsize=1 << 15)(self._is_name)
         self._closure = lru_cache(maxsize=1 << 15)(self._closure_of)
@@ -338,6 +345,18 @@ class WordNet:
         path = _main_path(senses[0])
         return path[6].name() if len(path) > 7 else senses[0].lexname()
 
+    def _category_parent(self, category: str) -> str | None:
+        """The node above a category node on its own longest hypernym path (see
+        :meth:`_category`; cached as ``category_parent``)."""
+        if category.startswith("noun."):
+            return None  # a lexicographer file: the path was too short for a node
+        try:
+            synset = self.reader.synset(category)
+        except Exception:  # a ``noun_classes`` class, or no such sense (NLTK's WordNetError)
+            return None
+        path = _main_path(synset)
+        return path[-2].name() if len(path) > 1 else None
+
     def _depth(self, noun: str) -> int | None:
         """Length of the first sense's first hypernym path (small: a general word)."""
         senses = self._synsets(noun, "n", 1)
@@ -436,6 +455,9 @@ class _NoWordNet:
         return False
 
     def depth(self, noun: str) -> int | None:
+        return None
+
+    def category_parent(self, category: str) -> str | None:
         return None
 
     def is_name(self, noun: str) -> bool:

@@ -88,6 +88,16 @@ MAX_CODESCRIPTION = math.log(2.5)
 #: Whether object substitutes must fit the caption's other words about as well as the
 #: original by word vectors (:func:`~tags.negatives.word_vectors.context_misfit`).
 WORD_CONTEXT = True
+#: Whether a thing whose own category gives no substitute but itself takes the other
+#: categories under the same WordNet parent node, where the corpus puts them in its slots
+#: ("a man leaning against the wall": the wall is the one partition the counts lean people
+#: against -> "against the fence"; :func:`_parent_candidates`).
+CATEGORY_BACKOFF = True
+#: ... and a substitute so found must be this near the original by the shipped word vectors
+#: (a thing of its kind: "wall" / "fence" 0.55, "plate" / "tray" 0.45; not "skis" /
+#: "pockets" 0.30) but not this near (one thing under two names: "tricks" / "stunts" 0.75).
+PARENT_MIN_SIMILARITY = 0.35
+PARENT_MAX_SIMILARITY = 0.6
 
 
 def after_other(graph, entity) -> bool:
@@ -488,6 +498,53 @@ def _candidates(
     return candidates
 
 
+def _parent_candidates(
+    evidence: SceneEvidence, original: _Original, limits: _Limits
+) -> list[tuple[str, float]]:
+    """For an inanimate thing whose category gives no substitute but the caption's own
+    nouns: the objects of its number in the slot the corpus fills least (every slot is
+    checked later, as for any substitute) that are of another category under the same
+    WordNet parent node ("wall", a partition, -> "fence", an obstruction: both structures;
+    "water" -> "sand"), with their counts. Not for people, animals, colours, places, or a
+    thing without an attested slot; never an animate or place substitute ("a tree" -> not
+    "an elephant", "the window" -> not "the living room"), nor one level way for another
+    ("the sidewalk" -> not "the street"), and only a substitute near the original by the
+    word vectors but not too near (:data:`PARENT_MIN_SIMILARITY`)."""
+    slots, wordnet = original.slots, evidence.wordnet
+    name = original.name
+    if (
+        original.person
+        or original.colour
+        or not slots.strict
+        or original.category is None
+        or wordnet.is_animate(name.split()[-1])
+    ):
+        return []
+    parent = wordnet.category_parent(original.category)
+    vectors = word_vectors()
+    if parent is None or vectors is None or wordnet.is_place(name):
+        return []
+    level = wordnet.is_level_way(name.split()[-1])
+    found = []
+    for other in sorted(min(slots.strict, key=len)):
+        category = evidence.category(other)
+        if other in limits.present or category == original.category or category is None:
+            continue
+        if wordnet.category_parent(category) != parent:
+            continue
+        count = evidence.usable_objects(category, original.plural).get(other)
+        similarity = vectors.similarity(name, other) if count else None
+        if similarity is None or not PARENT_MIN_SIMILARITY <= similarity < PARENT_MAX_SIMILARITY:
+            continue  # "skis" -> not "pockets" (0.30); "tricks" -> not "stunts" (0.75)
+        last = other.split()[-1]
+        if wordnet.is_animate(last) or wordnet.is_place(other):
+            continue  # "a tree" -> not "an elephant"; "the window" -> not "the living room"
+        if level and wordnet.is_level_way(last):
+            continue  # "the sidewalk" -> not "the street": one way beside the other
+        found.append((other, count))
+    return found
+
+
 def _person_misfit(
     original: _Original, limits: _Limits, free: dict, other: str, surface: str
 ) -> bool:
@@ -651,8 +708,13 @@ def _substitutes(context: CaptionContext, index: int) -> tuple[Choice, ...]:
         else {}
     )
     candidates = _candidates(evidence, original, free)
-    if not candidates:
-        evidence.refuse("object:no_attested_substitute")
+    if all(other in limits.present for other, _ in candidates):
+        # nothing of its category but the caption's own nouns fills its slots
+        backed = _parent_candidates(evidence, original, limits) if CATEGORY_BACKOFF else []
+        if backed:
+            candidates = backed
+        else:
+            evidence.refuse("object:only_itself" if candidates else "object:no_attested_substitute")
     lemmas: dict[tuple[str, ...], str] = {}  # each substitute's surface -> its lemma
     weights: Counter = Counter()
     for other, count in candidates:
