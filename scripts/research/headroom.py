@@ -30,6 +30,10 @@ adds what research needs around them:
 - ``--write-captions FILE``: the training captions of ``--seeds`` for ``tags generate``
   (the ``tags`` method's ``--tags-negatives``); ``--shortcut N``: the trained text-only
   check of the tags negatives training would draw;
+- ``--variant hf-clip|hf-blip --perception pixels [--hf-model PATH]``: a Hugging Face CLIP
+  (InfoNCE, the added negatives as extra text columns) or BLIP (binary ITM) on the rendered
+  whole scene (:mod:`tags.testbed.hf`), built at random unless ``--hf-model`` names a local
+  directory;
 - ``--workers N`` builds the batches in N processes (for a GPU; the step order is kept).
   The GPU pixel ladder: ``scripts/research/pixel_ladder.sh``.
 """
@@ -49,6 +53,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tags.testbed.config import (
     DUAL,
+    HF_VARIANTS,
     ISTM_LOSSES,
     LOSSES,
     METHODS,
@@ -338,13 +343,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument(
-        "--variant", choices=(*VARIANTS, DUAL), default="tags-bind",
-        help=f"{DUAL}: a dual encoder (tags.testbed.dual), else the cross-encoder's variant",
+        "--variant", choices=(*VARIANTS, DUAL, *HF_VARIANTS), default="tags-bind",
+        help=f"{DUAL}: a dual encoder (tags.testbed.dual); hf-clip / hf-blip: a Hugging Face "
+        "CLIP / BLIP on the rendered scene (tags.testbed.hf; with --perception pixels); else "
+        "the cross-encoder's variant",
     )  # fmt: skip
     parser.add_argument(
         "--loss", choices=LOSSES, default=None,
         help="itm (binary ITM) or contrastive (CLIP InfoNCE, the method's negatives as extra "
-        f"text columns: NegCLIP); default: contrastive for --variant {DUAL}, else itm",
+        f"text columns: NegCLIP); default: contrastive for --variant {DUAL} and hf-clip, "
+        "else itm",
     )  # fmt: skip
     parser.add_argument("--embed", choices=("tied", "free"), default="tied")
     parser.add_argument(
@@ -363,6 +371,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="--perception pixels: the frozen CNN (auto: EfficientNet-Lite0 when installed)",
     )  # fmt: skip
     parser.add_argument("--crop-size", type=int, default=64, help="--perception pixels")
+    parser.add_argument(
+        "--hf-model", default=None, metavar="PATH",
+        help="--variant hf-clip / hf-blip: a local model directory (default: built at random "
+        "from --hidden, --layers, --image-size, --patch-size)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--image-size", type=int, default=64, help="hf-clip / hf-blip: the rendered scene's side"
+    )
+    parser.add_argument(
+        "--patch-size", type=int, default=8, help="hf-clip / hf-blip built at random: ViT patch"
+    )
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=3000)
@@ -406,6 +425,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         and args.mined_loss != "triplet"
     ):
         parser.error(f"--miner {args.miner}'s rule is its loss: add --mined-loss triplet")
+    if args.variant in HF_VARIANTS and args.perception != "pixels":
+        parser.error(f"--variant {args.variant} reads rendered images: add --perception pixels")
+    if args.hf_model and args.variant not in HF_VARIANTS:
+        parser.error("--hf-model needs --variant hf-clip or hf-blip")
     if args.negatives == "plain" and "--kinds" in (argv or sys.argv):
         parser.error("--kinds applies to --negatives oracle")
     uses_tags = args.negatives == "tags" or (args.gate and "tags" in args.methods) or args.shortcut

@@ -16,6 +16,8 @@ reach 95-100 %. Every method is measured by the share of that gap it closes.
 - ``matcher``: the TagsModel cross-encoder with its binding term;
 - ``dual``: a dual encoder (``variant="dual"``) and its CLIP / NegCLIP loss;
 - ``pixels``: region features of rendered crops from a frozen CNN;
+- ``hf``: Hugging Face CLIP / BLIP on rendered whole scenes (``variant="hf-clip"``,
+  ``"hf-blip"``), through :mod:`tags.backends`;
 - ``evaluate``: held-out minimal pairs per kind, retrieval;
 - ``training``: one run, its curve and record;
 - ``verdict``: the gate and the gap closed.

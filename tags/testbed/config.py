@@ -26,6 +26,9 @@ PERCEPTIONS: tuple[str, ...] = ("symbolic", "pixels")
 #: the dual encoder's ``variant`` (:class:`~tags.testbed.dual.DualMatcher`); the others are
 #: the cross-encoder's (:data:`tags.testbed.matcher.VARIANTS`)
 DUAL = "dual"
+#: Hugging Face models on rendered whole images (:mod:`tags.testbed.hf`): CLIP, a dual
+#: encoder (``contrastive`` by default), and BLIP, a cross-encoder (its ITM head, ``itm``)
+HF_VARIANTS: tuple[str, ...] = ("hf-clip", "hf-blip")
 #: ``loss``: binary ITM over the batch's rows, or CLIP's InfoNCE with the method's negatives
 #: as extra text columns (NegCLIP; the dual encoder's default)
 LOSSES: tuple[str, ...] = ("itm", "contrastive")
@@ -53,7 +56,11 @@ class TestbedConfig:
     ``variant`` ``dual``: a dual encoder (:mod:`tags.testbed.dual`), trained by default with
     ``loss`` ``contrastive`` (CLIP's InfoNCE over the batch's scenes and true captions, the
     method's added negatives as extra text columns: NegCLIP); every other variant is the
-    cross-encoder, trained with binary ``itm``.
+    cross-encoder, trained with binary ``itm``. ``variant`` ``hf-clip`` / ``hf-blip``: a
+    Hugging Face CLIP (``contrastive`` by default) or BLIP (``itm``, its ITM head) on the
+    rendered whole scene (``perception`` ``pixels``, ``image_size`` px), from the directory
+    ``hf_model`` or built at random (``hidden`` x ``layers``, ``patch_size`` px patches):
+    :mod:`tags.testbed.hf`.
     ``rsum``: retrieval over the held-out scenes at the end; ``check_shortcut``: the trained
     text-only check of every negative the method added (:mod:`tags.testbed.shortcut`).
     """
@@ -72,6 +79,9 @@ class TestbedConfig:
     perception: str = "symbolic"
     featurizer: str = "auto"
     crop_size: int = 64
+    hf_model: str | None = None  # hf-clip / hf-blip: a local model directory (else built)
+    image_size: int = 64  # hf-clip / hf-blip: the rendered scene's side in pixels
+    patch_size: int = 8  # hf-clip / hf-blip built at random: the ViT's patch side
     # training
     loss: str | None = None  # None: contrastive for the dual encoder, else itm
     steps: int = 250
@@ -124,25 +134,32 @@ class TestbedConfig:
         if self.perception not in PERCEPTIONS:
             raise ValueError(f"perception {self.perception!r}: symbolic or pixels")
         self._check_loss()
-        for name in ("steps", "batch_size", "eval_every", "hidden", "layers", "top_m"):
+        for name in ("steps", "batch_size", "eval_every", "hidden", "layers", "top_m",
+                     "image_size", "patch_size"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     def _check_loss(self) -> None:
         """Resolve ``loss``'s default for the variant; reject what the dual encoder lacks."""
-        dual = self.variant == DUAL
+        dual = self.variant in (DUAL, "hf-clip")
         if self.loss is None:
             self.loss = "contrastive" if dual else "itm"
         if self.loss not in LOSSES:
             raise ValueError(f"loss {self.loss!r}: choose one of {LOSSES}")
         if self.loss == "contrastive" and not dual:
-            raise ValueError(f"loss contrastive needs variant {DUAL!r} (a dual encoder)")
+            raise ValueError(f"loss contrastive needs a dual encoder ({DUAL!r} or 'hf-clip')")
         if self.loss == "contrastive" and self.negatives == "mined" and self.mined_loss != "bce":
             raise ValueError("loss contrastive: mined negatives as extra columns (mined_loss bce)")
-        if dual and self.negatives in ("istm", "tags-dc"):
+        if self.variant == DUAL and self.negatives in ("istm", "tags-dc"):
             raise ValueError(f"negatives {self.negatives!r} needs MLM heads: not variant dual")
-        if dual and (self.perception != "symbolic" or self.embed != "tied"):
+        if self.variant == DUAL and (self.perception != "symbolic" or self.embed != "tied"):
             raise ValueError("variant dual: symbolic perception, tied embeddings only")
+        if self.variant in HF_VARIANTS:
+            if self.perception != "pixels":
+                raise ValueError(f"variant {self.variant}: rendered images (perception pixels)")
+            if self.negatives in ("istm", "tags-dc"):
+                raise ValueError(f"negatives {self.negatives!r}: the testbed's MLM heads, "
+                                 f"not variant {self.variant}")  # fmt: skip
 
     @property
     def name(self) -> str:

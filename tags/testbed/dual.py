@@ -82,6 +82,8 @@ class DualMatcher(nn.Module):
     ) -> torch.Tensor:
         """Unit vectors ``[N, hidden]`` of scenes: their regions' word ids ``[N, R, 3]``,
         boxes ``[N, R, 4]`` and mask ``[N, R]``, pooled by a learned image token."""
+        if labels.is_floating_point():
+            raise ValueError("the dual encoder reads symbolic regions (word ids)")
         regions = self.word_embeddings(labels).sum(-2) + self.box(box_features(boxes))
         token = self.image_token.expand(regions.shape[0], -1, -1)
         x = self.image_norm(torch.cat([token, regions], 1))
@@ -97,7 +99,8 @@ class DualMatcher(nn.Module):
 
 
 def contrastive_loss(model: DualMatcher, batch: Batch, device) -> torch.Tensor:
-    """CLIP's symmetric InfoNCE over the batch's scenes and their true captions (the
+    """CLIP's symmetric InfoNCE (of any model with ``encode_text``, ``encode_image`` and
+    ``scale``: the dual encoder, :class:`~tags.testbed.hf.HFMatcher` of a CLIP) over the batch's scenes and their true captions (the
     ``positive`` rows), NegCLIP-style: every row a method added (kind not ``positive`` or
     ``random``) is one more text column of the image-to-text softmax, for every scene. Another
     scene's caption identical to a scene's own is left out of both softmaxes (it is true)."""
@@ -110,11 +113,8 @@ def contrastive_loss(model: DualMatcher, batch: Batch, device) -> torch.Tensor:
     captions = [owner[i] for i in scenes]
     ids, attn = pad_text([tokenize(t) for t in captions + added])
     text = model.encode_text(ids.to(device), attn.to(device))
-    labels = torch.as_tensor(batch.labels)
-    if labels.is_floating_point():
-        raise ValueError("contrastive loss: the dual encoder reads symbolic regions")
     image = model.encode_image(
-        labels.to(device), torch.as_tensor(batch.boxes).to(device),
+        torch.as_tensor(batch.labels).to(device), torch.as_tensor(batch.boxes).to(device),
         torch.as_tensor(batch.region_mask).to(device),
     )  # fmt: skip
     logits = (model.scale() * image @ text.T).float()  # [S, S + added]

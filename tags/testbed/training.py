@@ -1,5 +1,6 @@
 """One testbed run: train a :class:`~tags.testbed.matcher.Matcher` (or a
-:class:`~tags.testbed.dual.DualMatcher`) on fresh scenes with a method's negatives, evaluate
+:class:`~tags.testbed.dual.DualMatcher`, or a Hugging Face CLIP / BLIP through
+:class:`~tags.testbed.hf.HFMatcher`) on fresh scenes with a method's negatives, evaluate
 the held-out pairs every ``eval_every`` steps, return the curve.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tags.testbed.config import DUAL, TestbedConfig
+from tags.testbed.config import DUAL, HF_VARIANTS, TestbedConfig
 from tags.testbed.dual import DualMatcher, contrastive_loss
 from tags.testbed.evaluate import KINDS, EvalSet, eval_set, evaluate, retrieval
 from tags.testbed.inputs import autocast
@@ -60,9 +61,14 @@ def make_miner(config: TestbedConfig):
 
 
 def make_featurize(config: TestbedConfig) -> Callable | None:
-    """Pixel perception: the scenes' object crops (:class:`~tags.testbed.pixels.PixelCrops`)."""
+    """Pixel perception: the scenes' object crops (:class:`~tags.testbed.pixels.PixelCrops`);
+    for a Hugging Face variant the whole rendered scenes (:class:`~tags.testbed.hf.SceneImages`)."""
     if config.perception != "pixels":
         return None
+    if config.variant in HF_VARIANTS:
+        from tags.testbed.hf import SceneImages
+
+        return SceneImages(config.image_size)
     from tags.testbed.pixels import PixelCrops
 
     return PixelCrops(config.crop_size, MAX_REGIONS)
@@ -108,12 +114,16 @@ def resolve_device(name: str) -> torch.device:
 
 
 def initial_model(config: TestbedConfig) -> Matcher | DualMatcher:
-    """The run's model at step 0 (seeded by ``seed``): the cross-encoder, or the dual encoder
-    (``variant`` ``dual``). TAGS and TAGS-DC start from the same weights as every other
+    """The run's model at step 0 (seeded by ``seed``): the cross-encoder, the dual encoder
+    (``variant`` ``dual``) or a Hugging Face model (``hf-clip``, ``hf-blip``). TAGS and TAGS-DC start from the same weights as every other
     method, plus the MLM, WoD and WoC heads."""
     torch.manual_seed(config.seed)
     if config.variant == DUAL:
         return DualMatcher(config.hidden, config.layers)
+    if config.variant in HF_VARIANTS:
+        from tags.testbed.hf import hf_matcher
+
+        return hf_matcher(config)
     pixels = config.featurizer if config.perception == "pixels" else None
     shape = dict(
         variant=config.variant, hidden=config.hidden, layers=config.layers,
@@ -222,7 +232,7 @@ def train(
     model = initial_model(config).to(device)
     held_out = eval_set(config.eval_seed, config.eval_scenes)
     crops = make_featurize(config)
-    if crops is not None:  # the frozen CNN's features, computed once
+    if crops is not None:  # the frozen CNN's features (HF: pixel values), computed once
         from tags.testbed.pixels import pixel_features
 
         held_out.featurize = lambda scenes: pixel_features(model.cnn, crops(scenes), device)
