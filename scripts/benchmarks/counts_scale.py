@@ -290,6 +290,8 @@ def report(rows: list[dict]) -> dict:
             f"{r['driver_mib']:10.0f} {r['worker_mib']:10.0f} {r['pss_sum_mib']:11.0f} "
             f"{r['load']:5.2f}"
         )
+    if len({r["captions"] for r in rows}) < 2:
+        return {}  # one size: nothing to fit
     xs = [r["captions"] for r in rows]
     fits = {}
     for key in ("counts_mb", "driver_mib", "pss_sum_mib"):
