@@ -31,6 +31,7 @@ def test_copy_suffixes_are_letters_and_distinct(bench):
     suffixes = [bench["copy_suffix"](c) for c in range(1, 60)]
     assert suffixes[0] == "xqb" and len(set(suffixes)) == len(suffixes)
     assert all(s.isalpha() for s in suffixes)
+    assert bench["copy_suffix"](12, digits=True) == "xq12"  # never an all-letters name
 
 
 def test_renamed_keys_keep_their_shape(bench):

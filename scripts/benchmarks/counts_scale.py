@@ -34,7 +34,8 @@ counts (``OUT/counts_0.json``, counted where missing) are written as a store as 
 and, for each size asked, with K renamed copies of every entry of every table added
 (:func:`synthetic_vocabulary`: each word of every string of a key gets a letters-only
 suffix of the copy, relation tag shapes kept), K chosen so the store is about that many
-MiB. A copy has the real counts' structure (the same groups, sizes and counts) and a
+MiB (``--synthetic-words digits``: ``manxq1``, names the planner never takes as
+substitutes, so the work stays that of the real store). A copy has the real counts' structure (the same groups, sizes and counts) and a
 vocabulary of its own that WordNet does not know, so the planner's tables, index groups,
 hashes and pools are K + 1 times the real ones, and generation of the same captions
 (``--generate N`` of ``--targets``, by default the first 2,000 Flickr30K test captions)
@@ -363,9 +364,13 @@ def report_store(rows: list[dict]) -> dict:
 
 
 # ---------------------------------------------------------------- synthetic stores
-def copy_suffix(copy: int) -> str:
+def copy_suffix(copy: int, digits: bool = False) -> str:
     """The letters-only suffix of the words of synthetic copy ``copy`` (1, 2, ...):
-    ``xq`` and the copy's number in letters ("manxqb"), a word WordNet does not know."""
+    ``xq`` and the copy's number in letters ("manxqb"), a word WordNet does not know; with
+    ``digits``, ``xq`` and the number ("manxq1"): a name the planner never takes as a
+    substitute (not all letters)."""
+    if digits:
+        return f"xq{copy}"
     letters = ""
     while True:
         copy, digit = divmod(copy, 26)
@@ -384,14 +389,15 @@ def renamed(key: object, suffix: str) -> object:
     return key
 
 
-def synthetic_vocabulary(counts: Path, copies: int):
+def synthetic_vocabulary(counts: Path, copies: int, digits: bool = False):
     """The vocabulary of ``counts`` with ``copies`` renamed copies of every entry of every
     table added (:func:`renamed`; a relation's tag shape is kept), after the real entries:
-    a corpus ``copies + 1`` times as large whose copies share no word with it."""
+    a corpus ``copies + 1`` times as large whose copies share no word with it
+    (:func:`copy_suffix`: ``digits`` for names the planner refuses as substitutes)."""
     from tags.negatives.vocabulary import SceneGraphVocabulary
 
     vocab = SceneGraphVocabulary.load(counts)
-    suffixes = [copy_suffix(c) for c in range(1, copies + 1)]
+    suffixes = [copy_suffix(c, digits) for c in range(1, copies + 1)]
     tables = [(f"counts/{k}", t) for k, t in vocab.counts.items()]
     tables += [(f"scenes/{n}", getattr(vocab.scenes, n)) for n in type(vocab.scenes)._FIELDS]
     for name, table in tables:
@@ -407,7 +413,9 @@ def synthetic_vocabulary(counts: Path, copies: int):
     return vocab
 
 
-def synthetic_stores(counts: Path, targets_mib: list[float], folder: Path) -> list[dict]:
+def synthetic_stores(
+    counts: Path, targets_mib: list[float], folder: Path, digits: bool = False
+) -> list[dict]:
     """The real store of ``counts`` and, per size asked, a synthetic one of about that many
     MiB (copies = round(size / real size) - 1, at least 1): [{copies, path, store_mib}]."""
     from tags.negatives.vocabulary import SceneGraphVocabulary
@@ -419,10 +427,10 @@ def synthetic_stores(counts: Path, targets_mib: list[float], folder: Path) -> li
     stores = [{"copies": 0, "path": real, "store_mib": real_mib}]
     for target in targets_mib:
         copies = max(1, round(target / real_mib) - 1)
-        path = folder / f"synthetic_{copies}.store"
+        path = folder / f"synthetic_{'d' if digits else ''}{copies}.store"
         if not path.is_file():
             start = time.perf_counter()
-            synthetic_vocabulary(counts, copies).save_store(path)
+            synthetic_vocabulary(counts, copies, digits).save_store(path)
             print(
                 f"synthetic store: {copies} copies, {path.stat().st_size / MIB:.1f} MiB, "
                 f"written in {time.perf_counter() - start:.0f} s",
@@ -452,16 +460,18 @@ def measure_synthetic(args: argparse.Namespace, folder: Path, corpus: Path) -> d
         run(["generate", "--captions", str(sub), "--count-only", "--out", str(counts),
              "--num-workers", "2", "--no-progress", "--overwrite"],
             folder / "count_0.log")  # fmt: skip
-    stores = synthetic_stores(counts, args.synthetic_store_mib, folder)
+    digits = args.synthetic_words == "digits"
+    stores = synthetic_stores(counts, args.synthetic_store_mib, folder, digits)
     lines = Path(args.targets).read_text(encoding="utf-8").splitlines(keepends=True)
     targets = folder / f"targets_{args.generate or 2000}.txt"
     targets.write_text("".join(lines[: args.generate or 2000]), encoding="utf-8")
     runs = []
     for repeat in range(args.repeats):
         for store in stores:
-            out = folder / f"negatives_synthetic_{store['copies']}.jsonl"
-            figures = generate(targets, store["path"], out,
-                               folder / f"generate_synthetic_{store['copies']}.log", mapped=True)  # fmt: skip
+            name = store["path"].stem  # synthetic_0, synthetic_4, synthetic_d4
+            out = folder / f"negatives_{name}.jsonl"
+            figures = generate(targets, store["path"], out, folder / f"generate_{name}.log",
+                               mapped=True)  # fmt: skip
             reference = folder / "negatives_synthetic_0.jsonl"
             row = {"repeat": repeat, "copies": store["copies"], "store_mib": store["store_mib"],
                    **figures, "same_as_real": out.read_bytes() == reference.read_bytes(),
@@ -544,6 +554,13 @@ def main() -> None:
     )
     ap.add_argument("--repeats", type=int, default=3, help="runs per synthetic store")
     ap.add_argument(
+        "--synthetic-words",
+        choices=("letters", "digits"),
+        default="letters",
+        help="the copies' words: letters (the planner may draw them) or with digits (it "
+        "never takes them as substitutes: the work stays that of the real store)",
+    )
+    ap.add_argument(
         "--targets",
         type=Path,
         default=SHARED / "flickr30k" / "test_caps.txt",
@@ -558,10 +575,12 @@ def main() -> None:
     corpus = folder / "corpus.jsonl"
     images, captions = build_corpus(args.shared, corpus)
     print(f"corpus: {captions} captions of {images} images ({corpus})", flush=True)
+    digits = args.synthetic_words == "digits"
     if args.synthetic_store_mib:
         figures = measure_synthetic(args, folder, corpus)
-        (folder / "synthetic_store.json").write_text(json.dumps(figures, indent=1, default=str))
-        print(f"figures: {folder / 'synthetic_store.json'}")
+        name = "synthetic_store" + ("_digits" if digits else "")
+        (folder / f"{name}.json").write_text(json.dumps(figures, indent=1, default=str))
+        print(f"figures: {folder / name}.json")
         return
     rows = []
     for size in args.sizes:
