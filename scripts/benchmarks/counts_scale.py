@@ -35,11 +35,14 @@ and, for each size asked, with K renamed copies of every entry of every table ad
 (:func:`synthetic_vocabulary`: each word of every string of a key gets a letters-only
 suffix of the copy, relation tag shapes kept), K chosen so the store is about that many
 MiB (``--synthetic-words digits``: ``manxq1``, names the planner never takes as
-substitutes, so the work stays that of the real store). A copy has the real counts' structure (the same groups, sizes and counts) and a
-vocabulary of its own that WordNet does not know, so the planner's tables, index groups,
+substitutes). A copy has the real counts' structure (the same groups, sizes and counts) and
+a vocabulary of its own that WordNet does not know, so the planner's tables, index groups,
 hashes and pools are K + 1 times the real ones, and generation of the same captions
 (``--generate N`` of ``--targets``, by default the first 2,000 Flickr30K test captions)
-still looks up the real words in those large tables. Each size is generated ``--repeats``
+still looks up the real words in those large tables. No copy's word was seen in a negative
+(both spellings give the same negatives), but the sums over whole tables the copies add
+change a few percent of the negatives: ``same_as_real`` says whether they equal the real
+store's. Each size is generated ``--repeats``
 times (sizes interleaved), 2 workers, each in a fresh process; besides the summed PSS it
 records the store's own part of it (the ``Pss`` of the store's mapping summed over the
 processes: every page of the store that any of them touched, counted once) and the largest
@@ -557,8 +560,8 @@ def main() -> None:
         "--synthetic-words",
         choices=("letters", "digits"),
         default="letters",
-        help="the copies' words: letters (the planner may draw them) or with digits (it "
-        "never takes them as substitutes: the work stays that of the real store)",
+        help="the copies' words: letters only, or with digits (names the planner never "
+        "takes as substitutes)",
     )
     ap.add_argument(
         "--targets",
