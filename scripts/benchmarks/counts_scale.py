@@ -27,7 +27,33 @@ them to COCO (590k captions), CC3M (3.3M), 12M and 400M, labelled as projections
     python scripts/benchmarks/counts_scale.py [--sizes 3000 6000 12000 24000 0] [--out DIR] \
         [--store] [--reuse-counts]
 
-``0`` stands for the whole corpus. The figures are written to ``OUT/counts_scale.json``.
+With ``--synthetic-store-mib 50 150 400`` it measures instead how the memory of generating
+from a store grows with the store's size, far beyond the run-to-run noise of the PSS peaks
+(20 to 50 MiB), which the real corpus's stores (3.5 to 28 MiB) cannot: the whole corpus's
+counts (``OUT/counts_0.json``, counted where missing) are written as a store as they are
+and, for each size asked, with K renamed copies of every entry of every table added
+(:func:`synthetic_vocabulary`: each word of every string of a key gets a letters-only
+suffix of the copy, relation tag shapes kept), K chosen so the store is about that many
+MiB (``--synthetic-words digits``: ``manxq1``, names the planner never takes as
+substitutes). A copy has the real counts' structure (the same groups, sizes and counts) and
+a vocabulary of its own that WordNet does not know, so the planner's tables, index groups,
+hashes and pools are K + 1 times the real ones, and generation of the same captions
+(``--generate N`` of ``--targets``, by default the first 2,000 Flickr30K test captions)
+still looks up the real words in those large tables. No copy's word was seen in a negative
+(both spellings give the same negatives), but the sums over whole tables the copies add
+change a few percent of the negatives: ``same_as_real`` says whether they equal the real
+store's. Each size is generated ``--repeats``
+times (sizes interleaved), 2 workers, each in a fresh process; besides the summed PSS it
+records the store's own part of it (the ``Pss`` of the store's mapping summed over the
+processes: every page of the store that any of them touched, counted once) and the largest
+``Rss`` of that mapping in one process. The summed PSS is fitted as ``fixed + slope x store
+MiB`` over every run (the slope's standard error given) and per repeat (mean +- std).
+
+    python scripts/benchmarks/counts_scale.py --out DIR --reuse-counts \
+        --synthetic-store-mib 50 150 400 --repeats 3 --generate 2000
+
+``0`` stands for the whole corpus. The figures are written to ``OUT/counts_scale.json``
+(``OUT/synthetic_store.json`` with ``--synthetic-store-mib``).
 On a shared machine the captions/s follow the other jobs' load (the load average at each
 run's start is printed); the memory figures do not.
 """
@@ -35,6 +61,7 @@ run's start is printed); the memory figures do not.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
@@ -44,6 +71,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -90,8 +118,65 @@ def prefix(corpus: Path, captions: int, out: Path) -> int:
     return stop
 
 
-def run(argv: list[str], log: Path) -> tuple[dict, str]:
-    """``tags ARGV`` in a fresh process: its memory figures and its stderr."""
+class MappedFile:
+    """How much of one file a process tree maps, sampled in a thread from
+    ``/proc/PID/smaps``: the peak over samples of the ``Pss`` of the file's mappings summed
+    over the tree's processes (the pages any of them touched, a page counted once: the
+    file's part of the summed PSS) and the largest ``Rss`` of them in one process."""
+
+    def __init__(self, pid: int, path: Path, every: float = 0.5):
+        self.pid, self.path, self.every = pid, str(Path(path).resolve()), every
+        self.peak_pss = 0  # bytes
+        self.peak_rss = 0  # bytes, one process
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> MappedFile:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self, pid: int) -> tuple[int, int]:
+        pss = rss = 0
+        inside = False
+        try:
+            with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if not line[0].isupper() or line.startswith("VmFlags"):
+                        if not line.startswith("VmFlags"):  # a mapping's first line
+                            inside = line.rstrip("\n").endswith(self.path)
+                        continue
+                    if inside and line.startswith(("Pss:", "Rss:")):
+                        kib = int(line.split()[1]) << 10
+                        if line[0] == "P":
+                            pss += kib
+                        else:
+                            rss += kib
+        except OSError:
+            pass
+        return pss, rss
+
+    def _run(self) -> None:
+        import psutil
+
+        root = psutil.Process(self.pid)
+        while not self._stop.is_set():
+            try:
+                pids = [self.pid, *(p.pid for p in root.children(recursive=True))]
+            except psutil.Error:
+                return
+            samples = [self._sample(pid) for pid in pids]
+            self.peak_pss = max(self.peak_pss, sum(p for p, _ in samples))
+            self.peak_rss = max(self.peak_rss, max((r for _, r in samples), default=0))
+            self._stop.wait(self.every)
+
+
+def run(argv: list[str], log: Path, mapped: Path | None = None) -> tuple[dict, str]:
+    """``tags ARGV`` in a fresh process: its memory figures and its stderr (with
+    ``mapped``, also how much of that file its processes map: :class:`MappedFile`)."""
     load = os.getloadavg()[0]
     start = time.perf_counter()
     with open(log, "w", encoding="utf-8") as err:
@@ -101,7 +186,9 @@ def run(argv: list[str], log: Path) -> tuple[dict, str]:
             stderr=err,
             env={**os.environ, "HF_HUB_OFFLINE": "1"},
         )
-        with TreeMemory(proc.pid, every=0.25, pss=True) as memory:
+        with contextlib.ExitStack() as stack:
+            memory = stack.enter_context(TreeMemory(proc.pid, every=0.25, pss=True))
+            touched = stack.enter_context(MappedFile(proc.pid, mapped)) if mapped else None
             code = proc.wait()
     text = log.read_text(encoding="utf-8")
     if code:
@@ -114,15 +201,22 @@ def run(argv: list[str], log: Path) -> tuple[dict, str]:
         "driver_mib": driver / MIB,
         "worker_mib": max(workers, default=0) / MIB,
         "pss_mib": memory.peak_pss / MIB,
+        **(
+            {"mapped_pss_mib": touched.peak_pss / MIB, "mapped_rss_mib": touched.peak_rss / MIB}
+            if touched
+            else {}
+        ),
     }, text
 
 
-def generate(sub: Path, vocab: Path, out: Path, log: Path) -> dict:
-    """``tags generate --vocab VOCAB --num-workers 2`` in a fresh process: its figures."""
+def generate(sub: Path, vocab: Path, out: Path, log: Path, mapped: bool = False) -> dict:
+    """``tags generate --vocab VOCAB --num-workers 2`` in a fresh process: its figures
+    (with ``mapped``, also how much of VOCAB, a store, its processes map)."""
     generated, text = run(
         ["generate", "--captions", str(sub), "--vocab", str(vocab), "--out", str(out),
          "--num-workers", "2", "--seed", "0", "--no-progress", "--overwrite"],
         log,
+        vocab if mapped else None,
     )  # fmt: skip
     rate = re.search(r"time: [\d.]+s \(([\d.]+) captions/s\)", text)
     return {
@@ -132,6 +226,7 @@ def generate(sub: Path, vocab: Path, out: Path, log: Path) -> dict:
         "worker_mib": generated["worker_mib"],
         "pss_sum_mib": generated["pss_mib"],
         "load": generated["load"],
+        **{k: v for k, v in generated.items() if k.startswith("mapped_")},
     }
 
 
@@ -199,6 +294,8 @@ def report(rows: list[dict]) -> dict:
             f"{r['driver_mib']:10.0f} {r['worker_mib']:10.0f} {r['pss_sum_mib']:11.0f} "
             f"{r['load']:5.2f}"
         )
+    if len({r["captions"] for r in rows}) < 2:
+        return {}  # one size: nothing to fit
     xs = [r["captions"] for r in rows]
     fits = {}
     for key in ("counts_mb", "driver_mib", "pss_sum_mib"):
@@ -269,6 +366,176 @@ def report_store(rows: list[dict]) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- synthetic stores
+def copy_suffix(copy: int, digits: bool = False) -> str:
+    """The letters-only suffix of the words of synthetic copy ``copy`` (1, 2, ...):
+    ``xq`` and the copy's number in letters ("manxqb"), a word WordNet does not know; with
+    ``digits``, ``xq`` and the number ("manxq1"): a name the planner never takes as a
+    substitute (not all letters)."""
+    if digits:
+        return f"xq{copy}"
+    letters = ""
+    while True:
+        copy, digit = divmod(copy, 26)
+        letters = chr(ord("a") + digit) + letters
+        if not copy:
+            return "xq" + letters
+
+
+def renamed(key: object, suffix: str) -> object:
+    """``key`` with ``suffix`` added to every word of every string in it (tuples kept,
+    numbers and booleans as they are; empty strings stay empty)."""
+    if isinstance(key, str):
+        return " ".join(w + suffix if w else w for w in key.split(" "))
+    if isinstance(key, tuple):
+        return tuple(renamed(k, suffix) for k in key)
+    return key
+
+
+def synthetic_vocabulary(counts: Path, copies: int, digits: bool = False):
+    """The vocabulary of ``counts`` with ``copies`` renamed copies of every entry of every
+    table added (:func:`renamed`; a relation's tag shape is kept), after the real entries:
+    a corpus ``copies + 1`` times as large whose copies share no word with it
+    (:func:`copy_suffix`: ``digits`` for names the planner refuses as substitutes)."""
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    vocab = SceneGraphVocabulary.load(counts)
+    suffixes = [copy_suffix(c, digits) for c in range(1, copies + 1)]
+    tables = [(f"counts/{k}", t) for k, t in vocab.counts.items()]
+    tables += [(f"scenes/{n}", getattr(vocab.scenes, n)) for n in type(vocab.scenes)._FIELDS]
+    for name, table in tables:
+        real = list(table.items())
+        for suffix in suffixes:
+            for key, count in real:
+                if name == "scenes/relations":  # (predicate, surface, tag shape)
+                    new = (renamed(key[0], suffix), renamed(key[1], suffix), key[2])
+                else:
+                    new = renamed(key, suffix)
+                table[new] = count
+    vocab.scenes._index = None
+    return vocab
+
+
+def synthetic_stores(
+    counts: Path, targets_mib: list[float], folder: Path, digits: bool = False
+) -> list[dict]:
+    """The real store of ``counts`` and, per size asked, a synthetic one of about that many
+    MiB (copies = round(size / real size) - 1, at least 1): [{copies, path, store_mib}]."""
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    real = folder / "synthetic_0.store"
+    if not real.is_file():
+        SceneGraphVocabulary.load(counts).save_store(real)
+    real_mib = real.stat().st_size / MIB
+    stores = [{"copies": 0, "path": real, "store_mib": real_mib}]
+    for target in targets_mib:
+        copies = max(1, round(target / real_mib) - 1)
+        path = folder / f"synthetic_{'d' if digits else ''}{copies}.store"
+        if not path.is_file():
+            start = time.perf_counter()
+            synthetic_vocabulary(counts, copies, digits).save_store(path)
+            print(
+                f"synthetic store: {copies} copies, {path.stat().st_size / MIB:.1f} MiB, "
+                f"written in {time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
+        if all(s["copies"] != copies for s in stores):
+            stores.append({"copies": copies, "path": path, "store_mib": path.stat().st_size / MIB})
+    return stores
+
+
+def fit_with_error(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
+    """``y = a + b * x`` by least squares: (a, b, the standard error of b)."""
+    a, b = linear(xs, ys)
+    n = len(xs)
+    mx = sum(xs) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    residual = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    return a, b, math.sqrt(residual / (n - 2) / sxx) if n > 2 else math.nan
+
+
+def measure_synthetic(args: argparse.Namespace, folder: Path, corpus: Path) -> dict:
+    """Generate the same captions from stores of every size, ``--repeats`` times."""
+    counts = folder / "counts_0.json"
+    if not (args.reuse_counts and counts.is_file()):
+        sub = folder / "caps_0.jsonl"
+        prefix(corpus, 0, sub)
+        run(["generate", "--captions", str(sub), "--count-only", "--out", str(counts),
+             "--num-workers", "2", "--no-progress", "--overwrite"],
+            folder / "count_0.log")  # fmt: skip
+    digits = args.synthetic_words == "digits"
+    stores = synthetic_stores(counts, args.synthetic_store_mib, folder, digits)
+    lines = Path(args.targets).read_text(encoding="utf-8").splitlines(keepends=True)
+    targets = folder / f"targets_{args.generate or 2000}.txt"
+    targets.write_text("".join(lines[: args.generate or 2000]), encoding="utf-8")
+    runs = []
+    for repeat in range(args.repeats):
+        for store in stores:
+            name = store["path"].stem  # synthetic_0, synthetic_4, synthetic_d4
+            out = folder / f"negatives_{name}.jsonl"
+            figures = generate(targets, store["path"], out, folder / f"generate_{name}.log",
+                               mapped=True)  # fmt: skip
+            reference = folder / "negatives_synthetic_0.jsonl"
+            row = {"repeat": repeat, "copies": store["copies"], "store_mib": store["store_mib"],
+                   **figures, "same_as_real": out.read_bytes() == reference.read_bytes(),
+                   "records": out.read_bytes().count(b"\n")}  # fmt: skip
+            runs.append(row)
+            print(json.dumps(row), flush=True)
+    return {"targets": len(lines[: args.generate or 2000]), "runs": runs,
+            **report_synthetic(runs)}  # fmt: skip
+
+
+def report_synthetic(runs: list[dict]) -> dict:
+    """The per-size table and the fits of the summed PSS against the store's size."""
+    print(
+        f"\n{'copies':>6s} {'store MiB':>9s} | {'PSS sum MiB (each repeat)':>28s} | "
+        f"{'store part':>10s} {'touched':>7s} | {'driver':>6s} {'worker':>6s} | "
+        f"{'cap/s':>5s} | same negatives"
+    )
+    sizes = sorted({r["copies"] for r in runs})
+    for copies in sizes:
+        rows = [r for r in runs if r["copies"] == copies]
+        size = rows[0]["store_mib"]
+        mapped = max(r["mapped_pss_mib"] for r in rows)
+        peaks = " / ".join(f"{r['pss_sum_mib']:.0f}" for r in rows)
+        print(
+            f"{copies:6d} {size:9.1f} | {peaks:>28s} "
+            f"| {mapped:10.1f} {100 * mapped / size:6.1f}% | "
+            f"{max(r['driver_mib'] for r in rows):6.0f} {max(r['worker_mib'] for r in rows):6.0f} "
+            f"| {sum(r['generate_captions_per_s'] for r in rows) / len(rows):5.0f} | "
+            f"{all(r['same_as_real'] for r in rows)}"
+        )
+    xs = [r["store_mib"] for r in runs]
+    fixed, slope, error = fit_with_error(xs, [r["pss_sum_mib"] for r in runs])
+    _, rest, rest_error = fit_with_error(xs, [r["pss_sum_mib"] - r["mapped_pss_mib"] for r in runs])
+    per_repeat = []
+    for repeat in sorted({r["repeat"] for r in runs}):
+        rows = [r for r in runs if r["repeat"] == repeat]
+        if len(rows) >= 2:
+            per_repeat.append(linear([r["store_mib"] for r in rows],
+                                     [r["pss_sum_mib"] for r in rows])[1])  # fmt: skip
+    mean = sum(per_repeat) / len(per_repeat) if per_repeat else math.nan
+    std = (
+        math.sqrt(sum((b - mean) ** 2 for b in per_repeat) / (len(per_repeat) - 1))
+        if len(per_repeat) > 1
+        else math.nan
+    )
+    print(
+        f"summed PSS = {fixed:.0f} + {slope:.3f} x store MiB (slope's standard error "
+        f"{error:.3f}; {len(runs)} runs); per repeat: "
+        f"{', '.join(f'{b:.3f}' for b in per_repeat)} (mean {mean:.3f} +- {std:.3f})\n"
+        f"summed PSS less the store's mapped pages: slope {rest:.3f} +- {rest_error:.3f}\n"
+        f"goal (slope <= 1.5): {'met' if slope + 2 * error <= 1.5 else 'NOT shown'} "
+        "(slope + 2 standard errors)"
+    )
+    return {
+        "fit": [fixed, slope, error],
+        "fit_without_mapped": [rest, rest_error],
+        "per_repeat_slopes": per_repeat,
+        "per_repeat_mean_std": [mean, std],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[3000, 6000, 12000, 24000, 0])
@@ -281,6 +548,27 @@ def main() -> None:
     ap.add_argument(
         "--reuse-counts", action="store_true", help="skip counting where OUT/counts_SIZE.json is"
     )
+    ap.add_argument(
+        "--synthetic-store-mib",
+        type=float,
+        nargs="+",
+        metavar="MIB",
+        help="measure generation from synthetic stores of about these sizes (see above)",
+    )
+    ap.add_argument("--repeats", type=int, default=3, help="runs per synthetic store")
+    ap.add_argument(
+        "--synthetic-words",
+        choices=("letters", "digits"),
+        default="letters",
+        help="the copies' words: letters only, or with digits (names the planner never "
+        "takes as substitutes)",
+    )
+    ap.add_argument(
+        "--targets",
+        type=Path,
+        default=SHARED / "flickr30k" / "test_caps.txt",
+        help="captions generated from the synthetic stores (the first --generate N, 2,000)",
+    )
     args = ap.parse_args()
     for needed in ("flickr30k/dev_caps.txt", "flickr30k/test_caps.txt", "factual/train.csv"):
         if not (args.shared / needed).is_file():
@@ -290,6 +578,13 @@ def main() -> None:
     corpus = folder / "corpus.jsonl"
     images, captions = build_corpus(args.shared, corpus)
     print(f"corpus: {captions} captions of {images} images ({corpus})", flush=True)
+    digits = args.synthetic_words == "digits"
+    if args.synthetic_store_mib:
+        figures = measure_synthetic(args, folder, corpus)
+        name = "synthetic_store" + ("_digits" if digits else "")
+        (folder / f"{name}.json").write_text(json.dumps(figures, indent=1, default=str))
+        print(f"figures: {folder / name}.json")
+        return
     rows = []
     for size in args.sizes:
         rows.append(measure(corpus, size, folder, args.store, args.reuse_counts, args.generate))
