@@ -71,12 +71,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine_throughput import TreeMemory
+from engine_throughput import TreeMemory, TreeSampler
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 MIB = 1 << 20
@@ -118,26 +117,17 @@ def prefix(corpus: Path, captions: int, out: Path) -> int:
     return stop
 
 
-class MappedFile:
+class MappedFile(TreeSampler):
     """How much of one file a process tree maps, sampled in a thread from
     ``/proc/PID/smaps``: the peak over samples of the ``Pss`` of the file's mappings summed
     over the tree's processes (the pages any of them touched, a page counted once: the
     file's part of the summed PSS) and the largest ``Rss`` of them in one process."""
 
     def __init__(self, pid: int, path: Path, every: float = 0.5):
-        self.pid, self.path, self.every = pid, str(Path(path).resolve()), every
+        super().__init__(pid, every)
+        self.path = str(Path(path).resolve())
         self.peak_pss = 0  # bytes
         self.peak_rss = 0  # bytes, one process
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> MappedFile:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def _sample(self, pid: int) -> tuple[int, int]:
         pss = rss = 0
@@ -159,19 +149,10 @@ class MappedFile:
             pass
         return pss, rss
 
-    def _run(self) -> None:
-        import psutil
-
-        root = psutil.Process(self.pid)
-        while not self._stop.is_set():
-            try:
-                pids = [self.pid, *(p.pid for p in root.children(recursive=True))]
-            except psutil.Error:
-                return
-            samples = [self._sample(pid) for pid in pids]
-            self.peak_pss = max(self.peak_pss, sum(p for p, _ in samples))
-            self.peak_rss = max(self.peak_rss, max((r for _, r in samples), default=0))
-            self._stop.wait(self.every)
+    def sample(self, procs: list) -> None:
+        samples = [self._sample(proc.pid) for proc in procs]
+        self.peak_pss = max(self.peak_pss, sum(p for p, _ in samples))
+        self.peak_rss = max(self.peak_rss, max((r for _, r in samples), default=0))
 
 
 def run(argv: list[str], log: Path, mapped: Path | None = None) -> tuple[dict, str]:

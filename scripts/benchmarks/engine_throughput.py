@@ -149,29 +149,29 @@ def child_generate(engine: str, captions: Path, counts: Path, out: Path) -> dict
 
 
 # ---------------------------------------------------------------------- memory sampling
-class TreeMemory:
-    """Peak RSS and CPU time per process of a process tree, sampled in a thread (a process
-    that ends loses at most one interval of its CPU time)."""
+class TreeSampler:
+    """Samples a process tree (the process ``pid`` and its children) every ``every`` seconds
+    in a thread while the ``with`` block runs; subclasses read each sample in
+    :meth:`sample` (the tree's ``psutil`` processes)."""
 
-    def __init__(self, pid: int, every: float = 0.2, pss: bool = False):
+    def __init__(self, pid: int, every: float) -> None:
         import psutil
 
         self.root = psutil.Process(pid)
         self.every = every
-        self.pss = pss  # also the peak of the tree's summed PSS (a shared page counted once)
-        self.peak_pss = 0
-        self.peaks: dict[int, tuple[int, str, int]] = {}  # pid -> (rss, command, parent)
-        self.cpu: dict[int, float] = {}  # pid -> user + system seconds, last seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> TreeMemory:
+    def __enter__(self):
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+    def sample(self, procs: list) -> None:
+        raise NotImplementedError
 
     def _run(self) -> None:
         import psutil
@@ -181,22 +181,39 @@ class TreeMemory:
                 procs = [self.root, *self.root.children(recursive=True)]
             except psutil.Error:
                 return
-            total_pss = 0
-            for proc in procs:
-                try:
-                    if self.pss:
-                        total_pss += proc.memory_full_info().pss
-                    rss = proc.memory_info().rss
-                    name = " ".join(proc.cmdline())[:120] or proc.name()
-                    parent = proc.ppid()
-                    times = proc.cpu_times()
-                except psutil.Error:
-                    continue
-                self.cpu[proc.pid] = times.user + times.system
-                peak = self.peaks.get(proc.pid, (0, name, parent))
-                self.peaks[proc.pid] = (max(peak[0], rss), name, parent)
-            self.peak_pss = max(self.peak_pss, total_pss)
+            self.sample(procs)
             self._stop.wait(self.every)
+
+
+class TreeMemory(TreeSampler):
+    """Peak RSS and CPU time per process of a process tree, sampled in a thread (a process
+    that ends loses at most one interval of its CPU time)."""
+
+    def __init__(self, pid: int, every: float = 0.2, pss: bool = False):
+        super().__init__(pid, every)
+        self.pss = pss  # also the peak of the tree's summed PSS (a shared page counted once)
+        self.peak_pss = 0
+        self.peaks: dict[int, tuple[int, str, int]] = {}  # pid -> (rss, command, parent)
+        self.cpu: dict[int, float] = {}  # pid -> user + system seconds, last seen
+
+    def sample(self, procs: list) -> None:
+        import psutil
+
+        total_pss = 0
+        for proc in procs:
+            try:
+                if self.pss:
+                    total_pss += proc.memory_full_info().pss
+                rss = proc.memory_info().rss
+                name = " ".join(proc.cmdline())[:120] or proc.name()
+                parent = proc.ppid()
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            self.cpu[proc.pid] = times.user + times.system
+            peak = self.peaks.get(proc.pid, (0, name, parent))
+            self.peaks[proc.pid] = (max(peak[0], rss), name, parent)
+        self.peak_pss = max(self.peak_pss, total_pss)
 
     def summary(self, engine: str) -> dict:
         """Peak RSS (MiB): the driver, its largest worker, Ray's own processes summed."""

@@ -476,7 +476,11 @@ def scored_with_words(model, inputs, rows: Sequence[tuple[int, Refilled]], posit
     """The ITM logits of ``inputs`` and, where ``rows`` (``(input row, chosen negative)``)
     has a negative aligned with its positive, its :class:`WordTerms` read off the same pass
     (else ``None``)."""
-    dc = discrimination(rows, positives, inputs["input_ids"], inputs["attention_mask"])
+    dc = (
+        discrimination(rows, positives, inputs["input_ids"], inputs["attention_mask"])
+        if rows
+        else None
+    )
     if dc is None:
         return model(**inputs), None
     logits, out = model.scored(**inputs, heads=("wod", "woc"), masked={"woc": dc.mask})
