@@ -51,6 +51,7 @@ CALLS = {
     "part_related": (("keyboard", "computer"), False),
     "for_one": (("chair",), False),
     "way_of": (("surf", "ride"), False),
+    "warm": ((["dog"], ["empty"], ["push"]), None),
 }
 
 
@@ -101,6 +102,37 @@ def test_stand_in_answers_as_wordnet_does_for_an_unknown_word():
             continue
         unknown = tuple(UNKNOWN if isinstance(a, str) and a != "verb" else a for a in args)
         assert getattr(stand_in, name)(*unknown) == getattr(service, name)(*unknown), name
+
+
+def test_warm_reads_the_words_senses_once_and_answers_alike():
+    shared = wordnet()
+    if not isinstance(shared, WordNet):
+        pytest.skip("WordNet data not installed")
+    cold, warm = WordNet(shared.reader), WordNet(shared.reader)
+    warm.warm(["dog", "chair"], ["empty"], ["push"])
+    assert warm.antonyms.cache_info().currsize == 1
+    assert warm.verb_antonyms.cache_info().currsize == 1
+    assert warm._closure.cache_info().currsize == 3  # two nouns' and one verb's
+    hits = warm.verb_antonyms.cache_info().hits
+    assert warm.verb_antonyms("push") == cold.verb_antonyms("push") == ("pull",)
+    assert warm.verb_antonyms.cache_info().hits == hits + 1  # answered from what was read
+    assert warm.antonyms("empty") == cold.antonyms("empty")
+    assert warm.related("dog", "chair") == cold.related("dog", "chair") is False
+
+
+def test_planner_prepare_warms_the_corpus_words(parser, monkeypatch):
+    from tests._planning import corpus_evidence
+
+    evidence = corpus_evidence(
+        parser, ["a dog pulling a red skateboard", "two dogs pushing a red cart"]
+    )
+    asked = []
+    monkeypatch.setattr(evidence.wordnet, "warm", lambda *words: asked.append(words))
+    evidence.prepare()
+    ((nouns, adjectives, verbs),) = asked
+    assert {"dog", "skateboard", "cart"} <= set(nouns)
+    assert "red" in adjectives
+    assert {"pull", "push"} <= set(verbs)
 
 
 def test_one_verb_lemmatizer():

@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -1200,3 +1201,44 @@ def test_a_thing_alone_in_its_category_backs_off_to_the_parent_node(parser, monk
     # ... and the refusal is named in the skip report's counts
     trace = planner.explain(graph)
     assert isinstance(trace, Trace) and trace.candidates["object:only_itself"] == 1
+
+
+def test_admitted_objects_equal_the_pools_definition(parser):
+    """``SceneEvidence.admitted`` walks the smallest of the usable objects and the pools;
+    the objects it gives (and their order) are those every pool attests, in usable order."""
+    from tests._planning import corpus_evidence
+
+    corpus = [
+        "a dog chasing a cat on the grass",
+        "a cat chasing a mouse in the kitchen",
+        "a brown horse running on the beach",
+        "a dog running on the beach",
+        "a cow standing on the grass",
+        "a sheep standing on the grass",
+        "a horse standing in the field",
+        "a black dog sleeping on the grass",
+        "a cat sleeping on the bed",
+    ] * 3
+    evidence = corpus_evidence(parser, corpus, min_count=1)
+    index = evidence.scenes.index
+    category = evidence.category("dog")
+    usable = evidence.usable_objects(category, False)
+    assert len(usable) >= 4
+    verb_nouns = evidence._verb_nouns()
+    pools = {
+        "on": index["subjects_of"].get("stand on"),
+        "chasing": index["subjects_of"].get("chase"),
+        "black": index["objects_with_attribute"].get("black"),
+    }
+    assert all(pools.values()) and verb_nouns.get("run")
+    # a pool larger than the usable objects (walked through the usable ones), without "cow"
+    pools["wide"] = Counter({o: 1 for o in [*usable, "grass", "beach", "bed"] if o != "cow"})
+    chosen_sets = (["on"], ["chasing"], ["black", "on"], ["on", "chasing"], ["wide"], [])
+    for chosen in chosen_sets:
+        for verbs in ([None] * len(chosen), ["run"] * len(chosen)):
+            terms = [(pools[c], verb_nouns.get(v, ()) if v else ()) for c, v in zip(chosen, verbs)]
+            expected = [
+                (o, c) for o, c in usable.items() if all(o in p or o in n for p, n in terms)
+            ]
+            got = evidence.admitted(category, False, [pools[c] for c in chosen], verbs)
+            assert got == expected, (chosen, verbs)

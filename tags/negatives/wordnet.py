@@ -28,6 +28,7 @@ import os
 import re
 import tempfile
 import warnings
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
@@ -139,6 +140,13 @@ class WordNetService(Lemmatizer, Protocol):
         """Whether either verb's first sense is defined with the other ("surf": "ride ...")."""
         ...
 
+    def warm(
+        self, nouns: Iterable[str] = (), adjectives: Iterable[str] = (), verbs: Iterable[str] = ()
+    ) -> None:
+        """Read now what planning asks of these words, so processes forked afterwards share
+        it instead of each reading it from the data files."""
+        ...
+
 
 class WordNet:
     """The few WordNet queries the edit planner needs, cached (a :class:`WordNetService`)."""
@@ -187,6 +195,26 @@ class WordNet:
             )
         except Exception:
             return ()
+
+    def warm(
+        self, nouns: Iterable[str] = (), adjectives: Iterable[str] = (), verbs: Iterable[str] = ()
+    ) -> None:
+        """Read now the senses planning reads of these words (a corpus's objects, attribute
+        values and verbs): their first synsets, the hypernyms of their first sense, their
+        antonyms. NLTK reads each synset from the data files the first time it is asked
+        for; done before worker processes fork, every worker shares what was read (on
+        5,000 Flickr30K captions and two workers, about 0.4 s here against 20 % of each
+        worker's planning)."""
+        for noun in nouns:
+            self._synsets(noun, "n", 8)
+            self._closure(noun, "n")
+        for adjective in adjectives:
+            self._synsets(adjective, "a", 3)
+            self.antonyms(adjective)
+        for verb in verbs:
+            self._synsets(verb, "v", 6)
+            self._closure(verb, "v")
+            self.verb_antonyms(verb)
 
     def _lemma(self, word: str, pos: str) -> str:
         """The lemma of ``word`` read as ``pos`` (cached as ``lemma``): of WordNet's
@@ -437,6 +465,11 @@ class _NoWordNet:
         return ()
 
     def after_fork(self) -> None:
+        pass
+
+    def warm(
+        self, nouns: Iterable[str] = (), adjectives: Iterable[str] = (), verbs: Iterable[str] = ()
+    ) -> None:
         pass
 
     def is_body_part(self, noun: str) -> bool:

@@ -44,6 +44,10 @@ from tags.negatives.wordnet import wordnet
 #: names it with the predicate's verb in at least this many captions (graded backoff from
 #: the frame "dance inside" to the verb "dance"; see :meth:`SceneEvidence.attests`).
 VERB_BACKOFF_MIN = 3
+#: :meth:`SceneEvidence.prepare` reads WordNet's senses of at most this many of the corpus's
+#: object nouns, attribute values and verbs each (the most frequent) before workers fork:
+#: a bounded start-up (about 0.4 s for 2,400 nouns, 900 values and 1,300 verbs here).
+WARM_WORDS = 5000
 #: Colours (a closed class) are backed off to the noun's category: a noun's colour ``v``
 #: counts ``n(v, noun) + COLOUR_PRIOR * P(v | category)`` mentions, the category's colour
 #: distribution taken over its other nouns (:meth:`SceneEvidence.colour_count`). A noun
@@ -156,6 +160,7 @@ class SceneEvidence:
         #: When set, every refusal is counted in it; ``None``: not counted.
         self.trace: Trace | None = None
         self._by_category: dict[tuple[str | None, bool], dict[str, float]] = {}
+        self._ranks: dict[tuple[str | None, bool], dict[str, int]] = {}  # usable objects' order
         self._written: frozenset[tuple[str, str]] | None = None
         self._frames: dict[str, Counter] = {}
         self._frame_totals: dict[str, int] = {}  # uses of each object after any frame
@@ -193,7 +198,26 @@ class SceneEvidence:
         self.people_places()
         self.category_triples()
         self.object_category_predicates("man")
-        self.wordnet.related("dog", "cat")
+        self.wordnet.warm(*self._frequent_words())
+
+    def _frequent_words(self) -> tuple[list[str], list[str], list[str]]:
+        """The corpus's most frequent object nouns, one-word attribute values and verbs
+        (:data:`WARM_WORDS` of each at most, by mentions; ties by name): what planning asks
+        WordNet about most (:meth:`prepare`)."""
+        index = self.scenes.index
+        nouns: Counter = Counter()
+        for number in (False, True):
+            nouns.update(dict(index["objects_by_number"][number].items()))
+        values = {v: len(p) for v, p in index["objects_with_attribute"].items() if " " not in v}
+        verbs: Counter = Counter()
+        for (verb, _), count in self.scenes.verb_object.items():
+            verbs[verb] += count
+
+        def most(counts) -> list[str]:
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            return [word for word, _ in ranked[:WARM_WORDS]]
+
+        return most(nouns), most(values), most(verbs)
 
     # --------------------------------------------------------------- words
     def category(self, noun: str) -> str | None:
@@ -273,17 +297,34 @@ class SceneEvidence:
         inside" -> "a boy": boys dance, if never "inside" in the corpus)."""
         return other in pool or (verb is not None and other in self._verb_nouns().get(verb, ()))
 
-    def admitted(self, pools: list[Counter], verbs: list[str | None]) -> set[str]:
-        """The objects every pool admits (:meth:`attests`: in the pool, or named with its
-        verb often enough), computed as one set per pool rather than per object; empty
-        without pools."""
-        found: set[str] | None = None
-        for pool, verb in zip(pools, verbs):
-            names = set(pool)
-            if verb is not None:
-                names |= self._verb_nouns().get(verb, frozenset())
-            found = names if found is None else found & names
-        return found or set()
+    def admitted(
+        self, category: str | None, plural: bool, pools: list[Counter], verbs: list[str | None]
+    ) -> list[tuple[str, float]]:
+        """The :meth:`usable_objects` of ``category`` and number that every pool admits
+        (:meth:`attests`: in the pool, or named with its verb often enough), with their
+        counts, in :meth:`usable_objects`' order; all of them without pools. Walks the
+        smallest of the usable objects and the pools (a pool may hold thousands)."""
+        usable = self.usable_objects(category, plural)
+        verb_nouns = self._verb_nouns()
+        empty: frozenset[str] = frozenset()
+        terms = [
+            (pool, empty if verb is None else verb_nouns.get(verb, empty))
+            for pool, verb in zip(pools, verbs)
+        ]
+        if not terms:
+            return list(usable.items())
+
+        def fits(name: str) -> bool:
+            return all(name in pool or name in nouns for pool, nouns in terms)
+
+        pool, nouns = min(terms, key=lambda t: len(t[0]) + len(t[1]))
+        if len(pool) + len(nouns) >= len(usable):
+            return [(o, c) for o, c in usable.items() if fits(o)]
+        found = {o for part in (pool, nouns) for o in part if o in usable and fits(o)}
+        rank = self._ranks.get((category, plural))
+        if rank is None:
+            rank = self._ranks[category, plural] = {o: i for i, o in enumerate(usable)}
+        return [(o, usable[o]) for o in sorted(found, key=rank.__getitem__)]
 
     def _verb_nouns(self) -> dict[str, frozenset[str]]:
         """Per verb, the objects the corpus names with it in at least

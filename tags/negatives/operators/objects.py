@@ -489,9 +489,7 @@ def _candidates(
         smallest = min(slots.strict, key=len)
         candidates = [(o, usable[o]) for o in smallest if o in usable]
     else:  # backed-off pools only: the objects they admit
-        pools = slots.pools
-        admitted = evidence.admitted(pools, slots.backoff) if pools else set(usable)
-        candidates = [(o, c) for o, c in usable.items() if o in admitted]
+        candidates = evidence.admitted(original.category, plural, slots.pools, slots.backoff)
     for counterpart in sorted(set(free) - set(dict(candidates))):
         # ("guy" is parsed as "person": the counterpart's own category)
         found = evidence.usable_objects(evidence.category(counterpart), plural).get(counterpart)
