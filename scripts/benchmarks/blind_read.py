@@ -115,6 +115,13 @@ def main() -> None:
     scored.add_argument("--key", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "make":
+        needed = [args.negatives, *args.exclude]
+    else:
+        needed = [args.folder / "reader_labels.json", args.key]
+    for path in needed:
+        if not path.is_file():
+            raise SystemExit(f"{path}: no such file")
+    if args.command == "make":
         make(args.negatives, args.out, args.key, args.seed, args.exclude, args.size)
     else:
         score(args.folder, args.key)

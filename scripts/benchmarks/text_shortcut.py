@@ -33,7 +33,12 @@ def main() -> None:
     from tags.negatives.balance import balance_records
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("outputs", nargs="+", metavar="NAME=PATH[:CAPTIONS]")
+    ap.add_argument(
+        "outputs",
+        nargs="+",
+        metavar="NAME=PATH[:CAPTIONS]",
+        help="a tags generate output and the number of captions it was made from (coverage)",
+    )
     ap.add_argument("--min-pairs", type=int, default=100)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args()
@@ -41,6 +46,12 @@ def main() -> None:
     for spec in args.outputs:
         name, _, rest = spec.partition("=")
         path, _, total = rest.partition(":")
+        if not name or not Path(path).is_file():
+            raise SystemExit(
+                f"{spec}: expected NAME=PATH[:CAPTIONS] with PATH a tags generate output"
+            )
+        if total and not total.isdigit():
+            raise SystemExit(f"{spec}: CAPTIONS is the number of input captions, got {total!r}")
         rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
         keep = balance_records(rows)
         kept = [r for r, k in zip(rows, keep) if k]
