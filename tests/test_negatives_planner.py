@@ -1135,6 +1135,30 @@ def test_a_noun_written_without_an_article_is_not_put_after_a(parser):
     assert planner.explain(graph).candidates["object:mass_noun"] == 1
 
 
+def test_a_noun_hardly_ever_after_a_is_not_put_after_a(parser, monkeypatch):
+    """ "a woman holding a bottle" -> not "a luggage": the corpus writes "the luggage" and
+    hardly ever "a luggage" (a mass noun, though often with an article); "a bag" stays."""
+    from tags.negatives.operators import objects as rules
+
+    corpus = [
+        f"a {person} holding {thing}"
+        for person in ("man", "woman")
+        for thing in ("the luggage", "a bag", "a bottle")
+    ] * 5
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    scenes = vocab.scenes
+    assert rules._uncountable(scenes, "luggage") and not rules._uncountable(scenes, "bag")
+    assert not rules._uncountable(scenes, "water bottle")  # names of two words: not judged
+    text = "a woman holding a bottle"
+    found = substitutes(parser, planner, text, "bottle")
+    assert "bag" in found and "luggage" not in found
+    assert planner.explain(parser.parse(text)).candidates["object:mass_noun"] == 1
+    monkeypatch.setattr(rules, "_uncountable", lambda scenes, name: False)
+    unruled = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    assert "luggage" in substitutes(parser, unruled, text, "bottle")  # the rule's doing
+
+
 def test_sizes_and_ages_are_replaced_across_their_scale(parser):
     # "giant" -> "huge" and "old" -> "elderly" say the same thing to a reader
     corpus = [
