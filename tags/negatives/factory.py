@@ -86,11 +86,11 @@ def create_generator(
 
 def plausibility_filter(lm: str, max_surprise: float | None = None, device: Any = None) -> Any:
     """The causal-LM :class:`~tags.negatives.plausibility.PlausibilityFilter` of ``lm`` (a
-    folder, a ``.gguf`` file or ``smollm2``) at ``max_surprise`` nats (default: the
-    filter's)."""
-    from tags.negatives.plausibility import DEFAULT_MAX_SURPRISE, CausalLM, PlausibilityFilter
+    folder, a ``.gguf`` file, ``smollm2`` or ``gemma3``) at ``max_surprise`` nats (default:
+    the LM's, :func:`~tags.negatives.plausibility.default_max_surprise`)."""
+    from tags.negatives.plausibility import CausalLM, PlausibilityFilter, default_max_surprise
 
-    threshold = DEFAULT_MAX_SURPRISE if max_surprise is None else max_surprise
+    threshold = default_max_surprise(lm) if max_surprise is None else max_surprise
     return PlausibilityFilter(CausalLM(lm, device=device), threshold)
 
 
