@@ -89,6 +89,33 @@ def test_surprise_counts_the_context_not_the_rarity_of_a_word():
     assert many == [[unicyclist], [], []]
 
 
+class CountingLM(WordLM):
+    """:class:`WordLM` that remembers every text it scored."""
+
+    def __init__(self):
+        self.scored: list[str] = []
+
+    def nll(self, texts):
+        self.scored += texts
+        return super().nll(texts)
+
+
+def test_person_edits_are_kept_unscored():
+    from tags.negatives.factory import person_edit
+
+    positive = "a man on a court"
+    woman = _candidate(positive, "man", "woman")  # unknown words cost 4: surprise 0 ...
+    bulldozer = _candidate(positive, "man", "bulldozer")
+    assert person_edit(woman) and not person_edit(bulldozer)
+    assert not person_edit(_candidate("a man holding a dog", "dog", "boy"))  # dog: no person
+    lm = CountingLM()
+    strict = PlausibilityFilter(lm, max_surprise=-1.0, exempt=person_edit)  # refuses all
+    assert strict.keep(positive, [bulldozer, woman]) == [woman]
+    assert woman.text not in lm.scored and bulldozer.text in lm.scored
+    assert strict.keep_many([(positive, [woman]), ("a dog", [])]) == [[woman], []]
+    assert PlausibilityFilter(WordLM(), max_surprise=-1.0).keep(positive, [woman]) == []
+
+
 CORPUS = [
     "a dog sitting on a bench",
     "a cat sitting on a bench",

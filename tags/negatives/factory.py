@@ -91,12 +91,31 @@ def plausibility_filter(lm: str, max_surprise: float | None = None, device: Any 
     from tags.negatives.plausibility import CausalLM, PlausibilityFilter, default_max_surprise
 
     threshold = default_max_surprise(lm) if max_surprise is None else max_surprise
-    return PlausibilityFilter(CausalLM(lm, device=device), threshold)
+    return PlausibilityFilter(CausalLM(lm, device=device), threshold, exempt=person_edit)
+
+
+def person_edit(candidate: Any) -> bool:
+    """Whether every edit of a candidate exchanges one person noun for another ("a man
+    surfing" -> "a woman surfing"): people fit wherever people do, so no LM judges it."""
+    from tags.negatives.lexicon import PERSON_NOUNS
+
+    def head(text: str) -> str:
+        words = text.lower().split()
+        return words[-1] if words else ""
+
+    edits = getattr(candidate, "edits", ())
+    return bool(edits) and all(
+        e.type == "object"
+        and head(e.original) in PERSON_NOUNS
+        and head(e.replacement) in PERSON_NOUNS
+        for e in edits
+    )
 
 
 __all__ = [
     "AUTO",
     "create_generator",
     "edit_planner",
+    "person_edit",
     "plausibility_filter",
 ]

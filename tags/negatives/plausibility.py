@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -228,14 +228,22 @@ class PlausibilityFilter:
         max_surprise: nats; candidates above are dropped.
         context_only: subtract the edited spans' context-free surprise (see the module;
             off by default: it did not separate good from bad negatives).
+        exempt: candidates it is true of are kept unscored (the factory exempts edits
+            between person nouns: an LM finds "a woman surfing" less likely than "a man
+            surfing", and would drop male-to-female edits only, a prior of its own).
     """
 
     def __init__(
-        self, lm: Any, max_surprise: float = DEFAULT_MAX_SURPRISE, context_only: bool = False
+        self,
+        lm: Any,
+        max_surprise: float = DEFAULT_MAX_SURPRISE,
+        context_only: bool = False,
+        exempt: Callable[[Any], bool] | None = None,
     ):
         self.lm = lm
         self.max_surprise = max_surprise
         self.context_only = context_only
+        self.exempt = exempt
 
     def surprises(self, pairs: Sequence[tuple[str, Any]]) -> list[float]:
         """Surprise of each ``(positive, candidate)``; a candidate has ``text`` and
@@ -265,15 +273,18 @@ class PlausibilityFilter:
         return out
 
     def keep(self, positive: str, candidates: Sequence[Any]) -> list[Any]:
-        """The candidates at or below the threshold, in their order."""
-        values = self.surprises([(positive, c) for c in candidates])
-        return [c for c, s in zip(candidates, values) if s <= self.max_surprise]
+        """The candidates at or below the threshold (or exempt), in their order."""
+        return self.keep_many([(positive, candidates)])[0]
 
     def keep_many(self, items: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
         """:meth:`keep` for many captions in one LM pass."""
-        pairs = [(positive, c) for positive, found in items for c in found]
-        values = iter(self.surprises(pairs))
-        return [[c for c in found if next(values) <= self.max_surprise] for _, found in items]
+        exempt = self.exempt or (lambda candidate: False)
+        pairs = [(positive, c) for positive, found in items for c in found if not exempt(c)]
+        values = iter(self.surprises(pairs) if pairs else [])
+        return [
+            [c for c in found if exempt(c) or next(values) <= self.max_surprise]
+            for _, found in items
+        ]
 
 
 __all__ = [
