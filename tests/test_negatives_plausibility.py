@@ -100,18 +100,20 @@ class CountingLM(WordLM):
         return super().nll(texts)
 
 
-def test_person_edits_are_kept_unscored():
-    from tags.negatives.factory import person_edit
+def test_only_object_edits_other_than_between_people_are_judged():
+    from tags.negatives.factory import scene_edit
 
     positive = "a man on a court"
     woman = _candidate(positive, "man", "woman")  # unknown words cost 4: surprise 0 ...
     bulldozer = _candidate(positive, "man", "bulldozer")
-    assert person_edit(woman) and not person_edit(bulldozer)
-    assert not person_edit(_candidate("a man holding a dog", "dog", "boy"))  # dog: no person
+    start = positive.index("court")
+    grass = Candidate("a man on a grass court", (Edit("attribute", "", "grass ", start, start),))
+    assert scene_edit(bulldozer) and scene_edit(_candidate("a man holding a dog", "dog", "boy"))
+    assert not scene_edit(woman) and not scene_edit(grass)
     lm = CountingLM()
-    strict = PlausibilityFilter(lm, max_surprise=-1.0, exempt=person_edit)  # refuses all
-    assert strict.keep(positive, [bulldozer, woman]) == [woman]
-    assert woman.text not in lm.scored and bulldozer.text in lm.scored
+    strict = PlausibilityFilter(lm, max_surprise=-1.0, exempt=lambda c: not scene_edit(c))
+    assert strict.keep(positive, [bulldozer, woman, grass]) == [woman, grass]  # ... refused all
+    assert lm.scored == [positive, bulldozer.text]  # the exempt ones are not scored
     assert strict.keep_many([(positive, [woman]), ("a dog", [])]) == [[woman], []]
     assert PlausibilityFilter(WordLM(), max_surprise=-1.0).keep(positive, [woman]) == []
 
@@ -202,8 +204,22 @@ def test_cli_plausibility_lm(tmp_path, tiny_lm_dir, cli, monkeypatch):
     lm = ["--plausibility-lm", str(tiny_lm_dir), "--max-surprise=-1e9"]
     done, out = _generate(cli, tmp_path, *lm)
     assert done.returncode == 0, done.stderr
-    assert out.read_text() == ""  # every candidate refused
-    assert int(re.search(r"implausible (\d+)", done.stderr).group(1)) >= len(every)
+    # every candidate the LM judges is refused: only edits it does not judge are left
+    from tags.negatives.factory import scene_edit
+
+    def judged(record) -> bool:
+        edits = tuple(Edit(**{k: e[k] for k in ("type", "original", "replacement")},
+                           start=e["start"], end=e["end"]) for e in record["edits"])  # fmt: skip
+        return scene_edit(Candidate(record["negative"], edits))
+
+    left = [json.loads(line) for line in out.read_text().splitlines()]
+    assert any(judged(r) for r in every) and not any(judged(r) for r in left)
+
+    def pairs(records) -> list:
+        return [(r["positive"], r["negative"], r["edits"]) for r in records]
+
+    assert pairs(r for r in every if not judged(r)) == pairs(left)  # in order, renumbered
+    assert int(re.search(r"implausible (\d+)", done.stderr).group(1)) >= sum(map(judged, every))
     done, out = _generate(cli, tmp_path, *lm[:2], "--max-surprise=1e9")
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in out.read_text().splitlines()] == every  # none

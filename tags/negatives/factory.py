@@ -91,12 +91,18 @@ def plausibility_filter(lm: str, max_surprise: float | None = None, device: Any 
     from tags.negatives.plausibility import CausalLM, PlausibilityFilter, default_max_surprise
 
     threshold = default_max_surprise(lm) if max_surprise is None else max_surprise
-    return PlausibilityFilter(CausalLM(lm, device=device), threshold, exempt=person_edit)
+    return PlausibilityFilter(
+        CausalLM(lm, device=device), threshold, exempt=lambda c: not scene_edit(c)
+    )
 
 
-def person_edit(candidate: Any) -> bool:
-    """Whether every edit of a candidate exchanges one person noun for another ("a man
-    surfing" -> "a woman surfing"): people fit wherever people do, so no LM judges it."""
+def scene_edit(candidate: Any) -> bool:
+    """Whether a candidate changes the scene's things, the edits a causal LM judges: every
+    edit an object edit, and not all of them between person nouns. An attribute, count or
+    relation edit keeps the scene's things, and there the LM's preference is the phrase's
+    frequency ("a tall building" over "a short building"); people fit wherever people do,
+    and an LM finds "a woman surfing" less likely than "a man surfing": it dropped
+    male-to-female edits only."""
     from tags.negatives.lexicon import PERSON_NOUNS
 
     def head(text: str) -> str:
@@ -104,11 +110,12 @@ def person_edit(candidate: Any) -> bool:
         return words[-1] if words else ""
 
     edits = getattr(candidate, "edits", ())
-    return bool(edits) and all(
-        e.type == "object"
-        and head(e.original) in PERSON_NOUNS
-        and head(e.replacement) in PERSON_NOUNS
-        for e in edits
+    return (
+        bool(edits)
+        and all(e.type == "object" for e in edits)
+        and not all(
+            head(e.original) in PERSON_NOUNS and head(e.replacement) in PERSON_NOUNS for e in edits
+        )
     )
 
 
@@ -116,6 +123,6 @@ __all__ = [
     "AUTO",
     "create_generator",
     "edit_planner",
-    "person_edit",
     "plausibility_filter",
+    "scene_edit",
 ]

@@ -228,9 +228,9 @@ class PlausibilityFilter:
         max_surprise: nats; candidates above are dropped.
         context_only: subtract the edited spans' context-free surprise (see the module;
             off by default: it did not separate good from bad negatives).
-        exempt: candidates it is true of are kept unscored (the factory exempts edits
-            between person nouns: an LM finds "a woman surfing" less likely than "a man
-            surfing", and would drop male-to-female edits only, a prior of its own).
+        exempt: candidates it is true of are kept unscored (the factory judges object
+            edits only, not those between person nouns:
+            :func:`~tags.negatives.factory.scene_edit`).
     """
 
     def __init__(
