@@ -288,6 +288,8 @@ BAD_INPUTS = [
     ("parse", "parse {caps} --out {blocker}/x.jsonl", "--out"),
     ("parse", "parse {binary} --strict --out {root}/p.jsonl", "{binary}"),
     ("generate", "generate --captions {folder} --out {root}/o.jsonl", "{folder}"),
+    ("generate", "generate --captions {caps} --out {root}/o.jsonl --plausibility-lm "
+     "{missing} --num-workers 2", "--num-workers 2"),
     ("generate", "generate --captions {json} --out {root}/o.jsonl", "{json}"),
     ("generate", "generate --captions {caps} --out {root}/o.jsonl --noun-classes {binary}",
      "--noun-classes"),

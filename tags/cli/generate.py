@@ -72,11 +72,19 @@ def check_paths(args: argparse.Namespace) -> str | None:
 
 def _option_files_problem(args: argparse.Namespace) -> str | None:
     """A one-line error for an option file that cannot be used (``--noun-classes``,
-    ``--background``) or ``--max-surprise`` without its LM, before anything is written."""
+    ``--background``), ``--max-surprise`` without its LM, or worker processes next to a
+    model (which workers do not serve), before anything is written or loaded."""
     from tags.negatives.config import background_problem
 
     if args.max_surprise is not None and not args.plausibility_lm:
         return "--max-surprise needs --plausibility-lm"
+    loaded = [f for f, v in (("--model", args.model), ("--mlm", args.mlm),
+                             ("--plausibility-lm", args.plausibility_lm)) if v]  # fmt: skip
+    if loaded and (args.num_workers or 1) > 1:
+        return (
+            f"--num-workers {args.num_workers}: worker processes serve the weight-free refill "
+            f"only; a {loaded[0]} run takes one process"
+        )
     try:
         noun_classes(args.noun_classes)
     except CommandError as err:
