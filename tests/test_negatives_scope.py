@@ -219,3 +219,23 @@ def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
     assert "bed" in replaced("a man with a chair")  # what a person has
     assert "bed" in replaced("a desk with a chair")  # what a thing has
     assert "bed" in replaced("a room with a red chair")  # described
+
+
+def test_a_list_item_the_parser_left_unattached_counts_as_listed(parser):
+    # "a bedroom with large windows a ceiling fan and an unmade bed": the parser attaches
+    # no relation to the fan; it is listed all the same, and a lamp may be there too
+    corpus = [
+        "a bedroom with a ceiling fan",
+        "a bedroom with a lamp",
+        "a ceiling fan and a bed",
+        "a lamp and a bed",
+        "a man under a ceiling fan",
+        "a man under a lamp",
+    ]
+    replaced = _object_substitutes(parser, corpus)
+    listing = "a bedroom with large windows a ceiling fan and an unmade bed"
+    graph = parser.parse(listing)
+    fan = [e.name for e in graph.entities].index("ceiling fan")
+    assert not [r for r in graph.relations if fan in (r.subject, r.object)]  # unattached
+    assert "lamp" not in replaced(listing)
+    assert "lamp" in replaced("a ceiling fan and an unmade bed")  # no place lists it

@@ -150,19 +150,23 @@ def only_listed(context: CaptionContext, index: int, name: str) -> bool:
     """Whether the caption only lists a thing among what a place holds: an inanimate object
     with no attribute that is only ever the object of "with", "have", "contain" or "include"
     from a place or a room (WordNet; "a living room with a couch and chair", "a bathroom has
-    a toilet"). Another thing listed there ("a bed") may well be in the room too: blind
+    a toilet"), or in no relation at all in a caption that lists what a place holds (an item
+    the parser left unattached: "a bedroom with large windows a ceiling fan and an unmade
+    bed"). Another thing listed there ("a bed") may well be in the room too: blind
     readers read such replacements as not false. What a person, an animal or a thing has
     ("a man with a dog" -> "a cat", "a desk with a computer") stays editable."""
     graph, wordnet = context.graph, context.evidence.wordnet
     if graph.attributes_of(index) or wordnet.is_animate(name.split()[-1]):
         return False
+
+    def lists(r) -> bool:  # a place listing what it holds
+        return r.predicate in LISTING_PREDICATES and wordnet.is_place(context.names[r.subject])
+
     relations = [r for r in graph.relations if index in (r.subject, r.object)]
-    return bool(relations) and all(
-        r.object == index != r.subject
-        and r.predicate in LISTING_PREDICATES
-        and wordnet.is_place(context.names[r.subject])
-        for r in relations
-    )
+    if not relations:  # a list item the parser left unattached ("a room with a couch,
+        # table set with ..."): the caption lists what a place holds
+        return any(lists(r) and r.subject != index for r in graph.relations)
+    return all(r.object == index != r.subject and lists(r) for r in relations)
 
 
 def only_placed(context: CaptionContext, index: int, name: str) -> bool:
