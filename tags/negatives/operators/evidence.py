@@ -198,6 +198,7 @@ class SceneEvidence:
         self.people_places()
         self.category_triples()
         self.object_category_predicates("man")
+        self.wordnet.related("dog", "cat")
         self.wordnet.warm(*self._frequent_words())
 
     def _frequent_words(self) -> tuple[list[str], list[str], list[str]]:
