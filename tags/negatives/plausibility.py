@@ -19,8 +19,8 @@ and the context-only one does not (0.47), so raw is the default (docs/generate.m
 Nothing here is on by default: ``tags generate --plausibility-lm DIR``. Judge the result with
 a different LM (or a blind read), never with the one that filtered.
 
-May import: the standard library, and ``torch`` / ``transformers`` on first use (nothing
-of the planner or the operators).
+May import: the standard library, :mod:`tags.negatives.parts` (joining files), and
+``torch`` / ``transformers`` on first use (nothing of the planner or the operators).
 """
 
 from __future__ import annotations
@@ -74,23 +74,13 @@ def _cache_dir() -> Path:
 
 
 def join_parts(parts: Sequence[Path], out: Path) -> Path:
-    """``parts`` concatenated into ``out`` (written to a temporary file, then renamed, so
-    a crash leaves no half file); an ``out`` of the parts' summed size is kept as it is."""
-    size = sum(p.stat().st_size for p in parts)
-    if out.is_file() and out.stat().st_size == size:
+    """``parts`` concatenated into ``out`` (:func:`~tags.negatives.parts.concatenate`:
+    atomically); an ``out`` of the parts' summed size is kept as it is."""
+    from tags.negatives.parts import concatenate
+
+    if out.is_file() and out.stat().st_size == sum(p.stat().st_size for p in parts):
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.name}.{os.getpid()}.part")
-    try:
-        with open(partial, "wb") as sink:
-            for part in parts:
-                with open(part, "rb") as source:
-                    while chunk := source.read(1 << 22):
-                        sink.write(chunk)
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-    return out
+    return concatenate(parts, out)
 
 
 def gemma3_path() -> str | None:
