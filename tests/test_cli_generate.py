@@ -18,7 +18,8 @@ from tags.core.types import Edit, apply_edits
 from tags.modeling import tiny_mlm_path
 
 CAPTIONS = FLICKR_CAPTIONS  # real Flickr30K captions shipped in tests/data
-FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
+# generation itself, unbalanced (the balance of a whole run: tests/test_balance.py)
+FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress", "--no-balance"]
 
 
 @pytest.fixture(scope="module")

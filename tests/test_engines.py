@@ -19,7 +19,8 @@ from tags.negatives.batch import GenerateBatch
 from tags.negatives.columns import caption_columns
 from tags.negatives.counts import CountBatch, count_groups, merge_counts
 
-FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
+# generation itself, unbalanced (the balance of a whole run: tests/test_balance.py)
+FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress", "--no-balance"]
 SETTINGS = {"num_copies": 5, "num_samples": 5, "top_m": 8}
 
 

@@ -13,7 +13,8 @@ from _data import FLICKR_CAPTIONS
 
 from tags.cli import main
 
-FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress"]
+# generation itself, unbalanced (the balance of a whole run: tests/test_balance.py)
+FAST = ["--k", "5", "--l", "5", "--top-m", "8", "--no-progress", "--no-balance"]
 LINES = FLICKR_CAPTIONS.read_text().splitlines()
 
 

@@ -187,7 +187,8 @@ def _generate(cli, tmp_path, *extra):
     captions.write_text("\n".join(CORPUS[:10]) + "\n", encoding="utf-8")
     out = tmp_path / "neg.jsonl"
     cmd = ["generate", "--captions", str(captions)]
-    cmd += ["--format", "precomp", "--out", str(out), "--overwrite", "--no-progress", *extra]
+    cmd += ["--format", "precomp", "--out", str(out), "--overwrite", "--no-progress"]
+    cmd += ["--no-balance", *extra]  # the filter's own output, not a balance of it
     return cli(*cmd), out
 
 

@@ -89,8 +89,10 @@ def test_report_skipped_lists_every_caption_without_a_negative(tmp_path):
     rows = [json.loads(line) for line in report.read_text().splitlines()]
     assert {r["caption_id"] for r in rows} == set(range(30)) - covered
     assert rows and all(set(r) == {"image_id", "caption_id", "caption", "reason"} for r in rows)
-    prefixes = ("no_parse", "no_editable_unit:", "all_candidates_refused:", "empty")
+    # "balance": every negative of the caption was dropped by the balance (on by default)
+    prefixes = ("no_parse", "no_editable_unit:", "all_candidates_refused:", "empty", "balance")
     assert all(r["reason"].startswith(prefixes) for r in rows)
+    assert any(r["reason"] == "balance" for r in rows)  # this sample has two
     assert all(r["caption"] == " ".join(lines[r["caption_id"]].split()) for r in rows)
     # the report does not change the negatives
     plain = tmp_path / "plain.jsonl"

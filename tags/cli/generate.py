@@ -30,6 +30,7 @@ from tags.cli._generate_options import (
 from tags.cli.export import export_options
 from tags.core.errors import CommandError, one_line
 from tags.core.progress import progress, track
+from tags.negatives.config import PRESETS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -306,11 +307,12 @@ def run(args: argparse.Namespace) -> int:
     error = check_paths(args) or _option_files_problem(args) or _count_only_problem(args)
     if error is None and args.balance and shard[1] > 1:
         error = (
-            "--balance weighs the whole output: generate the shards without it, concatenate "
-            "them in shard order and run `tags balance` on the result"
+            "--balance weighs the whole output, not one shard: generate the shards, then "
+            "`tags balance SHARD0 SHARD1 ... --out OUT` balances them together"
         )
     if error is not None:
         raise CommandError(f"{error}")
+    _resolve_balance(args, shard)
     state = _distributed_state()
     lock, error = _lock_output(out, state)
     if error is None and out.exists() and not (args.resume or args.overwrite):
@@ -344,6 +346,29 @@ def _caption_bar(args: argparse.Namespace, shard: tuple[int, int], total: int, s
         force=args.progress is True,
         every=args.progress_every,
     )
+
+
+def _resolve_balance(args: argparse.Namespace, shard: tuple[int, int]) -> None:
+    """``--balance`` when neither it nor ``--no-balance`` was given: on for a whole output;
+    off for one shard of several (:func:`_shard_note` says how to balance them together),
+    for the counting pass and for ``--preset paper`` (the paper keeps every negative)."""
+    args.balance_pending = args.balance is None and shard[1] > 1 and not args.count_only
+    if args.balance is None:
+        unconstrained = PRESETS[args.preset].unconstrained
+        args.balance = shard[1] == 1 and not args.count_only and not unconstrained
+    args.shard = f"{shard[0]}/{shard[1]}" if shard[1] > 1 else None
+
+
+def _shard_note(args: argparse.Namespace, out: Path) -> None:
+    """Tell a shard's run how its output gets balanced (once every shard is done)."""
+    if args.balance_pending:
+        index, count = args.shard.split("/")
+        print(
+            f"note: shard {index}/{count} is not balanced alone (balancing weighs the whole "
+            f"output): when the {count} shards are done, `tags balance` with their outputs in "
+            f"shard order and --out balances them together (--no-balance: no note)",
+            file=sys.stderr,
+        )
 
 
 def _count_only_problem(args: argparse.Namespace) -> str | None:
@@ -474,7 +499,9 @@ def _run_locked(
     policy = ErrorPolicy(args.on_error, warn=lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
     start = time.perf_counter()
     if args.resume and _balanced_before(out):  # the run had finished: only its balancing
-        return _balance(out) if state is None or state.is_main_process else 0
+        if state is None or state.is_main_process:
+            _balance(out, args.report_skipped)
+        return 0
     try:
         stats, point = _generate(args, out, target, shard, state, policy)
     except (InputError, MissingFeaturesError, FileNotFoundError, ValueError) as err:
@@ -497,7 +524,7 @@ def _run_locked(
             if args.report_skipped:
                 merge_all(Path(args.report_skipped), state.num_processes)
     if args.balance and (state is None or state.is_main_process):
-        _balance(out)
+        _balance(out, args.report_skipped)
     if args.export and (state is None or state.is_main_process):
         _nothing_to_export(args, out, stats, existed)
         try:
@@ -507,6 +534,8 @@ def _run_locked(
         except (OSError, ValueError) as err:
             raise CommandError(f"export: {one_line(err)}") from err
     print(stats.summary(), file=sys.stderr)
+    if state is None or state.is_main_process:
+        _shard_note(args, out)
     resumed = (
         f"; resumed after caption {point.last_caption_id!r} ({point.records} records kept)"
         if point.last_caption_id is not None
@@ -533,18 +562,26 @@ def _balanced_before(out: Path) -> bool:
     return balance_state(out.with_name(out.name + ".meta.json")) is not None
 
 
-def _balance(out: Path) -> int:
+def _balance(out: Path, report: str | None = None) -> None:
     """``--balance``: balance the finished ``out`` in place (the meta records it first, so
-    a resume after a kill balances again instead of generating)."""
+    a resume after a kill balances again instead of generating); the captions it leaves
+    without a negative join the ``--report-skipped`` file (reason ``balance``)."""
     from tags.negatives.balance import balance_file
     from tags.negatives.resume import mark_balance
+    from tags.negatives.skipped import SkipReport
 
     meta = out.with_name(out.name + ".meta.json")
     mark_balance(meta, "started")
-    stats = balance_file(out, out)
+    try:
+        stats = balance_file(out, out)
+    except ValueError as err:  # a file cut outside tags generate: not JSON Lines
+        raise CommandError(f"{out}: cannot balance it ({one_line(err)})") from err
     mark_balance(meta, "done")
     print(stats.summary(), file=sys.stderr)
-    return 0
+    if report:
+        with SkipReport(report, resume=True) as skipped:
+            for image_id, caption_id, caption in stats.emptied:
+                skipped.add(image_id, caption_id, caption, "balance")
 
 
 def _check_resumable(out: Path) -> str | None:

@@ -12,20 +12,23 @@ neutral and kept.
 
 The drop is greedy and deterministic: the most unbalanced key first, and for it first the
 negatives of captions that keep another negative, then those whose other words are
-unbalanced the same way, then the later ones. The result depends only on the records, so a
-resumed run and the concatenation of shard outputs give the same balanced set as one run.
-A balanced set is balanced again unchanged.
+unbalanced the same way, then the later ones. A repair pass then gives back a negative to
+captions left without one, in caption order, where the bounds allow it, or allow it once a
+negative of a caption that keeps another is dropped in its place (:func:`_repair`). The
+result depends only on the records, so a resumed run and the concatenation of shard outputs
+give the same balanced set as one run. A balanced set is balanced again unchanged.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +77,46 @@ class _Keys:
 
 
 def balance_records(
-    records: Sequence[dict[str, Any]], ratio: float = RATIO, slack: float = SLACK
+    records: Iterable[dict[str, Any]], ratio: float = RATIO, slack: float = SLACK
 ) -> list[bool]:
-    """Which records to keep (a mask in input order) so that the set is balanced."""
-    keys = _Keys()
-    sides = [keys.sides(r) for r in records]
-    captions: dict[str, int] = {}
-    owners = [captions.setdefault(str(r.get("caption_id")), len(captions)) for r in records]
+    """Which records to keep (a mask in input order) so that the set is balanced; one pass
+    over ``records`` (a list, a generator, a ``datasets.Dataset``)."""
+    sides, owners = _scan(records)
     return balance_mask(sides, owners, ratio, slack)
+
+
+def _scan(records: Iterable[dict[str, Any]]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """Each record's flat (true, false) key ids and its caption's number (first seen: 0)."""
+    keys = _Keys()
+    sides: list[tuple[int, ...]] = []
+    owners: list[int] = []
+    captions: dict[str, int] = {}
+    for record in records:
+        sides.append(keys.sides(record))
+        owners.append(captions.setdefault(str(record.get("caption_id")), len(captions)))
+    return sides, owners
+
+
+def balance_dataset(dataset: Any, ratio: float = RATIO, slack: float = SLACK) -> Any:
+    """A Hugging Face ``datasets.Dataset`` of negative rows (the output of
+    :class:`~tags.negatives.batch.GenerateBatch`, in input order) balanced as
+    :func:`balance_records`: the rows it keeps, with ``negative_index`` and
+    ``num_negatives`` counted again per caption."""
+    needed = ["caption_id", "positive", "edits"]
+    missing = [c for c in needed if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"not negative rows: no column {', '.join(missing)}")
+    keep = balance_records(dataset.select_columns(needed), ratio, slack)
+    kept = dataset.select([i for i, k in enumerate(keep) if k])
+    numbers = renumbered({"caption_id": c} for c in kept["caption_id"])
+    return (
+        kept.remove_columns(
+            [c for c in ("negative_index", "num_negatives") if c in kept.column_names]
+        )
+        .add_column("negative_index", [n["negative_index"] for n in numbers])
+        .add_column("num_negatives", [n["num_negatives"] for n in numbers])
+        .select_columns(dataset.column_names)
+    )
 
 
 def balance_mask(
@@ -142,7 +177,60 @@ def balance_mask(
                 for t, f in zip(flat[::2], flat[1::2]):
                     true[t] -= 1
                     false[f] -= 1
+    _repair(sides, captions, alive, true, false, holders, per_caption, excess)
     return alive
+
+
+#: How many negatives of other captions :func:`_repair` tries in place of one it gives back.
+REPAIR_TRIES = 64
+
+
+def _repair(
+    sides: Sequence[tuple[int, ...]],
+    captions: Sequence[int],
+    alive: list[bool],
+    true: Counter,
+    false: Counter,
+    holders: dict[tuple[int, bool], list[int]],
+    per_caption: Counter,
+    excess: Any,
+) -> None:
+    """Give a dropped negative back (in place) to each caption left without one, in caption
+    order: its first negative whose return keeps every key within the bounds, else its first
+    that does so once one kept negative of a caption keeping another is dropped instead (of
+    the holders of its first key out of bounds, at most :data:`REPAIR_TRIES` tried)."""
+
+    def move(i: int, step: int) -> None:
+        flat = sides[i]
+        for t, f in zip(flat[::2], flat[1::2]):
+            true[t] += step
+            false[f] += step
+        alive[i] = step > 0
+        per_caption[captions[i]] += step
+
+    def out_of_bounds(i: int) -> list[tuple[int, bool]]:  # (key, its false side is over)
+        return sorted((k, false[k] > true[k]) for k in set(sides[i]) if excess(k) > 0)
+
+    def give_back(i: int) -> bool:
+        move(i, +1)
+        wrong = out_of_bounds(i)
+        if not wrong:
+            return True
+        candidates = (j for j in holders[wrong[0]] if alive[j] and per_caption[captions[j]] > 1)
+        for j in itertools.islice(candidates, REPAIR_TRIES):
+            move(j, -1)
+            if not out_of_bounds(i) and not out_of_bounds(j):
+                return True
+            move(j, +1)
+        move(i, -1)
+        return False
+
+    lost: dict[int, list[int]] = {}
+    for i, caption in enumerate(captions):
+        if not per_caption[caption]:
+            lost.setdefault(caption, []).append(i)
+    for ids in lost.values():
+        any(give_back(i) for i in ids)
 
 
 def renumbered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -166,6 +254,8 @@ class BalanceStats:
     kept: int = 0
     captions: int = 0
     captions_kept: int = 0
+    #: the captions balancing left without a negative: ``(image_id, caption_id, caption)``
+    emptied: list[tuple[Any, Any, str]] = field(default_factory=list)
 
     def summary(self) -> str:
         return (
@@ -175,30 +265,35 @@ class BalanceStats:
 
 
 def balance_file(
-    source: str | Path, out: str | Path, ratio: float = RATIO, slack: float = SLACK
+    source: str | Path | Sequence[str | Path],
+    out: str | Path,
+    ratio: float = RATIO,
+    slack: float = SLACK,
 ) -> BalanceStats:
-    """Balance a ``tags generate`` output (JSON Lines) into ``out`` (may be ``source``:
-    written through a temporary file, so a kill leaves either file whole). Two passes over
-    the file; only the records' key ids stay in memory."""
-    source, out = Path(source), Path(out)
-    keys = _Keys()
-    sides: list[tuple[int, ...]] = []
-    owners: list[int] = []
-    captions: dict[str, int] = {}
-    with open(source, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            sides.append(keys.sides(record))
-            owners.append(captions.setdefault(str(record.get("caption_id")), len(captions)))
+    """Balance a ``tags generate`` output (JSON Lines), or several joined in the given order
+    (the shards of one run), into ``out`` (may be the one ``source``: written through a
+    temporary file, so a kill leaves either file whole). Two passes over the files; only the
+    records' key ids stay in memory."""
+    sources = [Path(source)] if isinstance(source, (str, Path)) else [Path(s) for s in source]
+    out = Path(out)
+    sides, owners = _scan(json.loads(line) for line in _lines(sources))
     keep = balance_mask(sides, owners, ratio, slack)
-    del sides, keys
+    del sides
     totals = Counter(o for o, k in zip(owners, keep) if k)
     seen: Counter = Counter()
+    emptied: dict[int, tuple[Any, Any, str]] = {}
     tmp = out.with_name(f".{out.name}.balance.tmp")
     try:
-        with open(source, encoding="utf-8") as handle, open(tmp, "w", encoding="utf-8") as dest:
-            for line, owner, kept in zip(handle, owners, keep):
+        with open(tmp, "w", encoding="utf-8") as dest:
+            for line, owner, kept in zip(_lines(sources), owners, keep):
                 if not kept:
+                    if not totals[owner] and owner not in emptied:
+                        record = json.loads(line)
+                        emptied[owner] = (
+                            record.get("image_id"),
+                            record.get("caption_id"),
+                            record.get("positive"),
+                        )
                     continue
                 record = json.loads(line)
                 record["negative_index"], record["num_negatives"] = seen[owner], totals[owner]
@@ -208,14 +303,26 @@ def balance_file(
     finally:
         tmp.unlink(missing_ok=True)
     return BalanceStats(
-        negatives=len(keep), kept=sum(keep), captions=len(captions), captions_kept=len(totals)
+        negatives=len(keep),
+        kept=sum(keep),
+        captions=len(set(owners)),
+        captions_kept=len(totals),
+        emptied=list(emptied.values()),
     )
+
+
+def _lines(sources: Sequence[Path]) -> Iterable[str]:
+    """The lines of ``sources``, one after the other."""
+    for source in sources:
+        with open(source, encoding="utf-8") as handle:
+            yield from handle
 
 
 __all__ = [
     "RATIO",
     "SLACK",
     "BalanceStats",
+    "balance_dataset",
     "balance_file",
     "balance_mask",
     "balance_records",

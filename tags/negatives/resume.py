@@ -73,11 +73,22 @@ def read_meta(meta: Path) -> dict[str, Any]:
     return saved
 
 
+#: Settings saved only by later runs whose value an earlier run did not record: not compared
+#: when the saved run predates them.
+UNRECORDED_BEFORE = ("shard",)
+
+
 def changed_settings(saved: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     """The keys of ``settings`` whose value differs from the ``saved`` run's (a setting
-    the saved run predates counts as :data:`LATER_SETTINGS`' value; with a fingerprint
-    saved, the content decides, not the ``captions`` path: a moved file resumes)."""
-    keys = [k for k in settings if not (k == "captions" and "input" in saved)]
+    the saved run predates counts as :data:`LATER_SETTINGS`' value, or is not compared,
+    :data:`UNRECORDED_BEFORE`; with a fingerprint saved, the content decides, not the
+    ``captions`` path: a moved file resumes)."""
+    keys = [
+        k
+        for k in settings
+        if not (k == "captions" and "input" in saved)
+        and not (k in UNRECORDED_BEFORE and k not in saved)
+    ]
     return [k for k in keys if saved.get(k, LATER_SETTINGS.get(k)) != settings[k]]
 
 
@@ -103,9 +114,14 @@ def check_resume(
     saved = read_meta(meta)
     changed = changed_settings(saved, settings)
     if changed:
+        hint = (
+            " (it ran without --balance: pass --no-balance)"
+            if "balance" in changed and saved.get("balance", False) is False
+            else ""
+        )
         raise InputError(
             f"--resume with settings different from the interrupted run ({meta}): "
-            f"{', '.join(changed)}; resume with the same settings or run with --overwrite"
+            f"{', '.join(changed)}{hint}; resume with the same settings or run with --overwrite"
         )
     known = saved.get("input")
     change = fingerprint_change(known, now) if isinstance(known, dict) else None

@@ -45,18 +45,19 @@ class SkipReport:
         if result.records or self._handle is None:
             return
         caption = result.caption
-        key = json.dumps(caption.caption_id)
+        self.add(caption.image_id, caption.caption_id, caption.text, result.skipped)
+
+    def add(self, image_id: Any, caption_id: Any, text: str, reason: str | None) -> None:
+        """Report one caption without a negative (once: a caption reported before is not)."""
+        if self._handle is None:
+            return
+        key = json.dumps(caption_id)
         if key in self._seen:
             return
         self._seen.add(key)
-        reason = result.skipped or "no_negative"
+        reason = reason or "no_negative"
         self.reasons[reason] += 1
-        row = {
-            "image_id": caption.image_id,
-            "caption_id": caption.caption_id,
-            "caption": caption.text,
-            "reason": reason,
-        }
+        row = {"image_id": image_id, "caption_id": caption_id, "caption": text, "reason": reason}
         self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._handle.flush()
 
