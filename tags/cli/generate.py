@@ -523,7 +523,8 @@ def _run_locked(
             merge_all(out, state.num_processes)
             if args.report_skipped:
                 merge_all(Path(args.report_skipped), state.num_processes)
-    if args.balance and (state is None or state.is_main_process):
+    print(stats.summary(), file=sys.stderr)  # what was generated; the balance then says
+    if args.balance and (state is None or state.is_main_process):  # what it kept
         _balance(out, args.report_skipped)
     if args.export and (state is None or state.is_main_process):
         _nothing_to_export(args, out, stats, existed)
@@ -533,7 +534,6 @@ def _run_locked(
                     print(f"exported {path}", file=sys.stderr)
         except (OSError, ValueError) as err:
             raise CommandError(f"export: {one_line(err)}") from err
-    print(stats.summary(), file=sys.stderr)
     if state is None or state.is_main_process:
         _shard_note(args, out)
     resumed = (
@@ -577,11 +577,13 @@ def _balance(out: Path, report: str | None = None) -> None:
     except ValueError as err:  # a file cut outside tags generate: not JSON Lines
         raise CommandError(f"{out}: cannot balance it ({one_line(err)})") from err
     mark_balance(meta, "done")
-    print(stats.summary(), file=sys.stderr)
+    added = ""
     if report:
         with SkipReport(report, resume=True) as skipped:
             for image_id, caption_id, caption in stats.emptied:
                 skipped.add(image_id, caption_id, caption, "balance")
+        added = f"; {sum(skipped.reasons.values())} added to {report} (reason balance)"
+    print(stats.summary() + added, file=sys.stderr)
 
 
 def _check_resumable(out: Path) -> str | None:
