@@ -1159,6 +1159,31 @@ def test_a_noun_hardly_ever_after_a_is_not_put_after_a(parser, monkeypatch):
     assert "luggage" in substitutes(parser, unruled, text, "bottle")  # the rule's doing
 
 
+def test_what_play_a_takes_is_an_instrument_or_a_game_not_a_sport_or_a_toy(parser, monkeypatch):
+    """ "playing a guitar" -> "playing a drum", not "playing a frisbee" (one plays with a
+    frisbee); "playing a video game" -> not "playing a baseball" (a sport is played bare)."""
+    from tags.negatives.operators import objects as rules
+    from tags.negatives.wordnet import wordnet
+
+    service = wordnet()
+    assert [rules.played_kind(service, n) for n in ("guitar", "video game", "baseball",
+            "frisbee", "instrument")] == ["instrument", "game", None, None, None]  # fmt: skip
+    corpus = [
+        f"a {person} playing a {thing}"
+        for person in ("man", "woman", "boy")
+        for thing in ("guitar", "drum", "frisbee", "video game", "baseball")
+    ] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    found = substitutes(parser, planner, "a man playing a guitar", "guitar")
+    assert "drum" in found and not {"frisbee", "baseball", "video game"} & found
+    assert "baseball" not in substitutes(parser, planner, "a man playing a video game",
+                                         "video game")  # fmt: skip
+    monkeypatch.setattr(rules, "_played", lambda slots: False)
+    unruled = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    assert "frisbee" in substitutes(parser, unruled, "a man playing a guitar", "guitar")
+
+
 def test_sizes_and_ages_are_replaced_across_their_scale(parser):
     # "giant" -> "huge" and "old" -> "elderly" say the same thing to a reader
     corpus = [

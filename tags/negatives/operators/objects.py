@@ -300,6 +300,31 @@ def _mostly_bare(scenes, name: str) -> bool:
     return singular >= MASS_MIN_MENTIONS and scenes.bare.get(name, 0) >= MASS_SHARE * singular
 
 
+#: What "play a/an X" takes: a musical instrument ("playing a guitar") or a game that is not
+#: a sport ("playing a video game"); a sport is played bare ("playing baseball"), a toy is
+#: played with ("playing a frisbee" reads wrong). Hypernym names of the first sense.
+PLAYED_KINDS = {"musical instrument": "instrument", "game": "game"}
+PLAYED_BARE = frozenset({"athletic game", "athletics", "sport"})
+
+
+def played_kind(wordnet, noun: str) -> str | None:
+    """``instrument`` / ``game`` for a noun "play a/an" takes (:data:`PLAYED_KINDS`), else
+    ``None`` (a sport, a toy, a machine...)."""
+    names = wordnet.hypernym_names(noun)
+    if names & PLAYED_BARE:
+        return None
+    return next((kind for name, kind in PLAYED_KINDS.items() if name in names), None)
+
+
+def _played(slots: _Slots) -> bool:
+    """Whether the object is what a verb "play" takes directly ("playing a guitar"; not
+    "playing with a frisbee")."""
+    return any(
+        role == "object" and len(predicate.split()) == 1 and verb_lemma(predicate) == "play"
+        for role, predicate, _ in slots.roles
+    )
+
+
 def coordinated_nouns(context: CaptionContext, index: int) -> set[str]:
     """The specific nouns (WordNet depth > 7: not "object", "game") of the caption's other
     entities that fill the same slot as entity ``index``: joined to it by "and", "or" or a
@@ -622,6 +647,10 @@ def _misfit(
         return None, "not_used_bare"  # "buying fish" -> "buying bat" needs an article
     if original.counted_one and (_mostly_bare(scenes, other) or _uncountable(scenes, other)):
         return None, "mass_noun"  # "playing a water sport" -> not "a tennis"
+    if original.counted_one and _played(slots):
+        kind = played_kind(evidence.wordnet, other)
+        if kind is None or kind != (played_kind(evidence.wordnet, name) or kind):
+            return None, "played_thing"  # "playing a guitar" -> not "a frisbee", "a baseball"
     if slots.frames and not evidence.frame_fits(other, name, slots.frames):
         return None, "preposition_frame"  # "playing on a field" -> not "on a park"
     if (
