@@ -1085,6 +1085,28 @@ def test_made_things_have_no_posture(parser, monkeypatch):
     assert ("sitting on",) not in units.get(("relation", "standing on"), [])
 
 
+def test_things_that_are_not_made_have_no_posture_either(parser, monkeypatch):
+    """ "a sign sitting on the sidewalk" = "standing on" (blind read: "same meaning"); a
+    banana "lying" or "sitting" on a table is placed there. People, animals and groups of
+    them keep their postures."""
+    from tags.negatives.operators import replace_relation
+
+    monkeypatch.setattr(objects, "CONTEXT_WEIGHT", 0.0)
+    subjects = ("sign", "banana", "people", "dog")
+    corpus = [f"a {s} {v} on a street" for s in subjects for v in ("standing", "sitting")] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    wordnet = planner.wordnet
+    assert not wordnet.is_artifact("sign") and not wordnet.is_artifact("banana")
+    for subject, still in (("sign", False), ("banana", False), ("people", True), ("dog", True)):
+        _, units = plan(parser, planner, f"a {subject} standing on a street")
+        assert (("sitting on",) in units.get(("relation", "standing on"), [])) is still, subject
+    monkeypatch.setattr(replace_relation, "_not_a_posture", lambda w, s: w.is_artifact(s))
+    unruled = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+    _, units = plan(parser, unruled, "a sign standing on a street")
+    assert ("sitting on",) in units[("relation", "standing on")]  # the rule's doing
+
+
 def test_a_vertical_flip_needs_the_two_kinds_stacked_that_way(parser):
     # things go under a tray (a mat), never ware (dishes, cups): "a dish under a tray" is
     # absurd, although the dish itself is seen once only (no subject evidence against it)

@@ -142,6 +142,10 @@ def test_a_zero_plural_noun_takes_its_number_from_the_words_before_it(
         ("Two dogs play while a dog sleeps.", "dogs", True),
         ("A woman and man play, the man is on the drums.", "man", True),
         ("A dog chases a cat.", "dog", False),
+        # a possessive names it too
+        ("Sheep in a pen, a boy has his hand on one of the sheep's head.", "Sheep", True),
+        ("A girl next to her sisters’ bikes.", "girl", False),
+        ("A girl next to the girls' bikes.", "girl", True),
     ],
 )
 def test_a_noun_named_again_in_the_other_number_is_named_again(caption, span_text, again):

@@ -298,6 +298,17 @@ class _Verb:
     still_frames: frozenset[str]
 
 
+def _not_a_posture(wordnet, subject: str) -> bool:
+    """Whether a posture verb of ``subject`` only places it: an artifact ("a truck standing
+    on"), or a thing WordNet knows that is neither a person, an animal nor a group of them
+    ("a sign sitting on the sidewalk" = "standing on"; not "people", "a crowd")."""
+    if wordnet.is_artifact(subject):
+        return True
+    known = wordnet.depth(subject) is not None
+    group = wordnet.lexname(subject) in ("noun.group", "noun.Tops")  # people, crowd, group
+    return known and not group and not wordnet.is_animate(subject)
+
+
 def _verb(
     evidence: SceneEvidence,
     predicate: str,
@@ -312,7 +323,7 @@ def _verb(
     verb = predicate.split()[0]
     written = written or group_verb(scenes, predicate, tag_shape)  # its image-group key
     index = scenes.index
-    made = evidence.wordnet.is_artifact(subject)  # "a truck standing on": not a posture
+    made = _not_a_posture(evidence.wordnet, subject)  # "a truck standing on", "a sign sitting"
     with_subject = index["predicates_of_subject"].get(subject, Counter())
     with_object = index["predicates_of_object"].get(obj, Counter())
     particle = " ".join(predicate.split()[1:])

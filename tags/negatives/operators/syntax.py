@@ -121,13 +121,16 @@ def possessive(graph: SceneGraph, span: CharSpan, bare_apostrophe: bool = False)
     return graph.caption[span[1] :].lstrip().startswith(marks)
 
 
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s?$")
+
+
 def mentioned_again(caption: str, span: CharSpan, written: str) -> bool:
     """Whether the object's word comes up again outside its span, in either number ("a woman
     and man ..., the man is on the drums"; "a baby cow ..., two other cows"): changing one
     mention would contradict the other."""
     target = [w.lower() for w in written.split()]
     rest = [*words_of(caption[: span[0]]), "|", *words_of(caption[span[1] :])]
-    rest = [w.lower() for w in rest]
+    rest = [_POSSESSIVE.sub("", w.lower()) for w in rest]  # "one of the sheep's heads"
     last = target[-1]
     forms = {last, last + "s", last + "es", last[:-1] if last.endswith("s") else last}
     if last.endswith("y"):
