@@ -312,6 +312,13 @@ def symmetric(predicate: str) -> bool:
     )
 
 
+#: Verbs whose opposite is a matter of viewpoint ("skiers coming down a hill" are going down
+#: it; "bring" / "take"): their WordNet antonyms are no flip.
+VIEWPOINT_VERBS = frozenset({"come", "go", "bring", "take"})
+#: Postures a bird takes alike on a perch ("a bird sitting on a roof" is standing on it):
+#: not exchanged for a bird.
+PERCHING_POSTURES = frozenset({"sit", "stand", "perch"})
+
 #: Opposite or exclusive prepositions. Not "on" -> "beside" / "next to": a thing on another
 #: is also beside it (blind readers read "work crew on the tracks" -> "next to the tracks",
 #: "water on the rocks" -> "next to" as may-be-true).
@@ -344,8 +351,8 @@ PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
     "away from": ("toward",),
     "up": ("down",),
     "down": ("up",),
-    "along": ("across",),
-    "across": ("along",),
+    # not "along" / "across": walking across a field may take one along it, a sign across
+    # the street stands along it too (blind readers, two reads: "near-synonyms", "vague")
     "left of": ("right of",),
     "right of": ("left of",),
     "to the left of": ("to the right of",),

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from tags.negatives.lexicon import (
     EXCLUSIVE_VERBS,
     FIXED_PREDICATES,
+    PERCHING_POSTURES,
     PREPOSITION_OPPOSITES,
+    VIEWPOINT_VERBS,
     editable_words,
 )
 from tags.negatives.operators.base import EditOperator
@@ -335,6 +337,7 @@ def _verb(
         other
         for a in evidence.wordnet.verb_antonyms(verb)
         if not (a in EXCLUSIVE_VERBS and verb in EXCLUSIVE_VERBS)
+        and not (a in VIEWPOINT_VERBS and verb in VIEWPOINT_VERBS)  # "coming" / "going" down
         and (
             (other := " ".join([a, *predicate.split()[1:]])) in with_subject or other in with_object
         )
@@ -378,12 +381,20 @@ def _verb(
     )
 
 
+def _bird(evidence: SceneEvidence, noun: str) -> bool:
+    """Whether ``noun`` (its last word) is a bird or a kind of bird (first sense)."""
+    head = noun.split()[-1] if noun else ""
+    return head == "bird" or "bird" in evidence.wordnet.hypernym_names(head)
+
+
 def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> bool:
     """Whether ``other`` (a different verb, its image-group key ``grouped``) excludes the
     relation's verb: a moving subject made still in a frame the object takes, two posture or
     locomotion verbs the writers of one image do not say of one act, or two acts they never
     say together."""
     scenes, verb, written = evidence.scenes, v.verb, v.written
+    if {verb, other.split()[0]} <= PERCHING_POSTURES and _bird(evidence, v.subject):
+        return False  # a perched bird sits and stands alike ("a bird sitting on a car roof")
     same_frame = other.split()[1:] == v.predicate.split()[1:]  # "standing on" -> "sitting on"
     # posture and locomotion verbs the writers of one image often say of one act
     # ("running" / "jumping", "riding" / "surfing" a wave) are not exclusive after all
