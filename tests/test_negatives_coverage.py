@@ -285,11 +285,19 @@ def test_viewpoint_verbs_along_across_and_perched_birds_are_not_flipped(parser, 
     corpus = [f"a {s} {v} on a roof" for s in ("bird", "cat") for v in ("sitting", "standing")] * 3
     assert ("standing on",) not in _relation_surfaces(parser, corpus, "a bird sitting on a roof")
     assert ("standing on",) in _relation_surfaces(parser, corpus, "a cat sitting on a roof")
+    water = [
+        f"two {s} {v} in the water" for s in ("ducks", "dogs") for v in ("swimming", "sitting")
+    ]
+    water *= 3
+    ducks, dogs = "two ducks swimming in the water", "two dogs swimming in the water"
+    assert ("sitting in",) not in _relation_surfaces(parser, water, ducks)
+    assert ("sitting in",) in _relation_surfaces(parser, water, dogs)
     # the rules' doing: without them, each of these is offered
     monkeypatch.setattr(replace_relation, "VIEWPOINT_VERBS", frozenset())
-    monkeypatch.setattr(replace_relation, "PERCHING_POSTURES", frozenset())
+    monkeypatch.setattr(replace_relation, "BIRD_ALIKE", frozenset())
     monkeypatch.setitem(lexicon.PREPOSITION_OPPOSITES, "along", ("across",))
     assert ("standing on",) in _relation_surfaces(parser, corpus, "a bird sitting on a roof")
+    assert ("sitting in",) in _relation_surfaces(parser, water, ducks)
     corpus = ["two skiers coming down a hill", "two skiers going down a hill"] * 3
     assert ("going down",) in _relation_surfaces(parser, corpus, "two skiers coming down a hill")
     corpus = ["a dog walking along a road", "a dog walking across a road"] * 3

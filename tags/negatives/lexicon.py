@@ -315,9 +315,13 @@ def symmetric(predicate: str) -> bool:
 #: Verbs whose opposite is a matter of viewpoint ("skiers coming down a hill" are going down
 #: it; "bring" / "take"): their WordNet antonyms are no flip.
 VIEWPOINT_VERBS = frozenset({"come", "go", "bring", "take"})
-#: Postures a bird takes alike on a perch ("a bird sitting on a roof" is standing on it):
-#: not exchanged for a bird.
-PERCHING_POSTURES = frozenset({"sit", "stand", "perch"})
+#: Verbs a bird does alike, pairwise: on a perch ("a bird sitting on a roof" is standing on
+#: it) and on water ("birds swimming in water" sit in it): not exchanged for a bird.
+BIRD_ALIKE = frozenset(
+    frozenset(pair)
+    for pair in (("sit", "stand"), ("sit", "perch"), ("stand", "perch"), ("sit", "swim"),
+                 ("sit", "float"), ("swim", "float"))
+)  # fmt: skip
 
 #: Opposite or exclusive prepositions. Not "on" -> "beside" / "next to": a thing on another
 #: is also beside it (blind readers read "work crew on the tracks" -> "next to the tracks",

@@ -19,9 +19,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tags.negatives.lexicon import (
+    BIRD_ALIKE,
     EXCLUSIVE_VERBS,
     FIXED_PREDICATES,
-    PERCHING_POSTURES,
     PREPOSITION_OPPOSITES,
     VIEWPOINT_VERBS,
     editable_words,
@@ -393,7 +393,7 @@ def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> b
     locomotion verbs the writers of one image do not say of one act, or two acts they never
     say together."""
     scenes, verb, written = evidence.scenes, v.verb, v.written
-    if {verb, other.split()[0]} <= PERCHING_POSTURES and _bird(evidence, v.subject):
+    if frozenset((verb, other.split()[0])) in BIRD_ALIKE and _bird(evidence, v.subject):
         return False  # a perched bird sits and stands alike ("a bird sitting on a car roof")
     same_frame = other.split()[1:] == v.predicate.split()[1:]  # "standing on" -> "sitting on"
     # posture and locomotion verbs the writers of one image often say of one act
