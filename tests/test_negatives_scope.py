@@ -116,6 +116,30 @@ def test_a_material_is_not_replaced_by_its_own_kind(parser):
     assert "stone" not in choices
 
 
+def test_materials_a_photo_does_not_tell_apart_are_not_exchanged(parser, monkeypatch):
+    # "a brick wall" -> "a stone wall": read as may-be-true; "brick" -> "wooden" is false
+    from tags.negatives.operators import replace_attribute
+    from tags.negatives.planner import EditPlanner
+    from tags.negatives.vocabulary import SceneGraphVocabulary
+
+    corpus = [f"A {m} wall." for m in ("brick", "stone", "wooden")] * 2
+    corpus.append("A brick wall stands next to a park.")
+    graphs = [parser.parse(c) for c in corpus]
+    scenes = SceneGraphVocabulary().update(graphs).scenes
+
+    def choices() -> set[str]:
+        return {
+            " ".join(c.surface)
+            for unit in EditPlanner(scenes).plan(graphs[-1])
+            if unit.type == "attribute"
+            for c in unit.choices
+        }
+
+    assert "wooden" in choices() and "stone" not in choices()
+    monkeypatch.setattr(replace_attribute, "LOOKALIKE_MATERIALS", frozenset())
+    assert "stone" in choices()  # the rule's doing
+
+
 @pytest.mark.parametrize(
     ("caption", "noun", "plural"),
     [

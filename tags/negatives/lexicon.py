@@ -366,6 +366,9 @@ PREPOSITION_OPPOSITES: dict[str, tuple[str, ...]] = {
 }
 
 # ---------------------------------------------------------------- attributes
+#: Materials a photo does not tell apart: "a brick wall" -> "a stone wall", "brick buildings"
+#: -> "stone buildings" read as may-be-true (blind reads, 2 of 3 failed).
+LOOKALIKE_MATERIALS = frozenset({frozenset({"brick", "stone"})})
 #: Hair colours: an added colour of this kind only goes to hair ("a blond dog").
 HAIR_COLOURS = frozenset({"blond", "blonde", "brunette"})
 

@@ -24,6 +24,7 @@ from tags.negatives.lexicon import (
     GENDER_ADJECTIVE_COUNTERPARTS,
     GENDER_ADJECTIVES,
     GENDERED_PRONOUNS,
+    LOOKALIKE_MATERIALS,
     SCALE_SIDES,
     STATE_OPPOSITES,
     attribute_class,
@@ -196,6 +197,8 @@ def _value_misfit(
         return "same_side"  # "giant" -> "huge", "old" -> "elderly": the same to a reader
     if kind == "material" and evidence.wordnet.related(value, other, "n"):
         return "material_kind"  # "marble" -> "stone", "steel" -> "metal": one is a kind
+    if kind == "material" and frozenset((value, other)) in LOOKALIKE_MATERIALS:
+        return "material_lookalike"  # "a brick wall" -> "a stone wall" may be the same wall
     if kind == "colour" and same_colour(other, value, target.name):
         return "same_colour"  # "brown" -> "tan" may still be true
     if kind == "colour" and any(same_colour(other, w, target.name) for w in target.phrase_colours):
