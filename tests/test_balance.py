@@ -227,3 +227,13 @@ def test_a_balanced_run_killed_while_generating_resumes_to_the_same_bytes(cli, t
     assert done.returncode == 0, done.stderr
     assert "balance: kept" in done.stderr and out.read_bytes() == whole.read_bytes()
     assert whole.read_bytes() != data  # the balance dropped something
+
+
+def test_balance_mask_takes_plain_tuples_as_the_compact_scan():
+    from tags.negatives.balance import _scan, balance_mask
+
+    rows = skewed_set(3)
+    sides, owners = _scan(rows)
+    plain = [sides[i] for i in range(len(sides))]
+    assert all(isinstance(s, tuple) for s in plain) and len(plain) == len(rows)
+    assert balance_mask(plain, list(owners)) == balance_records(rows)

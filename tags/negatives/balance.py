@@ -26,7 +26,8 @@ import itertools
 import json
 import os
 import re
-from collections import Counter, defaultdict
+from array import array
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,25 @@ class _Keys:
         return tuple(ids.setdefault(key, len(ids)) for pair in edit_sides(record) for key in pair)
 
 
+class _Sides(Sequence):
+    """The records' flat (true, false) key ids in two integer arrays (about 30 bytes a
+    record, where a tuple each took about 100): ``sides[i]`` is record ``i``'s tuple."""
+
+    def __init__(self) -> None:
+        self.keys = array("i")
+        self.starts = array("q", [0])
+
+    def append(self, flat: tuple[int, ...]) -> None:
+        self.keys.extend(flat)
+        self.starts.append(len(self.keys))
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:  # type: ignore[override]
+        return tuple(self.keys[self.starts[i] : self.starts[i + 1]])
+
+
 def balance_records(
     records: Iterable[dict[str, Any]], ratio: float = RATIO, slack: float = SLACK
 ) -> list[bool]:
@@ -85,16 +105,41 @@ def balance_records(
     return balance_mask(sides, owners, ratio, slack)
 
 
-def _scan(records: Iterable[dict[str, Any]]) -> tuple[list[tuple[int, ...]], list[int]]:
+def _scan(records: Iterable[dict[str, Any]]) -> tuple[_Sides, array]:
     """Each record's flat (true, false) key ids and its caption's number (first seen: 0)."""
     keys = _Keys()
-    sides: list[tuple[int, ...]] = []
-    owners: list[int] = []
+    sides = _Sides()
+    owners = array("i")
     captions: dict[str, int] = {}
     for record in records:
         sides.append(keys.sides(record))
         owners.append(captions.setdefault(str(record.get("caption_id")), len(captions)))
     return sides, owners
+
+
+class _Holders:
+    """For each key and side, the records that hold it, in record order (``holders[(key,
+    False)]``: those whose caption has the key's words, ``True``: whose negative has
+    them), as one integer array with offsets."""
+
+    def __init__(self, sides: Sequence[tuple[int, ...]], keys: int) -> None:
+        sizes = [0] * (2 * keys + 1)
+        for i in range(len(sides)):
+            flat = sides[i]
+            for j, key in enumerate(flat):
+                sizes[2 * key + (j & 1) + 1] += 1
+        self.offsets = array("q", itertools.accumulate(sizes))
+        self.ids = array("i", bytes(4 * self.offsets[-1]))
+        fill = array("q", self.offsets)
+        for i in range(len(sides)):
+            for j, key in enumerate(sides[i]):
+                node = 2 * key + (j & 1)
+                self.ids[fill[node]] = i
+                fill[node] += 1
+
+    def __getitem__(self, node: tuple[int, bool]) -> array:
+        at = 2 * node[0] + int(node[1])
+        return self.ids[self.offsets[at] : self.offsets[at + 1]]
 
 
 def balance_dataset(dataset: Any, ratio: float = RATIO, slack: float = SLACK) -> Any:
@@ -129,15 +174,14 @@ def balance_mask(
     numbers: the mask of records to keep."""
     if ratio < 1 or slack < 0:
         raise ValueError(f"need ratio >= 1 and slack >= 0, got {ratio} and {slack}")
-    true: Counter = Counter()
-    false: Counter = Counter()
-    holders: dict[tuple[int, bool], list[int]] = defaultdict(list)  # (key, false side) -> ids
-    for i, flat in enumerate(sides):
+    keys = 1 + max((max(sides[i], default=-1) for i in range(len(sides))), default=-1)
+    true, false = [0] * keys, [0] * keys
+    for i in range(len(sides)):
+        flat = sides[i]
         for t, f in zip(flat[::2], flat[1::2]):
             true[t] += 1
             false[f] += 1
-            holders[(t, False)].append(i)
-            holders[(f, True)].append(i)
+    holders = _Holders(sides, keys)  # (key, false side) -> ids
     alive = [True] * len(sides)
     per_caption = Counter(captions)
 
@@ -157,7 +201,7 @@ def balance_mask(
     changed = True
     while changed:
         changed = False
-        for key in sorted((k for k in set(true) | set(false) if excess(k) > 0),
+        for key in sorted((k for k in range(keys) if excess(k) > 0),
                           key=lambda k: (-excess(k), k)):  # fmt: skip
             over_false = false[key] > true[key]
             # a heap with lazy updates: a popped record whose priority fell since it was
@@ -189,9 +233,9 @@ def _repair(
     sides: Sequence[tuple[int, ...]],
     captions: Sequence[int],
     alive: list[bool],
-    true: Counter,
-    false: Counter,
-    holders: dict[tuple[int, bool], list[int]],
+    true: list[int],
+    false: list[int],
+    holders: _Holders,
     per_caption: Counter,
     excess: Any,
 ) -> None:
