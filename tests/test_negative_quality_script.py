@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -187,3 +188,25 @@ def test_blind_read_broken_controls_are_never_fair_captions():
     assert all(b != caption for b in broken) and len(set(broken)) == 5
     assert broken[4] == "Three workers in bright vests are the of ."
     assert controls.broken_control("A man sleeps", 4) == "A man the of"
+
+
+def test_blind_read_says_when_it_builds_fewer_controls(tmp_path):
+    """A small negatives file leaves few other captions for the hidden controls: said."""
+    rows = [
+        {"caption_id": i, "positive": f"a dog number {i} runs on the grass",
+         "negative": f"a cat number {i} runs on the grass",
+         "edits": [{"type": "object", "original": "dog", "replacement": "cat", "start": 2,
+                    "end": 5, "operation": "replace"}]}
+        for i in range(53)
+    ]  # fmt: skip
+    negatives = tmp_path / "neg.jsonl"
+    negatives.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    script = Path(__file__).resolve().parents[1] / "scripts" / "benchmarks" / "blind_read.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "make", str(negatives), "--out", str(tmp_path / "read"),
+         "--key", str(tmp_path / "key.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "only 3 hidden controls (3 broken, 0 still true" in done.stderr
+    assert len(json.loads((tmp_path / "key.json").read_text())) == 53

@@ -51,6 +51,13 @@ def make(
         raise SystemExit(f"{negatives}: only {len(sample)} captions left to sample")
     others = sorted({r["positive"] for r in records} - seen)
     controls = [c for c in rng.sample(others, min(len(others), 40)) if len(c.split()) >= 5][:10]
+    if len(controls) < 10:  # controls come from the file's other captions
+        print(
+            f"warning: only {len(controls)} hidden controls ({min(len(controls), 5)} broken, "
+            f"{max(len(controls) - 5, 0)} still true; 10 wanted): {negatives} has only "
+            f"{len(others)} other captions to make them from (5 words or more)",
+            file=sys.stderr,
+        )
     items = [
         {"kind": "neg", "reference": r["positive"], "candidate": r["negative"], "edits": r["edits"]}
         for r in sample
