@@ -228,6 +228,26 @@ def test_datasets_map_with_two_processes_equals_tags_generate(reference, corpus)
     assert out.to_list() == read(reference)
 
 
+def test_datasets_rows_balanced_equal_a_balanced_tags_generate(reference, corpus, tmp_path):
+    """``balance_dataset`` on the engine's rows gives the records of ``tags generate`` with
+    its default balance (same counts and settings)."""
+    datasets = pytest.importorskip("datasets")
+    from tags.negatives.balance import balance_dataset
+
+    balanced = tmp_path / "balanced.jsonl"
+    plain = [a for a in FAST if a != "--no-balance"]
+    args = ["generate", "--captions", str(corpus), "--vocab", str(vocab_of(reference))]
+    assert main([*args, "--out", str(balanced), *plain]) == 0
+    dataset = datasets.Dataset.from_dict(caption_columns(corpus))
+    rows = dataset.map(
+        GenerateBatch(vocab_of(reference), **SETTINGS), batched=True, batch_size=7,
+        remove_columns=dataset.column_names,
+    )  # fmt: skip
+    expected = read(balanced)
+    assert len(expected) < len(rows)  # the balance dropped some
+    assert balance_dataset(rows).to_list() == expected
+
+
 def test_datasets_map_from_a_counts_store_equals_tags_generate(reference, corpus, tmp_path):
     """A counts store (``tags counts store``) as the engines' counts: every worker process
     maps the one file (its pages shared through the page cache) instead of loading JSON, and
