@@ -98,7 +98,7 @@ def measure(name: str, captions: Path, ks: list[int], folder: Path, judge: objec
         out = folder / f"{name}.k{k}.jsonl"
         memory, _ = run(
             ["generate", "--captions", str(captions), "--vocab", str(vocab), "--out", str(out),
-             "--seed", "0", "--num-workers", "2", "--no-progress", "--overwrite"],
+             "--seed", "0", "--num-workers", "2", "--no-progress", "--overwrite", "--no-balance"],
             folder / f"{name}.k{k}.log",
         )  # fmt: skip
         by_caption = records_by_caption(out)

@@ -195,7 +195,8 @@ def generate(sub: Path, vocab: Path, out: Path, log: Path, mapped: bool = False)
     (with ``mapped``, also how much of VOCAB, a store, its processes map)."""
     generated, text = run(
         ["generate", "--captions", str(sub), "--vocab", str(vocab), "--out", str(out),
-         "--num-workers", "2", "--seed", "0", "--no-progress", "--overwrite"],
+         "--num-workers", "2", "--seed", "0", "--no-progress", "--overwrite",
+         "--no-balance"],  # generation's own memory and speed
         log,
         vocab if mapped else None,
     )  # fmt: skip

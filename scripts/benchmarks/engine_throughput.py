@@ -106,7 +106,7 @@ def child_generate(engine: str, captions: Path, counts: Path, out: Path) -> dict
     if engine == "tags":
         command = [sys.executable, "-m", "tags.cli", "generate", "--captions", str(captions)]
         command += ["--out", str(out), "--vocab", str(counts), "--num-workers", str(WORKERS)]
-        command += ["--no-progress", "--overwrite"]
+        command += ["--no-progress", "--overwrite", "--no-balance"]  # the engines' own rows
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         extra["seconds"] = time.perf_counter() - start

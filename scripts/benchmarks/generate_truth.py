@@ -65,7 +65,7 @@ def main() -> int:
             argv = [
                 "generate", "--captions", str(data / "dataset_shapes.json"),
                 "--split", args.split, "--features", str(data / "features"), "--out", str(out),
-                "--top-m", str(args.top_m), "--no-progress", *extra,
+                "--top-m", str(args.top_m), "--no-progress", "--no-balance", *extra,
             ]  # fmt: skip
             if cli_main(argv) != 0:
                 raise SystemExit(f"tags generate failed: {' '.join(argv)}")
