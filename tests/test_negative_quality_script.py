@@ -210,3 +210,34 @@ def test_blind_read_says_when_it_builds_fewer_controls(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "only 3 hidden controls (3 broken, 0 still true" in done.stderr
     assert len(json.loads((tmp_path / "key.json").read_text())) == 53
+
+
+def test_balanced_keeps_per_caption_the_records_the_default_balance_keeps():
+    """``negative_quality.py --balance`` judges what ``tags generate`` writes by default."""
+    from dataclasses import dataclass
+
+    from test_balance import skewed_set
+
+    from tags.negatives.balance import balance_records
+
+    @dataclass
+    class Record:
+        row: dict
+
+        def to_dict(self) -> dict:
+            return self.row
+
+    @dataclass
+    class Result:
+        caption: int
+        records: list
+
+    rows = skewed_set(5)
+    results = [
+        Result(cid, [Record(r) for r in rows if r["caption_id"] == cid])
+        for cid in sorted({r["caption_id"] for r in rows})
+    ]
+    module = runpy.run_path(str(ROOT / "scripts" / "benchmarks" / "negative_quality.py"))
+    kept = [rec.row for res in module["balanced"](results) for rec in res.records]
+    assert kept == [r for r, k in zip(rows, balance_records(rows)) if k]
+    assert len(kept) < len(rows)

@@ -20,7 +20,9 @@ For each generation setting (rows), on the same captions:
   fine-tuned on the negatives can learn from the words alone; 50 %: nothing), overall and
   per kind, as generated and after ``--balance``'s balancing, with the coverage left.
 
-Rows: ``minimal`` is the default of ``tags generate``; ``minimal-adds`` adds ``--adds``.
+Rows: ``minimal`` is the default of ``tags generate``'s generation; ``minimal-adds`` adds
+``--adds``. ``--balance`` keeps of each row only the negatives ``tags generate``'s default
+balance keeps, before anything is counted or judged (what a user of the command gets).
 
 Corpus files: a SCAN ``*_caps.txt`` (five captions an image), a FACTUAL ``.csv`` (its
 ``caption`` column, one region caption an image), a ``.jsonl`` (a ``caption`` field a line,
@@ -176,6 +178,17 @@ def generate(
     return {"seconds": seconds, "stats": generator.stats}, results
 
 
+def balanced(results: list) -> list:
+    """``results`` with only the negatives ``tags generate``'s default balance keeps
+    (:func:`tags.negatives.balance.balance_records` over all of them, in order)."""
+    from dataclasses import replace
+
+    from tags.negatives.balance import balance_records
+
+    keep = iter(balance_records(rec.to_dict() for res in results for rec in res.records))
+    return [replace(res, records=[rec for rec in res.records if next(keep)]) for res in results]
+
+
 def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[dict, list]:
     """Per-negative edit statistics and one (positive, negative) pick per caption: the
     first (the best-ranked, what a user taking one negative gets) or a random one."""
@@ -241,6 +254,12 @@ def main() -> None:
         help="measure this corpus separately (repeatable; default: --captions alone)",
     )
     ap.add_argument("--no-judge", action="store_true", help="coverage, mix and speed only")
+    ap.add_argument(
+        "--balance",
+        action="store_true",
+        help="judge and count what tags generate writes by default: the balanced negatives "
+        "(the trained check then compares balanced with balanced again)",
+    )
     ap.add_argument(
         "--report-skipped",
         action="store_true",
@@ -308,6 +327,8 @@ def main() -> None:
                 explain=args.report_skipped,
             )
             speed[f"generate {name}"] = len(texts) / run["seconds"]
+            if args.balance:
+                results = balanced(results)
             summary, picks = summarise(results, random.Random(args.seed), args.pick)
             summary["mix"] = type_mix(results, allowed)
             prefix = f"{corpus}_" if corpus else ""
