@@ -6,7 +6,6 @@ generate`` balances one whole run itself)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -78,14 +77,17 @@ def _check_finished(source: Path) -> None:
 def shard_order_problem(sources: list[Path]) -> str | None:
     """A one-line error when ``sources`` are not every shard of one run in shard order, as
     their ``.meta.json`` files say (outputs without a recorded shard are not checked)."""
+    from tags.core.io import InputError
+    from tags.negatives.resume import read_meta
+
     metas = {}
     for source in sources:
         meta = source.with_name(source.name + ".meta.json")
         try:
-            saved = json.loads(meta.read_text(encoding="utf-8")) if meta.is_file() else {}
-        except (OSError, ValueError):
+            saved = read_meta(meta) if meta.is_file() else {}
+        except InputError:  # not a run's settings: nothing to check the order by
             saved = {}
-        if isinstance(saved, dict) and isinstance(saved.get("shard"), str):
+        if isinstance(saved.get("shard"), str):
             metas[source] = saved
     if len(metas) != len(sources):
         return None

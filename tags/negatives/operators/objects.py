@@ -415,6 +415,7 @@ class _Original:
     colour: bool  # a colour named as a noun ("dressed in blue")
     category: str | None
     person: bool
+    played: bool  # what "play a/an" takes ("playing a guitar")
 
 
 def _original(context: CaptionContext, index: int) -> _Original | None:
@@ -460,8 +461,9 @@ def _original(context: CaptionContext, index: int) -> _Original | None:
     ):
         refuse("object:gendered_pronoun", unit=True)
         return None  # "her mouth" fixes the gender; "his ... her": who is who is unknown
+    played = counted_one and _played(slots)
     return _Original(
-        name, written, plural, bare, counted_one, owner, slots, colour, category, person
+        name, written, plural, bare, counted_one, owner, slots, colour, category, person, played
     )
 
 
@@ -647,7 +649,7 @@ def _misfit(
         return None, "not_used_bare"  # "buying fish" -> "buying bat" needs an article
     if original.counted_one and (_mostly_bare(scenes, other) or _uncountable(scenes, other)):
         return None, "mass_noun"  # "playing a water sport" -> not "a tennis"
-    if original.counted_one and _played(slots):
+    if original.played:
         kind = played_kind(evidence.wordnet, other)
         if kind is None or kind != (played_kind(evidence.wordnet, name) or kind):
             return None, "played_thing"  # "playing a guitar" -> not "a frisbee", "a baseball"
