@@ -292,12 +292,19 @@ def test_viewpoint_verbs_along_across_and_perched_birds_are_not_flipped(parser, 
     ducks, dogs = "two ducks swimming in the water", "two dogs swimming in the water"
     assert ("sitting in",) not in _relation_surfaces(parser, water, ducks)
     assert ("sitting in",) in _relation_surfaces(parser, water, dogs)
+    # a hoofed animal lying down is said to sit: "cows laying on the ground" -> not "sitting"
+    ground = [f"two {s} {v} on the ground" for s in ("cows", "dogs") for v in ("lying", "sitting")]
+    ground *= 3
+    cows, dogs_lying = "two cows lying on the ground", "two dogs lying on the ground"
+    assert ("sitting on",) not in _relation_surfaces(parser, ground, cows)
+    assert ("sitting on",) in _relation_surfaces(parser, ground, dogs_lying)
     # the rules' doing: without them, each of these is offered
     monkeypatch.setattr(replace_relation, "VIEWPOINT_VERBS", frozenset())
-    monkeypatch.setattr(replace_relation, "BIRD_ALIKE", frozenset())
+    monkeypatch.setattr(replace_relation, "ALIKE_FOR_KIND", {})
     monkeypatch.setitem(lexicon.PREPOSITION_OPPOSITES, "along", ("across",))
     assert ("standing on",) in _relation_surfaces(parser, corpus, "a bird sitting on a roof")
     assert ("sitting in",) in _relation_surfaces(parser, water, ducks)
+    assert ("sitting on",) in _relation_surfaces(parser, ground, cows)
     corpus = ["two skiers coming down a hill", "two skiers going down a hill"] * 3
     assert ("going down",) in _relation_surfaces(parser, corpus, "two skiers coming down a hill")
     corpus = ["a dog walking along a road", "a dog walking across a road"] * 3

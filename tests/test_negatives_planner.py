@@ -605,7 +605,7 @@ def test_fluency_reads_the_article_the_edit_will_write(parser):
     corpus = ["a red circle", "a blue circle", "an orange circle", "a green circle"] * 5
     vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
     planner = EditPlanner(vocab.scenes, min_count=2)  # corpus-bigram fluency on
-    graph = parser.parse("a red circle")
+    graph = parser.parse("a green circle")  # (not "red": orange is its neighbouring hue)
     unit = next(u for u in planner.plan(graph) if u.type == "attribute")
     weights = {c.surface: c.weight for c in unit.choices}
     # "an orange circle" reads as well as "a blue circle" ("a orange" is never written)
@@ -992,6 +992,20 @@ def test_rules_from_blind_reads_101_to_108(parser, monkeypatch):
     graph = parser.parse("a man in a gold shirt")
     found = {c.surface[0] for u in planner.plan(graph) if u.type == "attribute" for c in u.choices}
     assert "blue" in found and not {"orange", "an orange"} & found
+    # neighbouring hues: "an orange bus" -> not "a yellow bus", "red" -> not "orange"; both
+    # stay substitutes of a third colour
+    corpus = [f"a man in a {c} shirt" for c in ("red", "orange", "yellow", "blue")] * 3
+    vocab = SceneGraphVocabulary().update(parser.parse_batch(corpus))
+    planner = EditPlanner(vocab.scenes, min_count=2, fluency=0.0)
+
+    def colours(text):
+        graph = parser.parse(text)
+        units = [u for u in planner.plan(graph) if u.type == "attribute"]
+        return {c.surface[0].split()[-1] for u in units for c in u.choices}
+
+    assert not {"red", "yellow"} & colours("a man in an orange shirt")
+    assert "orange" not in colours("a man in a red shirt")
+    assert {"red", "orange", "yellow"} <= colours("a man in a blue shirt")
     # "allows a girl to pet a small animal": "pet" is a verb, no object (read 111; the
     # parser's rule, see test_parser_rules)
     graph = parser.parse("An old man allows a girl to pet a small animal .")

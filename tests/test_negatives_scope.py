@@ -147,6 +147,9 @@ def test_materials_a_photo_does_not_tell_apart_are_not_exchanged(parser, monkeyp
         ("Two sheep graze in a field.", "sheep", True),
         ("A sheep standing in a field.", "sheep", False),
         ("A man eating fish.", "fish", False),
+        # the tagger calls this "sheep" plural (NNS); "a" says one: not "a zebras"
+        ("A sheep grazing on grass in a field.", "sheep", False),
+        ("A few sheep grazing on grass in a field.", "sheep", True),
     ],
 )
 def test_a_zero_plural_noun_takes_its_number_from_the_words_before_it(
@@ -247,6 +250,23 @@ def test_a_thing_only_listed_in_a_place_is_not_replaced(parser):
     assert "bed" in replaced("a man with a chair")  # what a person has
     assert "bed" in replaced("a desk with a chair")  # what a thing has
     assert "bed" in replaced("a room with a red chair")  # described
+
+
+def test_premises_list_what_they_hold_as_a_room_does(parser, monkeypatch):
+    # "an apartment with a dining table and a couple of couches" -> not "cabinets"
+    corpus = [
+        "an apartment with a couch",
+        "an apartment with a cabinet",
+        "a man with a couch",
+        "a man with a cabinet",
+    ] * 2
+    replaced = _object_substitutes(parser, corpus)
+    assert "cabinet" not in replaced("an apartment with a couch")
+    assert "cabinet" in replaced("a man with a couch")
+    from tags.negatives.operators import objects
+
+    monkeypatch.setattr(objects, "PREMISES", frozenset())  # the rule's doing
+    assert "cabinet" in _object_substitutes(parser, corpus)("an apartment with a couch")
 
 
 def test_a_list_item_the_parser_left_unattached_counts_as_listed(parser):

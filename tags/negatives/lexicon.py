@@ -322,6 +322,12 @@ BIRD_ALIKE = frozenset(
     for pair in (("sit", "stand"), ("sit", "perch"), ("stand", "perch"), ("sit", "swim"),
                  ("sit", "float"), ("swim", "float"))
 )  # fmt: skip
+#: Verbs a hoofed animal does alike: a cow, sheep or giraffe lying down is said to sit ("cows
+#: laying on a dirt ground" -> not "sitting on").
+UNGULATE_ALIKE = frozenset({frozenset(("sit", "lie"))})
+#: Per WordNet kind (the word naming a hypernym of the subject's first sense), the verb
+#: pairs not exchanged for a subject of that kind.
+ALIKE_FOR_KIND = {"bird": BIRD_ALIKE, "ungulate": UNGULATE_ALIKE}
 
 #: Opposite or exclusive prepositions. Not "on" -> "beside" / "next to": a thing on another
 #: is also beside it (blind readers read "work crew on the tracks" -> "next to the tracks",
@@ -459,6 +465,19 @@ ADJACENT_SHADES = frozenset(
     frozenset(pair.split("/"))
     for pair in ("gold/orange", "golden/orange", "beige/white", "beige/cream")
 )
+#: Neighbouring hues: orange, the hue between red and yellow, is either to some writers ("an
+#: orange bus" -> not "a yellow bus", "a yellow and red train" -> not "a yellow and orange
+#: train"). Unlike :data:`ADJACENT_SHADES` they are still two substitutes of a third colour
+#: ("a blue shirt" -> "a red shirt", "an orange shirt").
+NEIGHBOUR_HUES = frozenset(frozenset(pair.split("/")) for pair in ("orange/red", "orange/yellow"))
+
+
+def neighbour_hues(a: str, b: str, noun: str | None = None) -> bool:
+    """Whether colour values ``a`` and ``b`` may name the same colour (:func:`same_colour`)
+    or neighbouring hues (:data:`NEIGHBOUR_HUES`): not a substitute for each other."""
+    if same_colour(a, b, noun):
+        return True
+    return frozenset(colour_family(v) for v in (a, b)) in NEIGHBOUR_HUES
 
 
 def same_colour(a: str, b: str, noun: str | None = None) -> bool:
@@ -556,6 +575,7 @@ __all__ = [
     "MALE_NOUNS",
     "NEAR_SYNONYMS",
     "NEGATORS",
+    "NEIGHBOUR_HUES",
     "NEVER_EDIT",
     "NUMBER_VALUES",
     "PEOPLE_WORDS",
@@ -577,6 +597,7 @@ __all__ = [
     "editable_words",
     "garment_slot",
     "near_synonyms",
+    "neighbour_hues",
     "person_kind",
     "persons_exclusive",
     "same_colour",

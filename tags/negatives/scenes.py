@@ -94,9 +94,10 @@ def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
     tags = graph.tags_in(span)
     if not tags:
         return False
-    if tags[-1] in PLURAL_TAGS:
-        return True
-    if graph.caption[span[0] : span[1]].split()[-1].lower() not in ZERO_PLURALS:
+    zero_plural = graph.caption[span[0] : span[1]].split()[-1].lower() in ZERO_PLURALS
+    if tags[-1] in PLURAL_TAGS and not (zero_plural and _after_indefinite_article(graph, span)):
+        return True  # (the tagger may call "a sheep grazing" plural: the article says one)
+    if not zero_plural:
         return False
     before = [graph.caption[s:e].lower() for s, e, _ in graph.tokens if e <= span[0]][-4:]
     if before and before[-1] == "of":
@@ -108,6 +109,18 @@ def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
         or (word.isdigit() and int(word) >= 2)
         or (NUMBER_VALUES.get(word, 0) >= 2)
     )
+
+
+#: Tags of the words between an article and its head noun ("a black *sheep*").
+_MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "VBG", "NN", "RB", "CD"})
+
+
+def _after_indefinite_article(graph: SceneGraph, span: tuple[int, int]) -> bool:
+    """Whether the phrase of the head at ``span`` opens with "a" / "an", past its modifiers."""
+    before = [(graph.caption[s:e].lower(), t) for s, e, t in graph.tokens if e <= span[0]]
+    while before and before[-1][1] in _MODIFIER_TAGS:
+        before.pop()
+    return bool(before) and before[-1][0] in ("a", "an")
 
 
 def _most_common(counts: Counter) -> Any:

@@ -46,9 +46,9 @@ from tags.negatives.lexicon import (
     editable_words,
     garment_slot,
     near_synonyms,
+    neighbour_hues,
     person_kind,
     persons_exclusive,
-    same_colour,
 )
 from tags.negatives.operators.choices import top_choices
 from tags.negatives.operators.context import CaptionContext
@@ -146,11 +146,23 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
     return None
 
 
+#: Kinds of premises (WordNet hypernyms) that hold things as a room does: "an apartment with
+#: a dining table and a couple of couches" lists what it holds as "a living room with ..." does.
+PREMISES = frozenset({"housing", "building", "establishment"})
+
+
+def holds_things(wordnet, noun: str) -> bool:
+    """Whether ``noun`` (first sense) is a place or a room, or premises (:data:`PREMISES`:
+    an apartment, a house, a restaurant) whose listed things another may join."""
+    return wordnet.is_place(noun) or bool(PREMISES & wordnet.hypernym_names(noun.split()[-1]))
+
+
 def only_listed(context: CaptionContext, index: int, name: str) -> bool:
     """Whether the caption only lists a thing among what a place holds: an inanimate object
     with no attribute that is only ever the object of "with", "have", "contain" or "include"
-    from a place or a room (WordNet; "a living room with a couch and chair", "a bathroom has
-    a toilet"), or in no relation at all in a caption that lists what a place holds (an item
+    from a place, a room or premises (WordNet, :func:`holds_things`; "a living room with a
+    couch and chair", "a bathroom has a toilet", "an apartment with a dining table and
+    couches"), or in no relation at all in a caption that lists what a place holds (an item
     the parser left unattached: "a bedroom with large windows a ceiling fan and an unmade
     bed"). Another thing listed there ("a bed") may well be in the room too: blind
     readers read such replacements as not false. What a person, an animal or a thing has
@@ -159,8 +171,8 @@ def only_listed(context: CaptionContext, index: int, name: str) -> bool:
     if graph.attributes_of(index) or wordnet.is_animate(name.split()[-1]):
         return False
 
-    def lists(r) -> bool:  # a place listing what it holds
-        return r.predicate in LISTING_PREDICATES and wordnet.is_place(context.names[r.subject])
+    def lists(r) -> bool:  # a place or premises listing what it holds
+        return r.predicate in LISTING_PREDICATES and holds_things(wordnet, context.names[r.subject])
 
     relations = [r for r in graph.relations if index in (r.subject, r.object)]
     if not relations:  # a list item the parser left unattached ("a room with a couch,
@@ -663,7 +675,7 @@ def _misfit(
         return None, "unattested_role"  # "raising the anchors on a boat" -> not "on a cart"
     if surface == written or (other not in free and evidence.wordnet.related(name, other)):
         return None, "synonym_or_hypernym"
-    if original.colour and (same_colour(surface, written) or other in limits.words):
+    if original.colour and (neighbour_hues(surface, written) or other in limits.words):
         return None, "same_colour"  # "in blue" -> not "in navy"; "one orange one blue"
     if near_synonyms(written, surface) or (
         other not in free and near_synonymous(evidence.wordnet, name, other)
@@ -792,10 +804,12 @@ __all__ = [
     "GENDERED_VERB_EXPECTED",
     "MAX_CODESCRIPTION",
     "MIN_CONTEXT",
+    "PREMISES",
     "WORD_CONTEXT",
     "coordinated_nouns",
     "free_counterparts",
     "gendered_verb",
+    "holds_things",
     "object_refusal",
     "object_substitutes",
     "only_listed",

@@ -29,6 +29,7 @@ from tags.negatives.lexicon import (
     STATE_OPPOSITES,
     attribute_class,
     editable_words,
+    neighbour_hues,
     same_colour,
 )
 from tags.negatives.operators.base import EditOperator
@@ -199,8 +200,8 @@ def _value_misfit(
         return "material_kind"  # "marble" -> "stone", "steel" -> "metal": one is a kind
     if kind == "material" and frozenset((value, other)) in LOOKALIKE_MATERIALS:
         return "material_lookalike"  # "a brick wall" -> "a stone wall" may be the same wall
-    if kind == "colour" and same_colour(other, value, target.name):
-        return "same_colour"  # "brown" -> "tan" may still be true
+    if kind == "colour" and neighbour_hues(other, value, target.name):
+        return "same_colour"  # "brown" -> "tan", "orange" -> "red" may still be true
     if kind == "colour" and any(same_colour(other, w, target.name) for w in target.phrase_colours):
         return "value_in_caption"  # "gray and white rocks" -> not "gray and grey rocks"
     return None

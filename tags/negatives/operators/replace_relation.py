@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tags.negatives.lexicon import (
-    BIRD_ALIKE,
+    ALIKE_FOR_KIND,
     EXCLUSIVE_VERBS,
     FIXED_PREDICATES,
     PREPOSITION_OPPOSITES,
@@ -381,10 +381,13 @@ def _verb(
     )
 
 
-def _bird(evidence: SceneEvidence, noun: str) -> bool:
-    """Whether ``noun`` (its last word) is a bird or a kind of bird (first sense)."""
+def _alike(evidence: SceneEvidence, noun: str, pair: frozenset[str]) -> bool:
+    """Whether ``noun`` (its last word) is of a kind that does the two verbs of ``pair``
+    alike (:data:`ALIKE_FOR_KIND`: a bird or a kind of bird sits and stands on a perch, a
+    hoofed animal lying down is said to sit)."""
     head = noun.split()[-1] if noun else ""
-    return head == "bird" or "bird" in evidence.wordnet.hypernym_names(head)
+    kinds = {head} | evidence.wordnet.hypernym_names(head) if head else set()
+    return any(pair in pairs and kind in kinds for kind, pairs in ALIKE_FOR_KIND.items())
 
 
 def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> bool:
@@ -393,7 +396,7 @@ def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> b
     locomotion verbs the writers of one image do not say of one act, or two acts they never
     say together."""
     scenes, verb, written = evidence.scenes, v.verb, v.written
-    if frozenset((verb, other.split()[0])) in BIRD_ALIKE and _bird(evidence, v.subject):
+    if _alike(evidence, v.subject, frozenset((verb, other.split()[0]))):
         return False  # a perched bird sits and stands alike ("a bird sitting on a car roof")
     same_frame = other.split()[1:] == v.predicate.split()[1:]  # "standing on" -> "sitting on"
     # posture and locomotion verbs the writers of one image often say of one act
