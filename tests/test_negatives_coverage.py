@@ -309,3 +309,43 @@ def test_viewpoint_verbs_along_across_and_perched_birds_are_not_flipped(parser, 
     assert ("going down",) in _relation_surfaces(parser, corpus, "two skiers coming down a hill")
     corpus = ["a dog walking along a road", "a dog walking across a road"] * 3
     assert ("walking across",) in _relation_surfaces(parser, corpus, "a dog walking along a road")
+
+
+def test_nothing_is_put_behind_a_wall_or_a_door(parser, monkeypatch):
+    """Read as absurd by both blind readers twice: "books in front of a wall" -> "behind a
+    wall" (out of sight). A fence or a window hides nothing."""
+    from tags.negatives.operators import replace_relation
+
+    corpus = [f"a {s} {p} a {o}" for s in ("dog", "bike") for p in ("in front of", "behind")
+              for o in ("wall", "door", "fence")] * 3  # fmt: skip
+    for hiding in ("wall", "door"):
+        assert ("behind",) not in _relation_surfaces(
+            parser, corpus, f"a dog in front of a {hiding}"
+        )
+    assert ("behind",) in _relation_surfaces(parser, corpus, "a dog in front of a fence")
+    monkeypatch.setattr(replace_relation, "HIDING_KINDS", frozenset())  # the rule's doing
+    assert ("behind",) in _relation_surfaces(parser, corpus, "a dog in front of a wall")
+
+
+def test_time_and_measure_words_are_never_edited_in_either_number():
+    # "a man holding a picture of himself several times" -> not "several tree leaves"
+    from tags.negatives.lexicon import editable_words
+
+    for words in ("several times", "the old days", "rows of chairs", "two pieces"):
+        assert not editable_words(words), words
+    assert editable_words("two dogs")
+
+
+def test_a_likeness_of_an_animal_keeps_its_verbs(parser):
+    """ "a stuffed animal sitting on the ground" -> not "walking" (read as absurd by both)."""
+    from tags.negatives.operators.replace_relation import made_likeness
+
+    corpus = [f"a {s} {v} on the ground" for s in ("dog", "animal") for v in ("sitting", "walking")]
+    corpus *= 3
+    assert ("walking on",) in _relation_surfaces(parser, corpus, "a dog sitting on the ground")
+    stuffed = "a stuffed animal sitting on the ground"
+    assert not _relation_surfaces(parser, corpus + [stuffed] * 3, stuffed) & {("walking on",)}
+    graph = parser.parse("a statue of a horse standing in a park")
+    assert made_likeness(graph, [e.name for e in graph.entities].index("horse"))
+    graph = parser.parse("a man with a toy standing on a bed")
+    assert not made_likeness(graph, 0)

@@ -269,6 +269,34 @@ def test_premises_list_what_they_hold_as_a_room_does(parser, monkeypatch):
     assert "cabinet" in _object_substitutes(parser, corpus)("an apartment with a couch")
 
 
+def test_a_thing_in_no_relation_after_the_first_noun_is_not_replaced(parser, monkeypatch):
+    # "a bench some bushes trees and a dirt path" -> not "roses": nothing says where the
+    # bushes are, and roses may be there too
+    corpus = ["a bench and some bushes", "a bench and some trees", "a bench near some bushes"]
+    corpus += ["a bench near some trees", "a bench and a dog", "a bench and a cat"]
+    replaced = _object_substitutes(parser, corpus * 2)
+    assert "trees" not in replaced("a bench and some bushes")
+    assert "trees" in replaced("a bench near some bushes")  # placed: a slot checks it
+    assert "cat" in replaced("a bench and a dog")  # an animal is what the caption is about
+    from tags.negatives.operators import objects
+
+    monkeypatch.setattr(objects, "unplaced", lambda *args: False)  # the rule's doing
+    assert "trees" in _object_substitutes(parser, corpus * 2)("a bench and some bushes")
+
+
+def test_a_substitute_that_names_another_thing_of_the_caption_is_refused(parser):
+    # "a motor bike and a small red airplane" -> not "... small red motorcycle"
+    corpus = [
+        f"a man on a {ridden} near a {parked}"
+        for ridden in ("motorbike", "horse")
+        for parked in ("car", "motorcycle", "truck")
+    ]
+    replaced = _object_substitutes(parser, corpus * 2)
+    assert "motorcycle" not in replaced("a man on a motorbike near a car")  # one thing
+    assert "truck" in replaced("a man on a motorbike near a car")
+    assert "motorcycle" in replaced("a man on a horse near a car")
+
+
 def test_a_list_item_the_parser_left_unattached_counts_as_listed(parser):
     # "a bedroom with large windows a ceiling fan and an unmade bed": the parser attaches
     # no relation to the fan; it is listed all the same, and a lamp may be there too

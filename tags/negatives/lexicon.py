@@ -21,20 +21,25 @@ from parsers.morphology import plural, with_plurals
 # ---------------------------------------------------------------- words never edited
 #: Words that are never edited and never used as substitutes: pronouns, quantifier and
 #: measure nouns, time words, directions and parts of a frame ("the left", "the top").
-NEVER_EDIT = with_plurals(["one", "lot"]) | frozenset(
+NEVER_EDIT = with_plurals(
+    ["one", "lot",
+     # time, in either number ("several times", "in the old days")
+     "day", "night", "time", "morning", "afternoon", "evening", "weekend", "week", "year",
+     "moment", "summer", "winter", "season", "hour", "minute", "sunset", "sunrise",
+     # quantity and measure nouns, in either number
+     "group", "couple", "pair", "bunch", "variety", "kind", "type", "sort", "piece", "part",
+     "number", "row", "line", "set", "series", "array", "amount"]
+) | frozenset(
     {"it", "him", "her", "them", "he", "she", "they", "you", "me", "us", "something",
      "someone", "somebody", "anything", "anyone", "everything", "everyone", "nothing", "this",
      "that", "these", "those", "each", "other", "another", "who", "what", "which",
      # time
-     "today", "tonight", "day", "night", "time", "morning", "afternoon", "evening", "weekend",
-     "week", "year", "moment", "noon", "summer", "winter", "spring", "fall", "autumn",
-     "season", "hour", "minute", "sunset", "sunrise", "dusk", "dawn", "daytime",
+     "today", "tonight", "noon", "spring", "fall", "autumn", "dusk", "dawn", "daytime",
      # directions and parts of a frame
      "left", "right", "front", "back", "top", "bottom", "side", "middle", "center", "centre",
      "edge", "end", "distance", "background", "foreground", "area", "way",
      # quantity and measure nouns
-     "group", "couple", "pair", "bunch", "variety", "kind", "type", "sort", "piece", "part",
-     "number", "row", "line", "set", "series", "array", "amount", "half", "rest",
+     "half", "rest",
      # the picture itself and placeholders
      "view", "shot", "picture", "photo", "image", "photograph", "camera", "scene", "place",
      "spot", "thing", "stuff", "object", "item"}
@@ -315,6 +320,14 @@ def symmetric(predicate: str) -> bool:
 #: Verbs whose opposite is a matter of viewpoint ("skiers coming down a hill" are going down
 #: it; "bring" / "take"): their WordNet antonyms are no flip.
 VIEWPOINT_VERBS = frozenset({"come", "go", "bring", "take"})
+#: Words that make an animal (or a person) a thing: "a stuffed animal sitting on the ground"
+#: does not walk, "a toy dog" does not run (its posture only places it).
+MADE_LIKENESS_WORDS = frozenset(
+    {"stuffed", "toy", "plush", "fake", "plastic", "inflatable", "ceramic", "porcelain",
+     "wooden", "stone", "metal", "bronze", "glass", "paper", "cardboard", "statue", "figurine",
+     "cartoon", "carved", "miniature"}
+)  # fmt: skip
+
 #: Verbs a bird does alike, pairwise: on a perch ("a bird sitting on a roof" is standing on
 #: it) and on water ("birds swimming in water" sit in it): not exchanged for a bird.
 BIRD_ALIKE = frozenset(
@@ -571,6 +584,7 @@ __all__ = [
     "HAIR_COLOURS",
     "HAIR_NOUNS",
     "HE_PRONOUNS",
+    "MADE_LIKENESS_WORDS",
     "MALE_MARKERS",
     "MALE_NOUNS",
     "NEAR_SYNONYMS",

@@ -22,6 +22,7 @@ from tags.negatives.lexicon import (
     ALIKE_FOR_KIND,
     EXCLUSIVE_VERBS,
     FIXED_PREDICATES,
+    MADE_LIKENESS_WORDS,
     PREPOSITION_OPPOSITES,
     VIEWPOINT_VERBS,
     editable_words,
@@ -196,6 +197,9 @@ def relation_substitutes(context: CaptionContext, relation) -> tuple[Choice, ...
     if not tags or not tags[0].startswith("VB") or not editable_verb(joined):
         refuse("relation:not_a_verb_or_preposition", unit=True)
         return ()
+    if made_likeness(graph, relation.subject):
+        refuse("relation:made_likeness", unit=True)
+        return ()  # "a stuffed animal sitting on the ground" -> not "walking"
     flipped = containment_flip(evidence, surface, subject, obj)
     written = verb_lemma(joined.split()[0])
     # a moving subject may be made still only at a plain noun phrase with nothing after it
@@ -298,6 +302,21 @@ class _Verb:
     others: set[str]
     moving: int  # how often moving verbs take the object
     still_frames: frozenset[str]
+
+
+def made_likeness(graph, index: int) -> bool:
+    """Whether entity ``index`` is a likeness of a living thing, not one: a word of
+    :data:`MADE_LIKENESS_WORDS` among its attributes or in its phrase ("a stuffed animal",
+    "a toy dog", "a statue of a horse" reads "statue"). Its verbs only place it."""
+    entity = graph.entities[index]
+    span = entity.span or entity.head_span
+    words = {w for a in graph.attributes_of(index) for w in a.value.lower().split()}
+    if span:
+        words |= set(words_of(graph.caption[span[0] : span[1]]))
+        before = [w for w in words_of(graph.caption[: span[0]])[-3:] if w not in ("a", "an", "the")]
+        if len(before) >= 2 and before[-1] == "of":
+            words.add(before[-2])  # "a statue of a horse"
+    return bool(words & MADE_LIKENESS_WORDS)
 
 
 def _not_a_posture(wordnet, subject: str) -> bool:
@@ -534,6 +553,18 @@ VERTICAL_PREPOSITIONS = frozenset(
 )
 
 
+#: Kinds of thing (WordNet hypernyms of the first sense) that hide what is behind them: a
+#: wall, a door, a curtain ("a buffet in front of a wall" -> not "behind a wall": a reader
+#: sees nothing behind one). A fence or a window does not.
+HIDING_KINDS = frozenset({"partition", "movable barrier", "blind"})
+
+
+def hides(evidence: SceneEvidence, noun: str) -> bool:
+    """Whether ``noun`` (its last word) is a kind of :data:`HIDING_KINDS`."""
+    head = noun.split()[-1] if noun else ""
+    return bool(head) and bool(HIDING_KINDS & evidence.wordnet.hypernym_names(head))
+
+
 def preposition_choices(
     evidence: SceneEvidence, pieces: tuple[str, ...], subject: str, obj: str, predicate: str = ""
 ) -> tuple[Choice, ...]:
@@ -558,6 +589,9 @@ def preposition_choices(
         if other != "without" and (name, other) not in written:
             evidence.refuse("relation:preposition_unattested")
             continue  # a spelling the corpus never uses for this relation
+        if "behind" in (name, other) and hides(evidence, obj):
+            evidence.refuse("relation:hidden_behind")
+            continue  # "books in front of a wall" -> not "behind a wall": out of sight
         triple = scenes.triples.get((subject, name, obj), 0)
         with_object = scenes.predicate_object.get((name, obj), 0)
         # ... and where people are in it, "inside" / "outside" it ("people in a restaurant")
@@ -614,6 +648,7 @@ class ReplaceRelation(EditOperator):
 __all__ = [
     "FLIP_MIN_LIFT",
     "GEAR_VERBS",
+    "HIDING_KINDS",
     "LANDMARK_PARTICLES",
     "MOVING_PARTICLES",
     "STILL_PARTICLES",
@@ -625,6 +660,8 @@ __all__ = [
     "ReplaceRelation",
     "editable_verb",
     "group_verb",
+    "hides",
+    "made_likeness",
     "preposition_choices",
     "relation_substitutes",
     "support_postures",
