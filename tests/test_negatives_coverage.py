@@ -298,6 +298,17 @@ def test_viewpoint_verbs_along_across_and_perched_birds_are_not_flipped(parser, 
     cows, dogs_lying = "two cows lying on the ground", "two dogs lying on the ground"
     assert ("sitting on",) not in _relation_surfaces(parser, ground, cows)
     assert ("sitting on",) in _relation_surfaces(parser, ground, dogs_lying)
+    # ... and a grazing herd walks and stands at once; a rider jumps while riding
+    field = [
+        f"two {s} {v} in the field" for s in ("zebras", "men") for v in ("walking", "standing")
+    ]
+    field *= 3
+    assert ("standing in",) not in _relation_surfaces(
+        parser, field, "two zebras walking in the field"
+    )
+    assert ("standing in",) in _relation_surfaces(parser, field, "two men walking in the field")
+    waves = ["a man riding a wave", "a man jumping a wave", "a man riding a horse"] * 3
+    assert ("jumping",) not in _relation_surfaces(parser, waves, "a man riding a wave")
     # the rules' doing: without them, each of these is offered
     monkeypatch.setattr(replace_relation, "VIEWPOINT_VERBS", frozenset())
     monkeypatch.setattr(replace_relation, "ALIKE_FOR_KIND", {})
@@ -305,6 +316,9 @@ def test_viewpoint_verbs_along_across_and_perched_birds_are_not_flipped(parser, 
     assert ("standing on",) in _relation_surfaces(parser, corpus, "a bird sitting on a roof")
     assert ("sitting in",) in _relation_surfaces(parser, water, ducks)
     assert ("sitting on",) in _relation_surfaces(parser, ground, cows)
+    assert ("standing in",) in _relation_surfaces(parser, field, "two zebras walking in the field")
+    monkeypatch.setattr(replace_relation, "COMPATIBLE_ACTS", frozenset())
+    assert ("jumping",) in _relation_surfaces(parser, waves, "a man riding a wave")
     corpus = ["two skiers coming down a hill", "two skiers going down a hill"] * 3
     assert ("going down",) in _relation_surfaces(parser, corpus, "two skiers coming down a hill")
     corpus = ["a dog walking along a road", "a dog walking across a road"] * 3

@@ -336,8 +336,13 @@ BIRD_ALIKE = frozenset(
                  ("sit", "float"), ("swim", "float"))
 )  # fmt: skip
 #: Verbs a hoofed animal does alike: a cow, sheep or giraffe lying down is said to sit ("cows
-#: laying on a dirt ground" -> not "sitting on").
-UNGULATE_ALIKE = frozenset({frozenset(("sit", "lie"))})
+#: laying on a dirt ground" -> not "sitting on"), and a grazing herd walks and stands at
+#: once ("zebras walking in the woods" -> not "standing": one reader of two, 4 of 5 reads).
+UNGULATE_ALIKE = frozenset({frozenset(("sit", "lie")), frozenset(("walk", "stand"))})
+#: Acts one moment may show together, for any subject: a jump is made riding a wave or skis,
+#: and a jumping rider is in the air ("riding the wave" -> not "jumping", "jumping in the
+#: air on his dirt bike" -> not "flying in the air").
+COMPATIBLE_ACTS = frozenset(frozenset(pair) for pair in (("ride", "jump"), ("jump", "fly")))
 #: Per WordNet kind (the word naming a hypernym of the subject's first sense), the verb
 #: pairs not exchanged for a subject of that kind.
 ALIKE_FOR_KIND = {"bird": BIRD_ALIKE, "ungulate": UNGULATE_ALIKE}
@@ -567,6 +572,7 @@ __all__ = [
     "CHILD_GROUP_NOUNS",
     "COLOURED_WORDS",
     "COLOUR_FAMILIES",
+    "COMPATIBLE_ACTS",
     "COORDINATORS",
     "COUNT_ANCHORS",
     "EXCLUSIVE_VERBS",

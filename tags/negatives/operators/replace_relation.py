@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from tags.negatives.lexicon import (
     ALIKE_FOR_KIND,
+    COMPATIBLE_ACTS,
     EXCLUSIVE_VERBS,
     FIXED_PREDICATES,
     MADE_LIKENESS_WORDS,
@@ -415,7 +416,8 @@ def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> b
     locomotion verbs the writers of one image do not say of one act, or two acts they never
     say together."""
     scenes, verb, written = evidence.scenes, v.verb, v.written
-    if _alike(evidence, v.subject, frozenset((verb, other.split()[0]))):
+    pair = frozenset((verb, other.split()[0]))
+    if pair in COMPATIBLE_ACTS or _alike(evidence, v.subject, pair):
         return False  # a perched bird sits and stands alike ("a bird sitting on a car roof")
     same_frame = other.split()[1:] == v.predicate.split()[1:]  # "standing on" -> "sitting on"
     # posture and locomotion verbs the writers of one image often say of one act
