@@ -150,6 +150,8 @@ def test_materials_a_photo_does_not_tell_apart_are_not_exchanged(parser, monkeyp
         # the tagger calls this "sheep" plural (NNS); "a" says one: not "a zebras"
         ("A sheep grazing on grass in a field.", "sheep", False),
         ("A few sheep grazing on grass in a field.", "sheep", True),
+        # no article: one sheep would take one ("looking at elephant" read ungrammatical)
+        ("People looking at sheep in a series of indoor pens.", "sheep", True),
     ],
 )
 def test_a_zero_plural_noun_takes_its_number_from_the_words_before_it(
@@ -315,3 +317,25 @@ def test_a_list_item_the_parser_left_unattached_counts_as_listed(parser):
     assert not [r for r in graph.relations if fan in (r.subject, r.object)]  # unattached
     assert "lamp" not in replaced(listing)
     assert "lamp" in replaced("a ceiling fan and an unmade bed")  # no place lists it
+
+
+def test_a_plural_substitute_is_written_as_a_plural():
+    # "two snow poles" -> not "two tennis racquet": one "racquet" tagged plural is no plural
+    from tags.negatives.operators.evidence import SceneEvidence
+    from tags.negatives.scenes import SceneCounts
+
+    scenes = SceneCounts()
+    for name, surface, plural, count in [
+        ("racquet", "racquet", False, 5),
+        ("racquet", "racquet", True, 1),  # a tagger slip
+        ("tree", "tree", False, 5),
+        ("tree", "trees", True, 5),
+        ("sheep", "sheep", False, 5),
+        ("sheep", "sheep", True, 5),
+    ]:
+        scenes.objects[(name, surface, plural)] = count
+    evidence = SceneEvidence(scenes)
+    assert evidence.substitute_surface("racquet", True) is None
+    assert evidence.substitute_surface("racquet", False) == "racquet"
+    assert evidence.substitute_surface("tree", True) == "trees"
+    assert evidence.substitute_surface("sheep", True) == "sheep"  # a zero plural

@@ -99,6 +99,8 @@ def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
         return True  # (the tagger may call "a sheep grazing" plural: the article says one)
     if not zero_plural:
         return False
+    if _bare_inside(graph, span):
+        return True  # "people looking at sheep in pens": one sheep would take an article
     before = [graph.caption[s:e].lower() for s, e, _ in graph.tokens if e <= span[0]][-4:]
     if before and before[-1] == "of":
         before = before[:-1]
@@ -121,6 +123,20 @@ def _after_indefinite_article(graph: SceneGraph, span: tuple[int, int]) -> bool:
     while before and before[-1][1] in _MODIFIER_TAGS:
         before.pop()
     return bool(before) and before[-1][0] in ("a", "an")
+
+
+#: Tags that open a noun phrase with a determiner, a possessive or a count.
+_DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$", "POS", "CD", "WDT", "WP$"})
+
+
+def _bare_inside(graph: SceneGraph, span: tuple[int, int]) -> bool:
+    """Whether the phrase of the head at ``span`` has no determiner, possessive or count and
+    does not open the caption ("looking at *sheep*"; not "A sheep", "his sheep", "Sheep
+    grazing", which may be headline style)."""
+    before = [t for s, e, t in graph.tokens if e <= span[0]]
+    while before and before[-1] in _MODIFIER_TAGS:
+        before.pop()
+    return bool(before) and before[-1] not in _DETERMINER_TAGS
 
 
 def _most_common(counts: Counter) -> Any:

@@ -26,6 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from parsers.morphology import ZERO_PLURALS
 from tags.core.edits import fix_articles, make_edit
 from tags.negatives.backoff import RolePools, SiblingBackoff, wordnet_similarity
 from tags.negatives.lexicon import (
@@ -285,6 +286,11 @@ class SceneEvidence:
                     < sum(by_number[n].get(name + "s", 0) for n in (False, True))
                 )
                 and len(surface.split()) == len(name.split())
+                and not (  # a plural written as the singular ("racquet" tagged NNS once)
+                    plural
+                    and surface == self.scenes.surface(name, False)
+                    and surface.split()[-1] not in ZERO_PLURALS
+                )
                 and not self.wordnet.is_activity(name.split()[-1])
                 and not self.scenes.verb_like(name)
             )
