@@ -115,28 +115,31 @@ def is_plural(graph: SceneGraph, span: tuple[int, int]) -> bool:
 
 #: Tags of the words between an article and its head noun ("a black *sheep*").
 _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "VBG", "NN", "RB", "CD"})
+#: Tags that open a noun phrase with a determiner, a possessive or a count.
+_DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$", "POS", "CD", "WDT", "WP$"})
 
 
-def _after_indefinite_article(graph: SceneGraph, span: tuple[int, int]) -> bool:
-    """Whether the phrase of the head at ``span`` opens with "a" / "an", past its modifiers."""
+def _opener(graph: SceneGraph, span: tuple[int, int]) -> tuple[str, str] | None:
+    """The word and tag before the phrase of the head at ``span``, past its modifiers
+    (``None`` where the phrase opens the caption)."""
     before = [(graph.caption[s:e].lower(), t) for s, e, t in graph.tokens if e <= span[0]]
     while before and before[-1][1] in _MODIFIER_TAGS:
         before.pop()
-    return bool(before) and before[-1][0] in ("a", "an")
+    return before[-1] if before else None
 
 
-#: Tags that open a noun phrase with a determiner, a possessive or a count.
-_DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$", "POS", "CD", "WDT", "WP$"})
+def _after_indefinite_article(graph: SceneGraph, span: tuple[int, int]) -> bool:
+    """Whether the phrase of the head at ``span`` opens with "a" / "an"."""
+    opener = _opener(graph, span)
+    return opener is not None and opener[0] in ("a", "an")
 
 
 def _bare_inside(graph: SceneGraph, span: tuple[int, int]) -> bool:
     """Whether the phrase of the head at ``span`` has no determiner, possessive or count and
     does not open the caption ("looking at *sheep*"; not "A sheep", "his sheep", "Sheep
     grazing", which may be headline style)."""
-    before = [t for s, e, t in graph.tokens if e <= span[0]]
-    while before and before[-1] in _MODIFIER_TAGS:
-        before.pop()
-    return bool(before) and before[-1] not in _DETERMINER_TAGS
+    opener = _opener(graph, span)
+    return opener is not None and opener[1] not in _DETERMINER_TAGS
 
 
 def _most_common(counts: Counter) -> Any:

@@ -189,11 +189,11 @@ def unplaced(context: CaptionContext, index: int, name: str) -> bool:
     stack of old trunks and luggage against a wall", "view of kitchen sink, stainless
     refrigerator and breakfast room"). Nothing in the caption says where it is or what is
     done with it, so no slot checks its substitute, and another thing may be there too: 6
-    of 6 such edits failed blind reads of fresh COCO and Visual Genome captions (where a
-    verb may act on it, 5 of 8 read good). People and
+    of 6 such edits failed blind reads of fresh COCO and Visual Genome captions. People and
     animals are what a caption is about and stay editable; so do the caption's first noun,
     a colour named as a noun ("one orange one blue") and a thing a verb may act on (the
-    parser leaves some objects unattached: "a man getting ready to serve a tennis ball")."""
+    parser leaves some objects unattached: "a man getting ready to serve a tennis ball";
+    5 of 8 such edits read good)."""
     if index == 0 or context.verbs or attribute_class(name) == "colour":
         return False
     if context.evidence.wordnet.is_animate(name.split()[-1]):

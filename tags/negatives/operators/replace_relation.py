@@ -404,7 +404,7 @@ def _verb(
 def _alike(evidence: SceneEvidence, noun: str, pair: frozenset[str]) -> bool:
     """Whether ``noun`` (its last word) is of a kind that does the two verbs of ``pair``
     alike (:data:`ALIKE_FOR_KIND`: a bird or a kind of bird sits and stands on a perch, a
-    hoofed animal lying down is said to sit)."""
+    hoofed animal lying down is said to sit and a grazing one walks and stands at once)."""
     head = noun.split()[-1] if noun else ""
     kinds = {head} | evidence.wordnet.hypernym_names(head) if head else set()
     return any(pair in pairs and kind in kinds for kind, pairs in ALIKE_FOR_KIND.items())
@@ -418,7 +418,9 @@ def _exclusive(evidence: SceneEvidence, v: _Verb, other: str, grouped: str) -> b
     scenes, verb, written = evidence.scenes, v.verb, v.written
     pair = frozenset((verb, other.split()[0]))
     if pair in COMPATIBLE_ACTS or _alike(evidence, v.subject, pair):
-        return False  # a perched bird sits and stands alike ("a bird sitting on a car roof")
+        # one moment shows both ("riding the wave" / "jumping"), or the subject's kind does
+        # them alike ("a bird sitting on a car roof" stands on it)
+        return False
     same_frame = other.split()[1:] == v.predicate.split()[1:]  # "standing on" -> "sitting on"
     # posture and locomotion verbs the writers of one image often say of one act
     # ("running" / "jumping", "riding" / "surfing" a wave) are not exclusive after all
