@@ -16,6 +16,7 @@ CLASSES = {
     "fixture": ["toilet", "sink", "bathtub"],
     "sign": ["stop sign", "placard", "street sign", "banner"],
     "animal": ["dog", "cat", "parrot"],
+    "landscape": ["sky", "valley", "hill", "field", "rock"],
 }
 
 
@@ -36,8 +37,9 @@ def test_a_colour_the_noun_lacks_is_counted_from_its_categorys_other_nouns():
             "bathtub": {"white": 6, "black": 3},
         }
     )
-    # black is 8 of the 25 colour mentions of the toilet's kinds
-    assert ev.colour_count("black", "toilet") == pytest.approx(COLOUR_PRIOR * 8 / 25)
+    # black is 5 of the sink's 16 colour mentions (which count as 10: COLOUR_NOUN_CAP) and 3
+    # of the bathtub's 9: 5 * 10 / 16 + 3 of 10 + 9
+    assert ev.colour_count("black", "toilet") == pytest.approx(COLOUR_PRIOR * 6.125 / 19)
     assert ev.colour_fits("black", "toilet")  # black sinks and bathtubs
     assert not ev.colour_fits("blue", "toilet")  # one blue sink is no evidence
     assert not ev.colour_fits("tan", "toilet")  # one own mention, none in the category
@@ -45,10 +47,10 @@ def test_a_colour_the_noun_lacks_is_counted_from_its_categorys_other_nouns():
 
 
 def test_a_noun_the_corpus_colours_often_keeps_its_own_colours():
-    kinds = {"street sign": {"blue": 5, "white": 10}, "banner": {"red": 5, "black": 5}}
+    kinds = {"street sign": {"blue": 5, "white": 5}, "banner": {"red": 5, "black": 5}}
     often = evidence({"stop sign": {"red": 60}, **kinds})
     rarely = evidence({"placard": {"red": 1}, **kinds})
-    # the same category share of blue (0.2): enough for a rarely coloured noun only
+    # the same category share of blue (0.25): enough for a rarely coloured noun only
     assert often.colour_count("blue", "stop sign") == rarely.colour_count("blue", "placard")
     assert rarely.colour_fits("blue", "placard")
     assert not often.colour_fits("blue", "stop sign")
@@ -99,3 +101,18 @@ def test_a_colour_rare_in_the_category_is_not_offered(planner):
     # one green parrot: the dogs' kinds are white, black, grey, almost never green
     assert "white" in substitutes(planner, "a brown dog on the grass", "brown")
     assert "green" not in substitutes(planner, "a brown dog on the grass", "brown")
+
+
+def test_no_one_noun_speaks_for_its_category():
+    # "the sky" is blue 194 times; valleys and skies are filed together: without a cap the
+    # sky alone made "a green valley" "a blue valley"
+    from tags.negatives.operators.evidence import COLOUR_NOUN_CAP
+
+    others = {"hill": {"green": 8}, "field": {"green": 8}, "rock": {"gray": 8}}
+    often = evidence({"sky": {"blue": 194}, "valley": {"green": 1}, **others})
+    seldom = evidence({"sky": {"blue": 10}, "valley": {"green": 1}, **others})
+    assert COLOUR_NOUN_CAP == 10
+    # the sky's 194 mentions count as its 10: the valley's blue share is 10 of 34
+    assert often.colour_count("blue", "valley") == pytest.approx(COLOUR_PRIOR * 10 / 34)
+    assert often.colour_count("blue", "valley") == seldom.colour_count("blue", "valley")
+    assert often.colour_count("blue", "sky") >= 194  # its own mentions count in full

@@ -55,6 +55,11 @@ WARM_WORDS = 5000
 #: the corpus rarely colours borrows its kinds' colours; a noun seen in many colours keeps
 #: its own ("a red stop sign" stays red: 11 mentions, none blue).
 COLOUR_PRIOR = 10.0
+#: A noun's colours count toward its category's (:meth:`SceneEvidence.colour_table`) as at
+#: most this many mentions, in proportion: no one noun speaks for its kind ("the sky" is
+#: blue 194 times; without the cap it made "a green valley" "a blue valley", valleys and
+#: skies being filed together).
+COLOUR_NOUN_CAP = 10.0
 #: ... and a backed-off colour needs at least this share of the noun's smoothed colour
 #: mentions (besides ``min_count`` smoothed mentions).
 COLOUR_MIN_SHARE = 0.05
@@ -112,6 +117,14 @@ def frame_of(predicate: str) -> str:
     """The frame an object takes after ``predicate``: its last word ("stand on" -> "on",
     "ride" -> "ride")."""
     return predicate.rsplit(" ", 1)[-1]
+
+
+def _capped(colours: Counter) -> Counter:
+    """``colours`` scaled down to :data:`COLOUR_NOUN_CAP` mentions in all, if more."""
+    total = sum(colours.values())
+    if total <= COLOUR_NOUN_CAP:
+        return colours
+    return Counter({v: c * COLOUR_NOUN_CAP / total for v, c in colours.items()})
 
 
 class SceneEvidence:
@@ -471,19 +484,20 @@ class SceneEvidence:
         own = self.colours(noun)
         category = self.category(noun)
         pooled = self.colour_table().get(category, Counter()) if category else Counter()
-        total = sum(pooled.values()) - sum(own.values())
-        share = (pooled.get(value, 0) - own.get(value, 0)) / total if total > 0 else 0.0
-        return own.get(value, 0) + COLOUR_PRIOR * share
+        voice = _capped(own)
+        total = sum(pooled.values()) - sum(voice.values())
+        share = (pooled.get(value, 0) - voice.get(value, 0)) / total if total > 1e-9 else 0.0
+        return own.get(value, 0) + COLOUR_PRIOR * max(share, 0.0)
 
     def colour_table(self) -> dict[str | None, Counter]:
-        """Per substitution category, the colours the corpus gives its nouns, with counts
-        (computed once)."""
+        """Per substitution category, the colours the corpus gives its nouns, each noun's
+        counts capped at :data:`COLOUR_NOUN_CAP` mentions in all (computed once)."""
         if self._category_colours is None:
             table: dict[str | None, Counter] = {}
             for name in self.scenes.index["attributes_of_object"]:
                 own = self.colours(name)
                 if own:
-                    table.setdefault(self.category(name), Counter()).update(own)
+                    table.setdefault(self.category(name), Counter()).update(_capped(own))
             self._category_colours = table
         return self._category_colours
 
@@ -668,6 +682,7 @@ class SceneEvidence:
 __all__ = [
     "COLOUR_CATEGORY",
     "COLOUR_MIN_SHARE",
+    "COLOUR_NOUN_CAP",
     "COLOUR_PRIOR",
     "MIN_VERB_FIT",
     "SceneEvidence",
