@@ -8,9 +8,18 @@ from collections import Counter
 
 import pytest
 
+from tags.core.edits import AGREE
 from tags.core.types import Candidate, Edit, apply_edits
 from tags.negatives import Caption, GenerationConfig, ImageGroup, NegativeGenerator
-from tags.negatives.agreement import breaks_pronoun_agreement, changes_gender, genders_named
+from tags.negatives.agreement import (
+    breaks_pronoun_agreement,
+    changes_gender,
+    follow_pronouns,
+    genders_named,
+    pronoun_edits,
+)
+from tags.negatives.balance import edit_sides
+from tags.negatives.exports import subset_of
 from tags.negatives.filters import FILTER_NAMES, filter_candidates
 from tags.negatives.part_counts import counted_part, edits_fixed_count
 from tags.negatives.planner import EditPlanner
@@ -18,6 +27,7 @@ from tags.negatives.refill import VocabularyRefiller
 from tags.negatives.synonymy import near_synonymous
 from tags.negatives.vocabulary import SceneGraphVocabulary
 from tags.negatives.wordnet import wordnet
+from tags.testbed.tags_pool import record_kind
 
 
 def replaced(positive: str, old: str, new: str, operation: str = "replace") -> Candidate:
@@ -78,6 +88,82 @@ def test_genders_are_read_from_words():
     assert genders_named("a toddler") == frozenset()
     assert changes_gender(Edit("object", "boy", "man", 0, 3)) is False
     assert changes_gender(Edit("object", "kid", "woman", 0, 3)) is True
+
+
+def followed(positive: str, old: str, new: str) -> str | None:
+    """The text when the pronouns follow ``old`` -> ``new``; ``None`` when they cannot."""
+    edit = replaced(positive, old, new).edits[0]
+    extra = pronoun_edits(positive, [edit])
+    if extra is None:
+        return None
+    assert all(e.operation == AGREE for e in extra)
+    return apply_edits(positive, follow_pronouns(positive, [edit]))
+
+
+@pytest.mark.parametrize(
+    ("positive", "old", "new", "expected"),
+    [
+        (
+            "A man cuts vegetables in his kitchen",
+            "man",
+            "woman",
+            "A woman cuts vegetables in her kitchen",
+        ),
+        ("a woman standing behind her.", "woman", "man", "a man standing behind him."),
+        ("a woman holding her hands", "woman", "man", "a man holding his hands"),
+        ("a girl picking her up again", "girl", "boy", "a boy picking him up again"),
+        ("a woman with her back to a wall", "woman", "man", "a man with his back to a wall"),
+        ("a woman in her red hat", "woman", "man", "a man in his red hat"),
+        ("A woman smiles as she's cutting", "woman", "man", "A man smiles as he's cutting"),
+        ("A man sunning himself. He smiles", "man", "girl", "A girl sunning herself. She smiles"),
+        (
+            "a female player swinging her racket",
+            "female",
+            "male",
+            "a male player swinging his racket",
+        ),
+    ],
+)
+def test_pronouns_follow_the_one_persons_gender(positive, old, new, expected):
+    assert followed(positive, old, new) == expected
+
+
+@pytest.mark.parametrize(
+    ("positive", "old", "new"),
+    [
+        ("a man riding her bike", "man", "woman"),  # "her" is someone else
+        ("a woman watching her eating", "woman", "man"),  # "his eating" or "him eating"?
+        ("a man and a boy with his dog", "man", "woman"),  # another gendered word
+        ("a man and a baby on his bed", "man", "woman"),  # another person: whose bed?
+        ("a man with other males and his dog", "man", "woman"),  # "other males"
+    ],
+)
+def test_pronouns_that_may_name_someone_else_do_not_follow(positive, old, new):
+    assert followed(positive, old, new) is None
+    # the candidate without them is still caught by the filter
+    assert breaks_pronoun_agreement(positive, replaced(positive, old, new))
+
+
+def test_a_contracted_pronoun_counts():
+    text = "a woman smiles as she's cutting"
+    assert breaks_pronoun_agreement(text, replaced(text, "woman", "man"))
+
+
+def test_agreeing_pronouns_are_not_units():
+    positive = "A man cuts vegetables in his kitchen"
+    edits = follow_pronouns(positive, [replaced(positive, "man", "woman").edits[0]])
+    record = {"positive": positive, "edits": [e.to_dict() for e in edits]}
+    assert len(record["edits"]) == 2
+    # the balance counts the person, exports name its subset, the filter passes it
+    assert [side for pair in edit_sides(record) for side in pair][:2] == [
+        ("object", "man"),
+        ("object", "woman"),
+    ]
+    assert len(edit_sides(record)) == 3
+    assert subset_of(record["edits"]) == "replace_obj"
+    assert record_kind(record["edits"]) == "object"
+    candidate = Candidate(apply_edits(positive, edits), tuple(edits))
+    assert not breaks_pronoun_agreement(positive, candidate)
 
 
 # ---------------------------------------------------------------- part counts
@@ -166,6 +252,10 @@ def test_generation_applies_the_rules(parser, vocab):
     found = negatives(parser, vocab, "the zebra has four legs .")
     assert "the horse has four legs ." in found  # the owner may change
     assert not any("two legs" in n or "three legs" in n for n in found)
-    # the planner reads the pronoun, and the filter would catch a gender change it let through
+    # the pronoun follows the one person's gender change ("behind her." -> "behind him.")
     found = negatives(parser, vocab, "a girl holding an umbrella behind her.")
+    boys = [n for n in found if n.startswith("a boy")]
+    assert boys and all(n.endswith("behind him.") for n in boys)
+    # ... but not when another person may be "her": the gender change is not made
+    found = negatives(parser, vocab, "a girl and a baby holding an umbrella behind her.")
     assert not any(n.startswith("a boy") for n in found)

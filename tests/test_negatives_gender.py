@@ -44,7 +44,13 @@ def test_the_other_gender_needs_no_verb_evidence(planner, parser):
 def test_a_gender_marker_or_a_pronoun_keeps_the_gender(planner, parser):
     assert not _choices(planner, parser, "a man with a beard sharpening a knife", "man")
     assert not _choices(planner, parser, "a man with no shirt on sharpening a knife", "man")
-    assert "woman" not in _choices(planner, parser, "a man sharpening his knife", "man")
+    # a pronoun of the one person follows him ("a woman sharpening her knife"); with
+    # another person who may be "his", or a pronoun of the other gender, the man stays
+    assert "woman" in _choices(planner, parser, "a man sharpening his knife", "man")
+    assert "woman" not in _choices(
+        planner, parser, "a man helping a child sharpen his knife", "man"
+    )
+    assert "woman" not in _choices(planner, parser, "a man sharpening her knife", "man")
 
 
 def test_guy_is_a_man_whose_counterpart_is_a_woman(planner, parser):

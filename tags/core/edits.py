@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Any
 
 from tags.core.types import Edit
 
@@ -80,7 +81,30 @@ def fix_articles(caption: str, edits: Sequence[Edit]) -> list[Edit]:
     return out
 
 
-__all__ = ["edits_problem", "fix_articles", "make_edit", "match_case", "wants_an"]
+#: The operation of an edit that only follows another ("his" -> "her" after "man" ->
+#: "woman"): part of the negative's text, not a unit of its own.
+AGREE = "agree"
+
+
+def unit_edits(edits: Iterable[Any]) -> list[Any]:
+    """The edits (:class:`Edit` or their dicts) that change a unit, without those that only
+    agree with one (operation :data:`AGREE`)."""
+    return [e for e in edits if _operation(e) != AGREE]
+
+
+def _operation(edit: Any) -> Any:
+    return edit.get("operation") if isinstance(edit, dict) else getattr(edit, "operation", None)
+
+
+__all__ = [
+    "AGREE",
+    "edits_problem",
+    "fix_articles",
+    "make_edit",
+    "match_case",
+    "unit_edits",
+    "wants_an",
+]
 
 
 _WORD = re.compile(r"\w+|[^\w\s]")

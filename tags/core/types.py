@@ -19,7 +19,9 @@ class Edit:
     ``replace`` (a substitute), ``flip`` (an opposite relation), ``antonym`` (an opposite
     attribute), ``swap`` (two units of the caption exchanged; its edits come in pairs) or
     ``add`` (an attribute or object inserted: ``original`` is empty and ``start == end``,
-    unless an article before it was widened in to agree, "an apple" -> "a red apple").
+    unless an article before it was widened in to agree, "an apple" -> "a red apple") or
+    ``agree`` (a pronoun that follows another edit's gender change, "man" -> "woman": "his"
+    -> "her"; not a unit of its own, see :func:`tags.core.edits.unit_edits`).
     """
 
     type: str

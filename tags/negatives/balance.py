@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tags.core.edits import unit_edits
+
 #: A word may be the false word this many times as often as the true word (and back) ...
 RATIO = 1.25
 #: ... plus this many times: a word a corpus offers on one side only may appear 3 times.
@@ -47,7 +49,7 @@ def edit_sides(record: dict[str, Any]) -> list[tuple[Key, Key]]:
     unit, its words, the words with the next word, and with the previous word."""
     caption = record["positive"]
     sides = []
-    for edit in record.get("edits") or ():
+    for edit in unit_edits(record.get("edits") or ()):
         original = str(edit.get("original", "")).lower().strip()
         replacement = str(edit.get("replacement", "")).lower().strip()
         if edit.get("operation") in ("swap", "add") or not original or not replacement:

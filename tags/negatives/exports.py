@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tags.core.edits import edits_problem
+from tags.core.edits import edits_problem, unit_edits
 from tags.core.io import json_lines
 from tags.core.paths import leaves_root, outside_root_message
 
@@ -298,6 +298,7 @@ def by_caption(records: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any
 
 def subset_of(edits: list[dict[str, Any]]) -> str:
     """The SugarCrepe subset of a negative's edits (``mixed`` when they differ)."""
+    edits = unit_edits(edits)  # "his" -> "her" follows "man" -> "woman"
     names = {SUBSETS.get((e.get("operation", "replace"), e.get("type")), "") for e in edits}
     if len(names) != 1:
         return "mixed"

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from parsers.forking import fork_map
+from tags.core.edits import unit_edits
 from tags.core.regions import RegionStore
 from tags.core.types import Caption, Edit, ImageGroup
 from tags.negatives.config import GenerationConfig
@@ -471,8 +472,9 @@ class NegativeGenerator:
                 ):
                     self.stats.length_changed += 1
             self.stats.negatives += 1
-            self.stats.edits.update(e.type for e in candidate.edits)
-            self.stats.operations.update({e.operation for e in candidate.edits})
+            units = unit_edits(candidate.edits)
+            self.stats.edits.update(e.type for e in units)
+            self.stats.operations.update({e.operation for e in units})
             records.append(record)
         return records
 

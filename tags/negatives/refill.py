@@ -31,6 +31,7 @@ from tags.core.edits import fix_articles, make_edit
 from tags.core.errors import NonFiniteError
 from tags.core.regions import Regions
 from tags.core.types import Candidate, Edit, apply_edits
+from tags.negatives.agreement import follow_pronouns
 from tags.negatives.masking import MaskedCopy, TokenView
 from tags.negatives.vocabulary import SceneGraphVocabulary, draw
 
@@ -335,7 +336,7 @@ class MLMRefiller:
                     edit = make_edit(unit_type, job.text, segment.start, segment.end, text)
                     if edit is not None:
                         edits.append(edit)
-                edits = fix_articles(job.text, edits)
+                edits = follow_pronouns(job.text, fix_articles(job.text, edits))
                 out.append(Candidate(apply_edits(job.text, edits), tuple(edits), debris))
         return out
 
@@ -365,7 +366,7 @@ def _choice_candidates(
                     if edit is not None:
                         edits.append(edit.with_operation(choice.operation))
             if edits:
-                edits = fix_articles(job.text, edits)
+                edits = follow_pronouns(job.text, fix_articles(job.text, edits))
                 out.append(Candidate(apply_edits(job.text, edits), tuple(edits), weight=weight))
     return out
 
@@ -422,7 +423,7 @@ class VocabularyRefiller:
                         edit = make_edit(unit.type, job.text, segment.start, segment.end, text)
                         if edit is not None:
                             edits.append(edit)
-                edits = fix_articles(job.text, edits)
+                edits = follow_pronouns(job.text, fix_articles(job.text, edits))
                 out.append(Candidate(apply_edits(job.text, edits), tuple(edits)))
         return out
 

@@ -19,6 +19,7 @@ import numpy as np
 from tags.benchmark.captions import Claim
 from tags.benchmark.scenes import Scene
 from tags.benchmark.truth import caption_truth
+from tags.core.edits import unit_edits
 
 #: the pool's kinds, from a record's edits: one unit replaced (attribute, object), a
 #: relation replaced or flipped ("left of" -> "right of", the same fact as the role swap),
@@ -28,6 +29,7 @@ POOL_KINDS: tuple[str, ...] = ("attribute", "object", "relation", "swap")
 
 def record_kind(edits: Sequence[dict]) -> str | None:
     """The pool kind of a ``tags generate`` record's ``edits`` (``None``: another kind)."""
+    edits = unit_edits(edits)
     if not edits:
         return None
     if len(edits) == 2 and all(e.get("operation") == "swap" for e in edits):

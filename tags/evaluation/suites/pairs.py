@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tags.core.edits import unit_edits
 from tags.evaluation.suites._files import first_of, folder_of, iter_records, text
 from tags.evaluation.suites.base import ImageRef, Suite, SuiteError, SuiteItem, register_suite
 
@@ -86,6 +87,7 @@ def _subset(record: dict) -> str:
             return record[key]
     edits = record.get("edits")
     if isinstance(edits, list) and edits:
+        edits = unit_edits(edits)
         kinds = sorted({str(e.get("type")) for e in edits if isinstance(e, dict)})
         operations = sorted({str(e.get("operation")) for e in edits if isinstance(e, dict)})
         return f"{'+'.join(operations)} {'+'.join(kinds)}"

@@ -29,7 +29,13 @@ from tags.negatives.operators.syntax import counted, joined
 from tags.negatives.scenes import is_plural, verbs_of, words_of
 
 #: Phrases that say a person is shirtless (a male marker, as "shirtless").
-_SHIRTLESS = (" no shirt ", " without a shirt ", " without shirt ", " without his shirt ")
+_SHIRTLESS = (
+    " no shirt ",
+    " without a shirt ",
+    " without shirt ",
+    " without his shirt ",
+    " shirt off ",  # "a man with his shirt off"
+)
 
 
 class CaptionContext:

@@ -34,6 +34,7 @@ from tags.negatives.lexicon import (
     FIXED_PREDICATES,
     GENDER_COUNTERPARTS,
     GENDERED_NOUNS,
+    GENDERED_PRONOUNS,
     GENERIC_NOUNS,
     MALE_NOUNS,
     PEOPLE_WORDS,
@@ -517,6 +518,29 @@ class _Limits:
     described: tuple[str, ...]  # the object's own attribute values ("small", "white")
 
 
+def _pronouns_follow(context: CaptionContext, index: int, original: _Original) -> bool:
+    """Whether the caption's gendered pronouns may follow a gender change of person
+    ``index``: it is one person, of the pronouns' one gender, and no other entity of the
+    caption is one person ("a man and a child ... his": whose is unclear)."""
+    if (
+        not original.person
+        or original.plural
+        or context.pronoun_gender not in (MALE_NOUNS, FEMALE_NOUNS)
+        or original.written not in context.pronoun_gender
+    ):
+        return False
+    evidence = context.evidence
+    person = evidence.category("man")
+    entities = context.graph.entities
+    return not any(
+        i != index
+        and entities[i].text.lower() not in GENDERED_PRONOUNS  # "she" (parsed as "woman")
+        and (evidence.category(name) == person or name in PEOPLE_WORDS)
+        and not context.is_plural(i)
+        for i, name in enumerate(context.names)
+    )
+
+
 def _limits(context: CaptionContext, index: int, original: _Original) -> _Limits:
     """What the caption rules out for a substitute of entity ``index`` (see :class:`_Limits`)."""
     graph, person = context.graph, original.person
@@ -528,7 +552,11 @@ def _limits(context: CaptionContext, index: int, original: _Original) -> _Limits
     verbs = context.verbs
     words = context.tokens
     excluded = context.marker_excluded  # "woman in a bikini" -> not "man"
-    if context.pronouns:
+    if context.pronouns and _pronouns_follow(context, index, original):
+        # "a man cuts vegetables in his kitchen" -> "a woman ... her kitchen": the pronouns
+        # follow (:func:`~tags.negatives.agreement.follow_pronouns`); no one ungendered
+        excluded |= frozenset(PERSON_AGES) - MALE_NOUNS - FEMALE_NOUNS
+    elif context.pronouns:
         excluded |= (MALE_NOUNS | FEMALE_NOUNS | frozenset(PERSON_AGES)) - context.pronoun_gender
     if person and YOUTH_WORDS & {a.value.lower() for a in graph.attributes_of(index)}:
         for gender in (MALE_NOUNS, FEMALE_NOUNS):  # "a young girl" -> not "a young lady"
