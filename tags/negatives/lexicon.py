@@ -498,6 +498,22 @@ def neighbour_hues(a: str, b: str, noun: str | None = None) -> bool:
     return frozenset(colour_family(v) for v in (a, b)) in NEIGHBOUR_HUES
 
 
+#: Traffic signals, and the colours they show: "a red stop light" -> "a green stop light",
+#: not "a white stop light" (read as odd twice in a blind read); a bare "light" with a
+#: signal colour is one too ("an intersection with red light").
+SIGNAL_NOUNS = frozenset(["traffic light", "stop light", "stoplight", "traffic signal"])
+SIGNAL_COLOURS = frozenset(["red", "green", "yellow", "orange"])
+
+
+def signal_colours_only(value: str, noun: str) -> bool:
+    """Whether ``noun`` with colour ``value`` is a traffic signal, whose colour can only be
+    another signal colour (:data:`SIGNAL_NOUNS`, :data:`SIGNAL_COLOURS`)."""
+    noun = noun.lower()
+    if noun in SIGNAL_NOUNS:
+        return True
+    return noun == "light" and colour_family(value) in SIGNAL_COLOURS
+
+
 def same_colour(a: str, b: str, noun: str | None = None) -> bool:
     """Whether colour values ``a`` and ``b`` may name the same colour: one family
     (:func:`colour_family`) or adjacent shades (:data:`ADJACENT_SHADES`)."""
@@ -606,6 +622,8 @@ __all__ = [
     "PREPOSITION_OPPOSITES",
     "SCALE_SIDES",
     "SHE_PRONOUNS",
+    "SIGNAL_COLOURS",
+    "SIGNAL_NOUNS",
     "SINGULAR_VERB_WORDS",
     "STATE_OPPOSITES",
     "SYMMETRIC_PREPOSITIONS",
@@ -621,6 +639,7 @@ __all__ = [
     "person_kind",
     "persons_exclusive",
     "same_colour",
+    "signal_colours_only",
     "symmetric",
 ]
 

@@ -43,6 +43,11 @@ _FOR_ONE = re.compile(r"\bfor one (?:person|occupant|passenger|rider)\b")
 _LINE_FILES = frozenset({"index.noun", "index.verb", "index.adj", "index.adv"})
 
 #: Coarse part of speech (spaCy's names, :class:`~parsers.morphology.Lemmatizer`) -> WordNet's.
+#: Things one person rides, whatever WordNet's definitions say (skateboard, surfboard and
+#: snowboard are kinds of board.n.03)
+RIDDEN_ALONE = frozenset({"board.n.03", "bicycle.n.01", "unicycle.n.01", "ski.n.01"})
+#: Senses of a substitute read for a part of the original ("car": automobile, railcar)
+PART_SENSES = 3
 _WORDNET_POS = {"noun": "n", "propn": "n", "verb": "v", "aux": "v", "adj": "a", "adv": "r"}
 
 
@@ -129,7 +134,8 @@ class WordNetService(Lemmatizer, Protocol):
         ...
 
     def part_related(self, a: str, b: str) -> bool:
-        """Whether one noun's first sense is a part of the other's."""
+        """Whether one noun's first sense is a part of the other's, or a sense of ``b`` a
+        part of ``a``."""
         ...
 
     def for_one(self, noun: str) -> bool:
@@ -278,9 +284,10 @@ class WordNet:
     def _for_one(self, noun: str) -> bool:
         """Whether a noun's first sense, or a kind it is of, is made for one person ("chair":
         "a seat for one person"; "office chair", "wheelchair"; a "bench" is "for more than
-        one person")."""
+        one person"); a board, a bicycle or a ski, ridden alone: "men standing on a bus" -> not
+        "on a skateboard")."""
         senses = self._closure(noun, "n") or self._closure(noun.split()[-1], "n")
-        return any(_FOR_ONE.search(s.definition()) for s in senses)
+        return any(_FOR_ONE.search(s.definition()) or s.name() in RIDDEN_ALONE for s in senses)
 
     def way_of(self, verb: str, other: str) -> bool:
         """Whether either verb's first sense is defined with the other ("surf": "ride the
@@ -303,8 +310,14 @@ class WordNet:
     def _part_related(self, a: str, b: str) -> bool:
         """Whether one noun's first sense is a part of the other's (a part meronym of it or of
         one of its hypernyms, or a kind of such a part): "keyboard" / "computer", "roof" /
-        "house", "leaves" / "tree". A writer may name the part or the whole for one thing."""
-        return self._has_part(a, b) or self._has_part(b, a)
+        "house", "leaves" / "tree". A writer may name the part or the whole for one thing.
+        Also when one of ``b``'s first :data:`PART_SENSES` senses is a part or a member of
+        ``a``'s first sense ("train" / "car": a railcar is one of a train's cars; a car on
+        the tracks may be one)."""
+        if self._has_part(a, b) or self._has_part(b, a):
+            return True
+        own = {m for s in self._synsets(a, "n", 1) for m in s.part_meronyms() + s.member_meronyms()}
+        return not own.isdisjoint(self._synsets(b, "n", PART_SENSES))
 
     def _has_part(self, whole: str, part: str) -> bool:
         """Whether ``part``'s first sense, or a hypernym of it, is a part of ``whole``'s

@@ -19,7 +19,8 @@ at least ``min_count`` times. The grammar keeps the rest of the caption true to 
   runs", "his bike") nor a word that says it is alone;
 - its phrase right after "a"/"an", with no word that says there is one ("a lone man",
   "another dog"), its head not followed by "of" nor a collective ("a group of", "a
-  crowd"); no noun the caption names again ("a cat ... the cat") and no count pinned
+  crowd") nor by "and" / "or" and a phrase without a determiner of its own ("a man and
+  woman": the article is both's); no noun the caption names again ("a cat ... the cat") and no count pinned
   elsewhere (:func:`~.syntax.counted`).
 
 May import: ``proposals``, ``context``, ``base``, ``registry``, ``syntax``; never another
@@ -84,6 +85,16 @@ def _free(predicate: str) -> bool:
     )
 
 
+#: Tags that open a noun phrase of its own after "and" ("a man and a woman", "and his dog")
+_OWN_DETERMINER_TAGS = frozenset({"DT", "PRP$", "CD", "PDT", "WP$"})
+
+
+def _elided_article(tokens: list, at: int) -> bool:
+    """Whether the phrase starting at token ``at`` (after "and" / "or") has no determiner
+    of its own, so that the article before the "and" is its too ("a man and woman")."""
+    return at < len(tokens) and tokens[at][2] not in _OWN_DETERMINER_TAGS
+
+
 @register_operator("pluralize", rank=35)
 class Pluralize(EditOperator):
     """One object made two: "a remote" -> "two remotes" (operation ``replace``, typed
@@ -133,6 +144,8 @@ class Pluralize(EditOperator):
             following = words[position + 1] if position + 1 < len(words) else ""
             if following == "of":
                 continue  # "a piece of cake": the count belongs to the cake
+            if following in ("and", "or") and _elided_article(graph.tokens, position + 2):
+                continue  # "a man and woman": the article is the woman's too
             plural, single = by_number[True].get(name, 0), by_number[False].get(name, 0)
             if plural < evidence.min_count or plural < PLURAL_MIN_SHARE * (plural + single):
                 evidence.refuse("count:rarely_plural")

@@ -26,11 +26,14 @@ from tags.negatives.lexicon import (
     GENDERED_PRONOUNS,
     LOOKALIKE_MATERIALS,
     SCALE_SIDES,
+    SIGNAL_COLOURS,
     STATE_OPPOSITES,
     attribute_class,
+    colour_family,
     editable_words,
     neighbour_hues,
     same_colour,
+    signal_colours_only,
 )
 from tags.negatives.operators.base import EditOperator
 from tags.negatives.operators.choices import COUNT_PRIOR, number_choices, top_choices
@@ -202,6 +205,12 @@ def _value_misfit(
         return "material_lookalike"  # "a brick wall" -> "a stone wall" may be the same wall
     if kind == "colour" and neighbour_hues(other, value, target.name):
         return "same_colour"  # "brown" -> "tan", "orange" -> "red" may still be true
+    if (
+        kind == "colour"
+        and signal_colours_only(value, target.name)
+        and colour_family(other) not in SIGNAL_COLOURS
+    ):
+        return "signal_colour"  # "a red stop light" -> "a green", not "a white stop light"
     if kind == "colour" and any(same_colour(other, w, target.name) for w in target.phrase_colours):
         return "value_in_caption"  # "gray and white rocks" -> not "gray and grey rocks"
     return None

@@ -1,0 +1,77 @@
+"""Rules from the blind reads of fresh COCO val2017 captions (D and E): a traffic signal
+keeps a signal colour, an article shared by "a X and Y" keeps X one, a thing is not replaced
+by what may be its part or member ("a train" -> not "a car"), and several people are not put
+on one board. Small inline corpora, offline."""
+
+from __future__ import annotations
+
+from tags.negatives.lexicon import signal_colours_only
+from tags.negatives.operators import CaptionContext, get_operator
+from tags.negatives.operators.pluralize import _elided_article
+from tags.negatives.wordnet import wordnet
+from tests._planning import choices_at, corpus_evidence, corpus_planner
+
+COLOURS = ["red", "green", "yellow", "white", "blue", "black"]
+
+
+def test_a_traffic_signal_keeps_a_signal_colour(parser):
+    corpus = [f"a {c} stop light that is over a street" for c in COLOURS]
+    corpus += [f"a {c} light at an intersection" for c in COLOURS]
+    corpus += [f"a {c} car at an intersection" for c in COLOURS]
+    planner = corpus_planner(parser, corpus * 3)
+    text = "a red stop light that is over a street"
+    found = choices_at(planner, parser, text, "red", "attribute")
+    assert found and found <= {"green", "yellow"}
+    found = choices_at(planner, parser, "a red light at an intersection", "red", "attribute")
+    assert found and found <= {"green", "yellow"}
+    # a light of another colour is a lamp: any colour; and a car any colour
+    assert "blue" in choices_at(planner, parser, "a white light at an intersection", "white")
+    assert "white" in choices_at(planner, parser, "a red car at an intersection", "red")
+    assert signal_colours_only("red", "traffic light") and not signal_colours_only("white", "light")
+
+
+PLURAL_CORPUS = [
+    "Two men standing next to a table.",
+    "Men standing at a table.",
+    "Two men walking along a beach.",
+    "A man walking along a beach.",
+]
+
+
+def test_an_article_shared_with_the_next_noun_keeps_the_count(parser):
+    operator = get_operator("pluralize", corpus_evidence(parser, PLURAL_CORPUS))
+
+    def negatives(caption: str) -> list[str]:
+        context = CaptionContext(parser.parse(caption), operator.evidence)
+        return [p.item.text for p in operator.propose(context)]
+
+    assert negatives("A man walking along a beach.") == ["Two men walking along a beach."]
+    # "a man and woman": the article is the woman's too ("two men and woman" is broken)
+    assert negatives("A man and woman walking along a beach.") == []
+    graph = parser.parse("a man and woman and a dog")
+    assert _elided_article(graph.tokens, 3) and not _elided_article(graph.tokens, 5)
+
+
+def test_a_substitute_that_may_name_a_part_or_member_is_refused(parser):
+    # WordNet: a railcar (a sense of "car") is a member of a train; a tree of a forest
+    assert wordnet().part_related("train", "car")
+    assert wordnet().part_related("forest", "tree")
+    # not the other way round, and not unrelated things
+    assert not wordnet().part_related("car", "train")
+    assert not wordnet().part_related("train", "bus")
+    corpus = [f"a man repairing a {v} in a garage" for v in ("train", "car", "bus", "trolley")]
+    planner = corpus_planner(parser, corpus * 2)
+    found = choices_at(planner, parser, "a man repairing a train in a garage", "train", "object")
+    assert "car" not in found and found & {"bus", "trolley"}
+
+
+def test_several_people_are_not_put_on_a_board_one_rides(parser):
+    assert wordnet().for_one("skateboard") and wordnet().for_one("surfboard")
+    assert not wordnet().for_one("bus") and not wordnet().for_one("boat")
+    corpus = [
+        f"{p} standing on a {s}" for p in ("men", "a man") for s in ("bus", "skateboard", "boat")
+    ]
+    planner = corpus_planner(parser, corpus * 3)
+    found = choices_at(planner, parser, "men standing on a bus", "bus", "object")
+    assert "boat" in found and "skateboard" not in found
+    assert "skateboard" in choices_at(planner, parser, "a man standing on a bus", "bus", "object")
