@@ -174,6 +174,7 @@ def test_agreeing_pronouns_are_not_units():
         ("a bike with 2 wheels leaning on a wall", "2"),
         ("a cat with two big green eyes", "two"),
         ("a bird spreading its two wings", "two"),
+        ("two halves of a sub with sauce", "two"),  # a thing has two halves
     ],
 )
 def test_a_number_counting_a_fixed_part_is_not_edited(text, number):

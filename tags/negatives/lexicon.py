@@ -546,12 +546,12 @@ GENDERED_PRONOUNS = HE_PRONOUNS | SHE_PRONOUNS
 GENDERED_NOUNS = MALE_NOUNS | FEMALE_NOUNS
 
 #: Parts whose count its owner fixes (a zebra has four legs, a bicycle two wheels, a person
-#: two eyes): a number before one is never edited ("four legs" -> not "two legs"). Parts
+#: two eyes, a thing two halves): a number before one is never edited ("four legs" -> not "two legs"). Parts
 #: people show a few of by choice ("holding up two fingers") are not listed.
 FIXED_COUNT_PARTS = with_plurals(
     ["leg", "arm", "hand", "eye", "ear", "wing", "wheel", "horn", "tusk", "paw", "hoof",
      "antenna", "nostril", "headlight"]
-) | frozenset({"foot", "feet", "hooves"})  # fmt: skip
+) | frozenset({"foot", "feet", "hooves", "halves"})  # fmt: skip
 
 #: Adjectives that say a gender (WordNet antonyms of each other), fixed like person nouns.
 GENDER_ADJECTIVES = frozenset({"male", "female", "masculine", "feminine"})
