@@ -75,3 +75,19 @@ def test_several_people_are_not_put_on_a_board_one_rides(parser):
     found = choices_at(planner, parser, "men standing on a bus", "bus", "object")
     assert "boat" in found and "skateboard" not in found
     assert "skateboard" in choices_at(planner, parser, "a man standing on a bus", "bus", "object")
+
+
+def test_a_shade_named_by_a_noun_a_time_of_day_and_neighbouring_hues(parser):
+    corpus = [f"a {c} toilet in a bathroom" for c in COLOURS]
+    corpus += [f"a {c} shirt on a man" for c in [*COLOURS, "pink", "purple"]]
+    corpus += [f"a {c} day at the beach" for c in COLOURS]
+    planner = corpus_planner(parser, corpus * 3)
+    # "army green" is one shade: its "green" is not replaced alone ("army white")
+    assert "white" in choices_at(planner, parser, "a green toilet in a bathroom", "green")
+    assert not choices_at(planner, parser, "an army green toilet in a bathroom", "green")
+    # a day's colour is its weather: "a gray day" -> not "a green day"
+    assert not choices_at(planner, parser, "a gray day at the beach", "gray", "attribute")
+    # pink and purple are neighbouring hues, both still substitutes of a third colour
+    found = choices_at(planner, parser, "a purple shirt on a man", "purple", "attribute")
+    assert "pink" not in found and "red" in found
+    assert "purple" in choices_at(planner, parser, "a blue shirt on a man", "blue", "attribute")

@@ -19,6 +19,7 @@ from tags.cli._flags import (
 )
 from tags.cli._model import model_ref
 from tags.cli._types import (
+    edit_kinds,
     finite_float,
     non_negative_float,
     non_negative_int,
@@ -65,6 +66,18 @@ FLAGS: dict[str, FieldFlag] = {
             },
         ),
         FieldFlag("swaps", ("--no-swaps",), {"action": "store_false", "help": "no swap edits"}),
+        FieldFlag(
+            "kinds",
+            ("--kinds",),
+            {
+                "type": edit_kinds,
+                "metavar": "KIND,...",
+                "help": "keep only negatives whose edits are of these kinds: attribute, "
+                "person, object, relation, swap, add (default: all). 'attribute,person' "
+                "keeps the kinds blind readers judged clearly false most often, for a suite "
+                "that must be; it leaves fewer captions with a negative (docs/generate.md)",
+            },
+        ),
         FieldFlag(
             "adds",
             ("--adds",),
@@ -272,7 +285,7 @@ def _add_generation_options(gen: Any) -> None:
         "masking with MLM refills over the vocabulary and no planner, as the paper (needs "
         "--model or --mlm)",
     )
-    _add_flags(gen, "max_edits", "swaps", "adds", "role_swaps", "unconstrained")
+    _add_flags(gen, "max_edits", "swaps", "kinds", "adds", "role_swaps", "unconstrained")
     gen.add_argument(
         "--plausibility-lm",
         default=None,

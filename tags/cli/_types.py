@@ -74,7 +74,19 @@ def probability(text: str) -> float:
     return value
 
 
+def edit_kinds(text: str) -> list[str]:
+    """``--kinds``: comma-separated edit kinds (:data:`~tags.negatives.edit_kinds.EDIT_KINDS`),
+    sorted and deduplicated; a list, as the run's ``OUT.meta.json`` saves it."""
+    from tags.negatives.edit_kinds import parse_kinds
+
+    try:
+        return list(parse_kinds(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 __all__ = [
+    "edit_kinds",
     "finite_float",
     "non_negative_float",
     "non_negative_int",

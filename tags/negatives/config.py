@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tags.negatives.edit_kinds import parse_kinds
+
 #: A ``noun_classes`` value as the config keeps it: ``((class, (noun, ...)), ...)``.
 NounClasses = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -65,6 +67,9 @@ class GenerationConfig:
         noun_classes: ``{class: [noun, ...]}``: nouns the planner substitutes for each other
             as one category instead of WordNet's (kept as a tuple of pairs; see
             :meth:`noun_class_map`).
+        kinds: the edit kinds kept (:data:`~tags.negatives.edit_kinds.EDIT_KINDS`:
+            attribute, person, object, relation, swap, add); ``None``: all. A candidate
+            with an edit of another kind is dropped by the ``other_kind`` filter.
     """
 
     num_copies: int = 20
@@ -85,6 +90,7 @@ class GenerationConfig:
     unconstrained: bool = False
     background: str | None = "factual"
     noun_classes: NounClasses | None = None
+    kinds: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.masking not in ("unit", "word"):
@@ -100,6 +106,8 @@ class GenerationConfig:
         if isinstance(classes, Mapping):  # hashable, in the file's order
             classes = tuple((str(k), tuple(v)) for k, v in classes.items())
             object.__setattr__(self, "noun_classes", classes)
+        if self.kinds is not None:  # hashable, sorted; ValueError naming the kinds
+            object.__setattr__(self, "kinds", parse_kinds(self.kinds))
         if self.background is not None and str(self.background).lower() == "none":
             object.__setattr__(self, "background", None)
 

@@ -11,7 +11,9 @@
 6. ``part_count``: a number edit on a part whose count its owner fixes ("the zebra has four
    legs" -> "two legs"; :mod:`~.part_counts`);
 7. ``colour_list``: a colour replaced inside a list of three or more colours ("blue yellow
-   and red" -> "blue silver and red": not clearly false; :mod:`~.colour_lists`).
+   and red" -> "blue silver and red": not clearly false; :mod:`~.colour_lists`);
+8. ``other_kind``: with ``kinds`` (``tags generate --kinds``), a candidate with an edit of
+   another kind (:mod:`~.edit_kinds`: "a man" -> "a woman" is a person edit).
 
 The false-negative rule follows the paper: "a candidate whose replaced tokens are all
 contained in the image's other annotated captions is treated as relevant". Replaced words are
@@ -32,6 +34,7 @@ from difflib import SequenceMatcher
 from tags.core.types import Candidate
 from tags.negatives.agreement import breaks_pronoun_agreement
 from tags.negatives.colour_lists import edits_colour_list
+from tags.negatives.edit_kinds import kinds_of
 from tags.negatives.part_counts import edits_fixed_count
 from tags.negatives.vocabulary import words
 
@@ -43,6 +46,7 @@ FILTER_NAMES = (
     "pronoun_agreement",
     "part_count",
     "colour_list",
+    "other_kind",
 )
 
 
@@ -83,8 +87,11 @@ def filter_candidates(
     candidates: Iterable[Candidate],
     other_captions: Sequence[str],
     removed: Counter | None = None,
+    kinds: Iterable[str] | None = None,
 ) -> list[Candidate]:
-    """Apply the filters in order; ``removed[name]`` is incremented per dropped candidate."""
+    """Apply the filters in order; ``removed[name]`` is incremented per dropped candidate;
+    ``kinds``: the edit kinds kept (``None``: all)."""
+    allowed = None if kinds is None else frozenset(kinds)
     removed = removed if removed is not None else Counter()
     other_words = {w for text in other_captions for w in words(text)}
     other_texts = {tuple(words(text)) for text in other_captions}
@@ -108,6 +115,9 @@ def filter_candidates(
             seen.add(candidate.text)
         elif edits_colour_list(positive, candidate):
             removed["colour_list"] += 1
+            seen.add(candidate.text)
+        elif allowed is not None and not kinds_of(candidate.edits) <= allowed:
+            removed["other_kind"] += 1
             seen.add(candidate.text)
         else:
             kept.append(candidate)

@@ -486,8 +486,11 @@ ADJACENT_SHADES = frozenset(
 #: Neighbouring hues: orange, the hue between red and yellow, is either to some writers ("an
 #: orange bus" -> not "a yellow bus", "a yellow and red train" -> not "a yellow and orange
 #: train"). Unlike :data:`ADJACENT_SHADES` they are still two substitutes of a third colour
-#: ("a blue shirt" -> "a red shirt", "an orange shirt").
-NEIGHBOUR_HUES = frozenset(frozenset(pair.split("/")) for pair in ("orange/red", "orange/yellow"))
+#: ("a blue shirt" -> "a red shirt", "an orange shirt"). Pink and purple flowers, too, are
+#: one colour to some readers (a blind read of fresh COCO captions).
+NEIGHBOUR_HUES = frozenset(
+    frozenset(pair.split("/")) for pair in ("orange/red", "orange/yellow", "pink/purple")
+)
 
 
 def neighbour_hues(a: str, b: str, noun: str | None = None) -> bool:
@@ -497,6 +500,19 @@ def neighbour_hues(a: str, b: str, noun: str | None = None) -> bool:
         return True
     return frozenset(colour_family(v) for v in (a, b)) in NEIGHBOUR_HUES
 
+
+#: Words that, right before a colour, name one shade with it ("army green", "sky blue",
+#: "hot pink"): the colour is not replaced alone ("army green" -> not "army white").
+# fmt: off
+SHADE_WORDS = frozenset([
+    "army", "navy", "forest", "lime", "olive", "sky", "sea", "hunter", "royal", "kelly",
+    "baby", "mint", "blood", "cherry", "jet", "pitch", "snow", "bone", "ice", "powder",
+    "neon", "emerald", "jade", "lemon", "mustard", "wine", "brick", "rust", "sand", "slate",
+    "steel", "charcoal", "chocolate", "coffee", "cream", "ivory", "pearl", "salmon", "peach",
+    "rose", "hot", "fire", "apple", "midnight", "electric", "candy", "bubblegum", "burnt",
+    "dusty",
+])
+# fmt: on
 
 #: Traffic signals, and the colours they show: "a red stop light" -> "a green stop light",
 #: not "a white stop light" (read as odd twice in a blind read); a bare "light" with a
@@ -621,6 +637,7 @@ __all__ = [
     "PLURAL_CUES",
     "PREPOSITION_OPPOSITES",
     "SCALE_SIDES",
+    "SHADE_WORDS",
     "SHE_PRONOUNS",
     "SIGNAL_COLOURS",
     "SIGNAL_NOUNS",

@@ -435,7 +435,7 @@ class NegativeGenerator:
         self.stats.candidates += len(candidates)
         others = [c.text for c in w.group.captions if c.caption_id != w.caption.caption_id]
         removed = Counter() if removed is None else removed
-        kept = filter_candidates(w.text, candidates, others, removed)
+        kept = filter_candidates(w.text, candidates, others, removed, self.config.kinds)
         self.stats.removed.update(removed)
         return kept
 

@@ -55,6 +55,7 @@ LATER_SETTINGS = {
     "noun_classes": None,
     "adds": False,
     "balance": False,
+    "kinds": None,
 }
 
 

@@ -26,6 +26,7 @@ from tags.negatives.lexicon import (
     GENDERED_PRONOUNS,
     LOOKALIKE_MATERIALS,
     SCALE_SIDES,
+    SHADE_WORDS,
     SIGNAL_COLOURS,
     STATE_OPPOSITES,
     attribute_class,
@@ -80,7 +81,20 @@ def _unit_refusal(
         attribute_class(a.value) == "pattern" for a in graph.attributes_of(attribute.entity)
     ):
         return "patterned"  # "a striped blue shirt": its stripes may be white too
+    if kind == "colour" and _shade_of_a_noun(graph, attribute.span):
+        return "compound_shade"  # "army green" -> not "army white"
+    if kind == "colour" and evidence.wordnet.lexname(name) == "noun.time":
+        return "time_colour"  # "a dreary gray day" is its weather -> not "a green day"
     return None
+
+
+def _shade_of_a_noun(graph, span: tuple[int, int]) -> bool:
+    """Whether the colour at ``span`` follows a word that makes it a named shade ("army
+    green", "lime green", "sky blue": :data:`~.lexicon.SHADE_WORDS`), right before it."""
+    before = [t for t in graph.tokens if t[1] <= span[0]]
+    if not before or span[0] - before[-1][1] > 1:
+        return False
+    return graph.caption[before[-1][0] : before[-1][1]].lower() in SHADE_WORDS
 
 
 @dataclass
