@@ -111,9 +111,9 @@ def test_fn_filter_reaches_the_training_engine(shapes_bench, tmp_path, monkeypat
     seen: list[list[str]] = []
     real = pipeline.filter_candidates
 
-    def spy(positive, candidates, others, removed=None):
+    def spy(positive, candidates, others, removed=None, kinds=None):
         seen.append(list(others))
-        return real(positive, candidates, others, removed)
+        return real(positive, candidates, others, removed, kinds)
 
     monkeypatch.setattr(pipeline, "filter_candidates", spy)
     config = tiny_config(
