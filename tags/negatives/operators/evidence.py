@@ -519,15 +519,16 @@ class SceneEvidence:
     def value_nouns(self) -> dict[str | None, dict[str, set[str]]]:
         """Per substitution category and per WordNet lexicographer file (keys
         ``"file:noun.artifact"``), each attribute value and the nouns the corpus gives it
-        (``min_count`` mentions or more; computed once)."""
+        (one mention is enough: the evidence is how many nouns of the kind take the value;
+        with ``min_count`` mentions a noun, "short" was too rare for "a long hallway" -> "a
+        short hallway" or "an old trunk" -> "a new trunk"; computed once)."""
         if self._category_values is None:
             table: dict[str | None, dict[str, set[str]]] = {}
             for name, values in self.scenes.index["attributes_of_object"].items():
                 classes = (self.category(name), f"file:{self.wordnet.lexname(name)}")
-                for value, count in values.items():
-                    if count >= self.min_count:
-                        for key in classes:
-                            table.setdefault(key, {}).setdefault(value, set()).add(name)
+                for value in values:
+                    for key in classes:
+                        table.setdefault(key, {}).setdefault(value, set()).add(name)
             self._category_values = table
         return self._category_values
 
