@@ -96,9 +96,7 @@ def test_a_shade_named_by_a_noun_a_time_of_day_and_neighbouring_hues(parser):
 def test_an_antonym_is_backed_off_to_nouns_that_take_both_once(parser):
     # each noun of the kind takes "long" and "short" once: three artifacts take both, so a
     # hallway may be short although no hallway is ever called short
-    corpus = [
-        f"a {v} {n} in a house" for n in ("pole", "rope", "shelf") for v in ("long", "short")
-    ]
+    corpus = [f"a {v} {n} in a house" for n in ("pole", "rope", "shelf") for v in ("long", "short")]
     corpus += ["a long hallway in a house"] * 2
     planner = corpus_planner(parser, corpus)
     found = choices_at(planner, parser, "a long hallway in a house", "long", "attribute")

@@ -54,6 +54,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from tags.core.edits import unit_edits
 from tags.negatives.mix import type_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the research package
@@ -200,10 +201,11 @@ def summarise(results: list, rng: random.Random, pick: str = "first") -> tuple[d
     for result in results:
         for record in result.records:
             total += 1
-            spans[len(record.edits)] += 1
-            ops = {e.operation for e in record.edits}
+            edits = unit_edits(record.edits)  # a pronoun that follows is part of its edit
+            spans[len(edits)] += 1
+            ops = {e.operation for e in edits}
             operations["swap" if "swap" in ops else "/".join(sorted(ops))] += 1
-            types.update({e.type for e in record.edits})
+            types.update({e.type for e in edits})
         if result.records:
             picks.append(result.records[0] if pick == "first" else rng.choice(result.records))
     single_unit = sum(

