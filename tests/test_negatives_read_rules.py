@@ -101,3 +101,24 @@ def test_an_antonym_is_backed_off_to_nouns_that_take_both_once(parser):
     planner = corpus_planner(parser, corpus)
     found = choices_at(planner, parser, "a long hallway in a house", "long", "attribute")
     assert "short" in found
+
+
+def test_a_scale_another_mention_holds_and_the_colours_of_a_picture(parser):
+    corpus = [f"a {s} elephant standing in a field" for s in ("large", "huge", "small", "tiny")]
+    corpus += [f"a {c} and white photo of a field" for c in COLOURS]
+    planner = corpus_planner(parser, corpus * 3)
+    alone = choices_at(planner, parser, "a small elephant standing in a field", "small")
+    assert {"large", "huge"} & alone
+    # the other elephants are large already: the small one is the contrast
+    text = "two large elephants standing over a small elephant in a field"
+    start = text.index("small")
+    graph = parser.parse(text)
+    found = {
+        c.surface[0]
+        for u in planner.plan(graph)
+        if u.type == "attribute" and u.spans[0][0] == start
+        for c in u.choices
+    }
+    assert not found & {"large", "huge", "big"}
+    # "a black and white photo" is a style, not a colour to change
+    assert not choices_at(planner, parser, "a black and white photo of a field", "black")

@@ -45,6 +45,10 @@ NEVER_EDIT = with_plurals(
      "spot", "thing", "stuff", "object", "item"}
 )  # fmt: skip
 
+#: The picture itself: its colour words say its style ("a black and white photo"), not a
+#: colour a negative may change.
+PICTURE_NOUNS = frozenset(["picture", "photo", "image", "photograph", "shot", "snapshot", "view"])
+
 #: Nouns so generic that a more specific substitute may still be true ("people" -> "women").
 GENERIC_NOUNS = with_plurals(
     ["person", "individual", "human", "adult", "figure", "child", "kid", "thing", "object",
@@ -633,6 +637,7 @@ __all__ = [
     "PEOPLE_WORDS",
     "PERSON_AGES",
     "PERSON_NOUNS",
+    "PICTURE_NOUNS",
     "PLURALIA_TANTUM",
     "PLURAL_CUES",
     "PREPOSITION_OPPOSITES",

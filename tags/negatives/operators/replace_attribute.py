@@ -25,6 +25,7 @@ from tags.negatives.lexicon import (
     GENDER_ADJECTIVES,
     GENDERED_PRONOUNS,
     LOOKALIKE_MATERIALS,
+    PICTURE_NOUNS,
     SCALE_SIDES,
     SHADE_WORDS,
     SIGNAL_COLOURS,
@@ -85,6 +86,8 @@ def _unit_refusal(
         return "compound_shade"  # "army green" -> not "army white"
     if kind == "colour" and evidence.wordnet.lexname(name) == "noun.time":
         return "time_colour"  # "a dreary gray day" is its weather -> not "a green day"
+    if kind == "colour" and name in PICTURE_NOUNS:
+        return "picture_colour"  # "a black and white image" is a style -> not "pink and white"
     return None
 
 
@@ -213,6 +216,9 @@ def _value_misfit(
         return "synonym"
     if SCALE_SIDES.get(value, 0) * SCALE_SIDES.get(other, 0) > 0:
         return "same_side"  # "giant" -> "huge", "old" -> "elderly": the same to a reader
+    if any(SCALE_SIDES.get(o, 0) * SCALE_SIDES.get(other, 0) > 0 for o in target.others):
+        return "value_in_caption"  # "two large elephants over a small elephant" -> not "a
+        # huge elephant": the other mention is on that side of the scale already
     if kind == "material" and evidence.wordnet.related(value, other, "n"):
         return "material_kind"  # "marble" -> "stone", "steel" -> "metal": one is a kind
     if kind == "material" and frozenset((value, other)) in LOOKALIKE_MATERIALS:
