@@ -144,6 +144,11 @@ def test_generate_balance_equals_tags_balance_and_resumes_without_generating(cli
     done = cli("generate", "--captions", captions, "--out", balanced, "--resume", *fast)
     assert done.returncode == 0, done.stderr
     assert balanced.read_bytes() == before and "processed" not in done.stderr
+    # ... and is refused with other settings, as an unfinished run's resume is
+    for other in (["--no-balance"], ["--seed", "3"]):
+        done = cli("generate", "--captions", captions, "--out", balanced, "--resume", *fast, *other)
+        assert done.returncode == 2 and "settings different" in done.stderr, done.stderr
+        assert balanced.read_bytes() == before
     # a run saved without balancing resumes only without it, and is told so
     done = cli("generate", "--captions", captions, "--out", plain, "--resume", *fast)
     assert done.returncode == 2 and "pass --no-balance" in done.stderr

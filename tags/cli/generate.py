@@ -499,6 +499,10 @@ def _run_locked(
     policy = ErrorPolicy(args.on_error, warn=lambda m: tqdm.write(f"warning: {m}", file=sys.stderr))
     start = time.perf_counter()
     if args.resume and _balanced_before(out):  # the run had finished: only its balancing
+        try:  # ... with the settings and input it ran with
+            _check_finished_run(args, out)
+        except InputError as err:
+            raise CommandError(one_line(err)) from err
         if state is None or state.is_main_process:
             _balance(out, args.report_skipped)
         return 0
@@ -553,6 +557,24 @@ def _run_locked(
         file=sys.stderr,
     )
     return 0
+
+
+def _check_finished_run(args: argparse.Namespace, out: Path) -> None:
+    """Refuse (:class:`InputError`) to re-balance a finished run with other settings or
+    input (``--resume --no-balance`` on a balanced run, another ``--seed``...), as a resume
+    of an unfinished one is refused."""
+    from tags.negatives.resume import check_resume
+
+    check_resume(
+        out.with_name(out.name + ".meta.json"),
+        out,
+        resume_settings(args),
+        args.captions,
+        lambda: _reader(args, _policy(args)),
+        resume=True,
+        changed_input=args.resume_changed_input,
+        warn=lambda message: print(message, file=sys.stderr),
+    )
 
 
 def _balanced_before(out: Path) -> bool:
