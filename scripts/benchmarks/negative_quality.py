@@ -75,6 +75,13 @@ ROWS = {
     # the default of `tags generate` (preset minimal: no add edits), and with --adds
     "minimal": {"max_edits": 1, "swaps": True, "adds": False, "planner": True},
     "minimal-adds": {"max_edits": 1, "swaps": True, "adds": True, "planner": True},
+    # `tags generate --kinds attribute,person`: the kinds blind readers judged best
+    "minimal-attribute-person": {
+        "max_edits": 1,
+        "swaps": True,
+        "planner": True,
+        "kinds": ("attribute", "person"),
+    },
     # relations backed off to the substitute's WordNet near kinds (SceneEvidence)
     "minimal-siblings": {"max_edits": 1, "swaps": True, "planner": True, "siblings": True},
     # the planner on the input captions' own counts only (no --background)
@@ -153,6 +160,7 @@ def generate(
         batch_size=256,
         unconstrained=not row["planner"],
         background=row.get("background", background),
+        kinds=row.get("kinds"),
     )
     refiller = None
     if row.get("mlm"):
