@@ -122,3 +122,15 @@ def test_a_scale_another_mention_holds_and_the_colours_of_a_picture(parser):
     assert not found & {"large", "huge", "big"}
     # "a black and white photo" is a style, not a colour to change
     assert not choices_at(planner, parser, "a black and white photo of a field", "black")
+
+
+def test_a_compound_whose_modifier_the_caption_repeats_is_kept(parser):
+    places = ("tennis court", "baseball field", "soccer field")
+    corpus = [f"two men playing on a {p}" for p in places]
+    planner = corpus_planner(parser, corpus * 3)
+    alone = choices_at(planner, parser, "two men playing on a tennis court", "tennis")
+    assert "baseball field" in alone
+    # "tennis rackets" ties the court to tennis: "a baseball field" would contradict them
+    graph = parser.parse("two men playing on a tennis court with tennis rackets")
+    assert not [u for u in planner.plan(graph) if u.type == "object" and u.spans[0][0] == 20]
+    assert planner.explain(graph).units["object:anchored_compound"] == 1

@@ -136,6 +136,8 @@ def object_refusal(context: CaptionContext, entity, name: str, written: str) -> 
         return "verb_like"  # "a helmet walks": a verb tagged as a noun
     if mentioned_again(graph.caption, entity.head_span, written):
         return "mentioned_again"  # "a woman and man ..., the man"
+    if anchored_compound(graph.caption, entity.head_span, written):
+        return "anchored_compound"  # "on a tennis court playing a tennis match"
     if after_other(graph, entity):
         return "after_other"  # "a motorcycle next to other vehicles": the subject's kind
     if modifies_noun(graph, entity.head_span):
@@ -200,6 +202,18 @@ def unplaced(context: CaptionContext, index: int, name: str) -> bool:
     if context.evidence.wordnet.is_animate(name.split()[-1]):
         return False
     return not any(index in (r.subject, r.object) for r in context.graph.relations)
+
+
+def anchored_compound(caption: str, span: tuple[int, int], written: str) -> bool:
+    """Whether a compound's modifier comes up again outside it ("four men on a tennis court
+    playing a doubles tennis match", "a tennis player hitting a tennis ball"): the rest of
+    the caption ties the thing to it, so a substitute without it ("a baseball field")
+    contradicts the caption, and one with it shares a word with the original."""
+    words = written.lower().split()
+    if len(words) < 2:
+        return False
+    rest = {*words_of(caption[: span[0]]), *words_of(caption[span[1] :])}
+    return words[0] in {w.lower() for w in rest}
 
 
 def only_placed(context: CaptionContext, index: int, name: str) -> bool:
@@ -859,6 +873,7 @@ __all__ = [
     "MIN_CONTEXT",
     "PREMISES",
     "WORD_CONTEXT",
+    "anchored_compound",
     "coordinated_nouns",
     "free_counterparts",
     "gendered_verb",
