@@ -126,6 +126,18 @@ def test_an_unknown_kind_is_refused_by_the_command(corpus, tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [(["--kinds", "add,attribute"], "pass --adds"), (["--kinds", "swap", "--no-swaps"], "swap")],
+)
+def test_a_kind_the_run_turns_off_is_refused(corpus, tmp_path, capsys, options, named):
+    out = tmp_path / "x.jsonl"
+    assert main(["generate", "--captions", str(corpus), "--out", str(out), *options]) == 2
+    err = capsys.readouterr().err
+    assert "edits are off in this run" in err and named in err
+    assert not out.exists()
+
+
 def test_a_run_from_before_kinds_resumes_as_all_kinds(corpus, tmp_path):
     out = tmp_path / "negatives.jsonl"
     args = ["generate", "--captions", str(corpus), "--out", str(out), *FAST]

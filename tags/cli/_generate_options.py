@@ -347,7 +347,17 @@ def generation_config(args: argparse.Namespace) -> GenerationConfig:
     values = field_values(args, FLAGS.values())
     values["noun_classes"] = noun_classes(args.noun_classes)
     given = {field: value for field, value in values.items() if value is not None}
-    return GenerationConfig.from_preset(args.preset, **given)
+    config = GenerationConfig.from_preset(args.preset, **given)
+    off = [
+        (kind, flag)
+        for kind, flag, on in (("add", "--adds", config.adds), ("swap", "swaps", config.swaps))
+        if kind in (config.kinds or ()) and not on
+    ]
+    if off:
+        kind, flag = off[0]
+        hint = "pass --adds" if flag == "--adds" else "--no-swaps or the preset turns them off"
+        raise CommandError(f"--kinds {kind}: {kind} edits are off in this run ({hint})")
+    return config
 
 
 def resume_settings(args: argparse.Namespace) -> dict[str, Any]:
