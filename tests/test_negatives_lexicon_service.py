@@ -50,6 +50,7 @@ CALLS = {
     "hypernym_names": (("blouse",), frozenset()),
     "part_related": (("keyboard", "computer"), False),
     "for_one": (("chair",), False),
+    "for_children": (("crib",), False),
     "way_of": (("surf", "ride"), False),
     "warm": ((["dog"], ["empty"], ["push"]), None),
 }

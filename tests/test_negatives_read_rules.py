@@ -134,3 +134,27 @@ def test_a_compound_whose_modifier_the_caption_repeats_is_kept(parser):
     graph = parser.parse("two men playing on a tennis court with tennis rackets")
     assert not [u for u in planner.plan(graph) if u.type == "object" and u.spans[0][0] == 20]
     assert planner.explain(graph).units["object:anchored_compound"] == 1
+
+
+def test_no_adult_in_a_thing_made_for_children(parser):
+    assert wordnet().for_children("stroller") and wordnet().for_children("crib")
+    assert not wordnet().for_children("bench") and not wordnet().for_children("car")
+    corpus = [
+        f"a {p} in a {t} near a park"
+        for p in ("child", "man", "woman")
+        for t in ("stroller", "car")
+    ]
+    planner = corpus_planner(parser, corpus * 3)
+    assert {"man", "woman"} & choices_at(planner, parser, "a child in a car near a park", "child")
+    # a stroller is made for a baby or a child: "a man in a stroller" is absurd
+    assert not choices_at(planner, parser, "a child in a stroller near a park", "child", "object")
+
+
+def test_a_value_the_caption_says_again_of_another_mention_is_kept(parser):
+    corpus = [f"a {c} elephant walking behind a {d} elephant" for c in COLOURS for d in COLOURS]
+    planner = corpus_planner(parser, corpus)
+    text = "a gray elephant walking behind a brown elephant"
+    assert choices_at(planner, parser, text, "gray", "attribute")
+    # "the gray elephant" later: changing the first gray contradicts the caption
+    text = "a gray elephant and a brown elephant, the gray elephant walking behind"
+    assert not choices_at(planner, parser, text, "gray", "attribute")

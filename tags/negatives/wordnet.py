@@ -36,6 +36,7 @@ from parsers.morphology import Lemmatizer
 
 #: A definition of a thing made for one occupant ("a seat for one person", "a bed for one
 #: occupant", "a light two-wheeled vehicle for one person").
+_FOR_CHILDREN = re.compile(r"\b(?:baby|babies|infant|infants|child|children|toddler)\b")
 _FOR_ONE = re.compile(r"\bfor one (?:person|occupant|passenger|rider)\b")
 
 
@@ -142,6 +143,10 @@ class WordNetService(Lemmatizer, Protocol):
         """Whether a noun's first sense, or a kind it is of, is made for one person."""
         ...
 
+    def for_children(self, noun: str) -> bool:
+        """Whether one of a noun's first senses is a thing made for babies or children."""
+        ...
+
     def way_of(self, verb: str, other: str) -> bool:
         """Whether either verb's first sense is defined with the other ("surf": "ride ...")."""
         ...
@@ -176,6 +181,7 @@ class WordNet:
         self.is_kind_of = lru_cache(maxsize=1 << 17)(self._is_kind_of)
         self._gloss_verbs = lru_cache(maxsize=1 << 12)(self._gloss_verbs_of)
         self.for_one = lru_cache(maxsize=1 << 14)(self._for_one)
+        self.for_children = lru_cache(maxsize=1 << 14)(self._for_children)
         self.lemma = lru_cache(maxsize=1 << 15)(self._lemma)
 
     def after_fork(self) -> None:
@@ -288,6 +294,18 @@ class WordNet:
         "on a skateboard")."""
         senses = self._closure(noun, "n") or self._closure(noun.split()[-1], "n")
         return any(_FOR_ONE.search(s.definition()) or s.name() in RIDDEN_ALONE for s in senses)
+
+    def _for_children(self, noun: str) -> bool:
+        """Whether one of a noun's first :data:`PART_SENSES` senses is a thing made for
+        babies or children ("stroller": "a small vehicle ... in which a baby or child is
+        pushed around", "crib", "high chair"): an adult is not in one. Only artifacts
+        ("stroller" is first a person who strolls)."""
+        senses = self._synsets(noun, "n", PART_SENSES) or self._synsets(
+            noun.split()[-1], "n", PART_SENSES
+        )
+        return any(
+            s.lexname() == "noun.artifact" and _FOR_CHILDREN.search(s.definition()) for s in senses
+        )
 
     def way_of(self, verb: str, other: str) -> bool:
         """Whether either verb's first sense is defined with the other ("surf": "ride the
@@ -457,6 +475,9 @@ class _NoWordNet:
         return noun.endswith("ing")
 
     def for_one(self, noun: str) -> bool:
+        return False
+
+    def for_children(self, noun: str) -> bool:
         return False
 
     def way_of(self, verb: str, other: str) -> bool:

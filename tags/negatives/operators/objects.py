@@ -729,6 +729,11 @@ def _misfit(
             return None, "played_thing"  # "playing a guitar" -> not "a frisbee", "a baseball"
     if slots.frames and not evidence.frame_fits(other, name, slots.frames):
         return None, "preposition_frame"  # "playing on a field" -> not "on a park"
+    if free.get(other) == "age" and any(
+        evidence.wordnet.for_children(thing) and not evidence.wordnet.is_place(thing)
+        for _, _, thing in slots.roles
+    ):
+        return None, "made_for_children"  # "two children in a stroller" -> not "two men"
     if (
         (not person or free.get(other) == "age")  # "a child in a stroller" -> not "a man"
         and not original.colour

@@ -15,6 +15,7 @@ helpers (``choices``, ``syntax``); never another operator module.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -82,6 +83,8 @@ def _unit_refusal(
         attribute_class(a.value) == "pattern" for a in graph.attributes_of(attribute.entity)
     ):
         return "patterned"  # "a striped blue shirt": its stripes may be white too
+    if _said_again(graph, attribute, written):
+        return "said_again"  # "a brown and a gray elephant ... the gray elephant"
     if kind == "colour" and _shade_of_a_noun(graph, attribute.span):
         return "compound_shade"  # "army green" -> not "army white"
     if kind == "colour" and evidence.wordnet.lexname(name) == "noun.time":
@@ -89,6 +92,26 @@ def _unit_refusal(
     if kind == "colour" and name in PICTURE_NOUNS:
         return "picture_colour"  # "a black and white image" is a style -> not "pink and white"
     return None
+
+
+def _said_again(graph, attribute, written: str) -> bool:
+    """Whether the caption names a thing by the value twice, once referring back ("a brown
+    and a gray elephant ... the brown elephant is walking behind the gray elephant"): the
+    value and the noun come up again, and "the" + value + noun is one of the mentions.
+    Changing either mention contradicts the other. Things that only share the value stay
+    editable ("a black coat ..., and black coat", "a brown bear with its paw on another
+    brown bear": two things)."""
+    head_span = graph.entities[attribute.entity].head_span
+    if head_span is None:
+        return False
+    caption = graph.caption.lower()
+    value = re.escape(written.lower())
+    if len(re.findall(rf"\b{value}\b", caption)) < 2:
+        return False
+    head = re.escape(caption[slice(*head_span)].split()[-1].rstrip("s"))
+    if len(re.findall(rf"\b{head}", caption)) < 2:
+        return False  # "the young man kissing the young woman": two nouns, two people
+    return re.search(rf"\bthe\s+{value}\s+{head}", caption) is not None
 
 
 def _shade_of_a_noun(graph, span: tuple[int, int]) -> bool:
