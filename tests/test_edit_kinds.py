@@ -60,6 +60,12 @@ def test_kinds_are_checked_and_normalised():
     assert config.kinds == ("attribute", "person") and hash(config)
     with pytest.raises(ValueError, match="unknown kind"):
         GenerationConfig(kinds=("colours",))
+    # a kind the settings turn off is refused by the config itself (every engine builds one)
+    with pytest.raises(ValueError, match="add edits are off"):
+        GenerationConfig(kinds=("add",), adds=False)
+    with pytest.raises(ValueError, match="swap edits are off"):
+        GenerationConfig.from_preset("multi-unit", kinds=("swap", "attribute"))
+    assert GenerationConfig(kinds=("add",), adds=True).kinds == ("add",)
 
 
 def test_the_filter_drops_other_kinds_and_counts_them():

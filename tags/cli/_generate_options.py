@@ -347,17 +347,10 @@ def generation_config(args: argparse.Namespace) -> GenerationConfig:
     values = field_values(args, FLAGS.values())
     values["noun_classes"] = noun_classes(args.noun_classes)
     given = {field: value for field, value in values.items() if value is not None}
-    config = GenerationConfig.from_preset(args.preset, **given)
-    off = [
-        (kind, flag)
-        for kind, flag, on in (("add", "--adds", config.adds), ("swap", "swaps", config.swaps))
-        if kind in (config.kinds or ()) and not on
-    ]
-    if off:
-        kind, flag = off[0]
-        hint = "pass --adds" if flag == "--adds" else "--no-swaps or the preset turns them off"
-        raise CommandError(f"--kinds {kind}: {kind} edits are off in this run ({hint})")
-    return config
+    try:
+        return GenerationConfig.from_preset(args.preset, **given)
+    except ValueError as err:  # e.g. --kinds add without --adds
+        raise CommandError(one_line(err)) from None
 
 
 def resume_settings(args: argparse.Namespace) -> dict[str, Any]:

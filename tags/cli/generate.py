@@ -500,7 +500,7 @@ def _run_locked(
     start = time.perf_counter()
     if args.resume and _balanced_before(out):  # the run had finished: only its balancing
         try:  # ... with the settings and input it ran with
-            _check_finished_run(args, out)
+            _check_resume(args, out, resume=True)
         except InputError as err:
             raise CommandError(one_line(err)) from err
         if state is None or state.is_main_process:
@@ -559,19 +559,19 @@ def _run_locked(
     return 0
 
 
-def _check_finished_run(args: argparse.Namespace, out: Path) -> None:
-    """Refuse (:class:`InputError`) to re-balance a finished run with other settings or
-    input (``--resume --no-balance`` on a balanced run, another ``--seed``...), as a resume
-    of an unfinished one is refused."""
+def _check_resume(args: argparse.Namespace, target: Path, resume: bool) -> dict[str, Any]:
+    """Refuse a resume of ``target`` with other settings or input than its run had
+    (:func:`tags.negatives.resume.check_resume`); the input's fingerprint for its meta. A
+    finished, balanced run is checked as an unfinished one (``--resume --no-balance``)."""
     from tags.negatives.resume import check_resume
 
-    check_resume(
-        out.with_name(out.name + ".meta.json"),
-        out,
+    return check_resume(
+        target.with_name(target.name + ".meta.json"),
+        target,
         resume_settings(args),
         args.captions,
         lambda: _reader(args, _policy(args)),
-        resume=True,
+        resume=resume,
         changed_input=args.resume_changed_input,
         warn=lambda message: print(message, file=sys.stderr),
     )
@@ -664,7 +664,7 @@ def _generate(
     from tags.negatives.factory import create_generator
     from tags.negatives.parses import ParseCache
     from tags.negatives.pipeline import default_parser
-    from tags.negatives.resume import check_resume, no_captions, write_meta
+    from tags.negatives.resume import no_captions, write_meta
 
     config = generation_config(args)
     total_groups, total_captions = _count(args)
@@ -672,16 +672,7 @@ def _generate(
         raise InputError(no_captions(args.captions, args.format, args.split))
     first, stop = shard_bounds(total_groups, *shard)
     meta = target.with_name(target.name + ".meta.json")
-    input_print = check_resume(  # before the vocabulary is read or built
-        meta,
-        target,
-        resume_settings(args),
-        args.captions,
-        lambda: _reader(args, _policy(args)),
-        resume=args.resume,
-        changed_input=args.resume_changed_input,
-        warn=lambda message: print(message, file=sys.stderr),
-    )
+    input_print = _check_resume(args, target, args.resume)  # before the vocabulary
     # the counting pass's parses serve generation too (one parse per caption, bounded)
     parser = ParseCache(default_parser())
     generator = create_generator(

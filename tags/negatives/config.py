@@ -108,6 +108,12 @@ class GenerationConfig:
             object.__setattr__(self, "noun_classes", classes)
         if self.kinds is not None:  # hashable, sorted; ValueError naming the kinds
             object.__setattr__(self, "kinds", parse_kinds(self.kinds))
+            for kind, on, how in (
+                ("add", self.adds, "pass --adds, adds=True"),
+                ("swap", self.swaps, "--no-swaps or the preset turns them off, swaps=False"),
+            ):
+                if kind in self.kinds and not on:
+                    raise ValueError(f"--kinds {kind}: {kind} edits are off in this run ({how})")
         if self.background is not None and str(self.background).lower() == "none":
             object.__setattr__(self, "background", None)
 
